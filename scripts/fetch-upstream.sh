@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Fetch the pinned upstream sources (scripts/upstream.lock) with `apt-get source`, verify the SHA-256 of
+# each original tarball, and unpack each once under $RVPAPI_BUILD/upstream/<package>-<version>.
+# Re-runs reuse what is there. Usage: scripts/fetch-upstream.sh [package...]
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${RVPAPI_BUILD:-$top/build}
+dest=$build/upstream
+mkdir -p "$dest"
+want=("$@")
+while read -r pkg ver orig sum; do
+    case "$pkg" in ''|'#'*) continue ;; esac
+    if [ ${#want[@]} -gt 0 ] && [[ ! " ${want[*]} " == *" $pkg "* ]]; then continue; fi
+    upver=${ver%-*}
+    tree=$dest/$pkg-$upver
+    if [ -f "$tree/.rvpapi-verified" ]; then
+        echo "fetch: $pkg $ver already unpacked in $tree"
+        continue
+    fi
+    if [ ! -f "$dest/$orig" ]; then
+        echo "fetch: apt-get source $pkg=$ver"
+        (cd "$dest" && apt-get source -qq --download-only "$pkg=$ver" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
+    fi
+    [ -f "$dest/$orig" ] || { echo "fetch: error: $orig was not downloaded (is a deb-src entry configured? run scripts/deps.sh)" >&2; exit 1; }
+    got=$(sha256sum "$dest/$orig" | cut -d' ' -f1)
+    if [ "$got" != "$sum" ]; then
+        echo "fetch: error: $orig has sha256 $got, expected $sum (scripts/upstream.lock)" >&2
+        exit 1
+    fi
+    rm -rf "$tree"
+    # dpkg-source unpacks the orig tarball and applies Debian's patches; both are checked by the .dsc.
+    (cd "$dest" && dpkg-source -q -x "${pkg}_${ver}.dsc" "$tree" 2>&1 | grep -v -e "^gpgv:" -e "signature" || true)
+    [ -d "$tree" ] || { echo "fetch: error: dpkg-source failed to unpack $pkg" >&2; exit 1; }
+    touch "$tree/.rvpapi-verified"
+    echo "fetch: $pkg $ver verified and unpacked in $tree"
+done < "$top/scripts/upstream.lock"

@@ -1,0 +1,413 @@
+#!/usr/bin/env python3
+"""Generate every event list of the project from the tables in events/.
+
+The CSV files in events/ are the one source of truth. This script turns them into
+  --libpfm DIR   libpfm4 event headers (riscv_<model>_events.h), compiled into our libpfm4 port
+  --emulator DIR emulator tables (rvemu_tables.h / rvemu_tables.c)
+  --docs FILE    the event reference (Markdown)
+  --check        only validate the tables (exit 1 with a message naming file and line)
+
+Only the Python standard library is used, so the build needs nothing beyond python3.
+"""
+import argparse
+import csv
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EVENTS = os.path.join(os.path.dirname(HERE), "events")
+NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+PPB = 1000000000  # rates are stored as events per billion cycles: exact integer arithmetic everywhere
+
+
+class TableError(Exception):
+    pass
+
+
+def read_table(name, required):
+    """Read events/<name>, skipping '#' comment lines; every row is a dict with its line number."""
+    path = os.path.join(EVENTS, name)
+    rows = []
+    with open(path, newline="") as f:
+        lines = [(n, line) for n, line in enumerate(f, 1) if line.strip() and not line.startswith("#")]
+    reader = csv.reader(line for _, line in lines)
+    header = None
+    for (lineno, _), fields in zip(lines, reader):
+        if header is None:
+            header = fields
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise TableError(f"{path}:{lineno}: missing columns {missing}")
+            continue
+        if len(fields) != len(header):
+            raise TableError(f"{path}:{lineno}: {len(fields)} fields, header has {len(header)}")
+        row = dict(zip(header, fields))
+        row["_where"] = f"{path}:{lineno}"
+        rows.append(row)
+    if not rows:
+        raise TableError(f"{path}: no rows")
+    return rows
+
+
+def as_int(row, col):
+    try:
+        return int(row[col], 0)
+    except ValueError:
+        raise TableError(f"{row['_where']}: column {col}: '{row[col]}' is not an integer") from None
+
+
+def check_names(rows, where):
+    seen = {}
+    for r in rows:
+        for col in ("name", "alias"):
+            n = r.get(col, "")
+            if not n or (col == "alias" and n == r["name"]):  # an alias equal to the name adds nothing
+                continue
+            if not NAME_RE.match(n):
+                raise TableError(f"{r['_where']}: bad event name '{n}'")
+            if n.upper() in seen:
+                raise TableError(f"{r['_where']}: '{n}' already defined at {seen[n.upper()]} ({where})")
+            seen[n.upper()] = r["_where"]
+
+
+def load():
+    t = {}
+    t["generic"] = read_table("riscv_generic.csv", ["name", "perf_hw_event", "csr", "description", "alias"])
+    u74 = read_table("sifive_u74.csv", ["class", "class_name", "bit", "mhpmevent_value", "name", "description", "alias"])
+    for r in u74:
+        cls, bit, val = as_int(r, "class"), as_int(r, "bit"), as_int(r, "mhpmevent_value")
+        if not 8 <= bit <= 55:
+            raise TableError(f"{r['_where']}: mask bit {bit} outside mhpmevent[55:8]")
+        if val != (cls | (1 << bit)):
+            raise TableError(f"{r['_where']}: mhpmevent_value {val:#x} != class | 1 << bit ({cls | 1 << bit:#x})")
+    t["u74"] = u74
+    cva6 = read_table("openhwgroup_cva6.csv", ["mhpmevent_value", "name", "description", "alias"])
+    values = set()
+    for r in cva6:
+        v = as_int(r, "mhpmevent_value")
+        if v == 0 or v in values:
+            raise TableError(f"{r['_where']}: event number {v:#x} is 0 or repeated")
+        values.add(v)
+    t["cva6"] = cva6
+    hpc = read_table("lowrisc_hpc.csv", ["manager_kind", "hpcm_bit", "name", "paper_name", "description"])
+    for r in hpc:
+        if r["manager_kind"] not in ("core", "l2_slice"):
+            raise TableError(f"{r['_where']}: manager_kind must be core or l2_slice")
+        if not 0 <= as_int(r, "hpcm_bit") < 64:
+            raise TableError(f"{r['_where']}: hpcm_bit outside 0..63")
+    t["hpc"] = hpc
+    boom = read_table("ucb_boom.csv", ["index", "name", "description"])
+    for i, r in enumerate(boom):
+        if as_int(r, "index") != i:
+            raise TableError(f"{r['_where']}: index {r['index']} out of order (expected {i})")
+    t["boom"] = boom
+    t["models"] = read_table("models.csv", ["model", "description", "core_pmu", "bank_pmu", "uarch", "mvendorid",
+                                            "marchid", "mimpid", "isa", "mmu", "prog_counters", "prog_width",
+                                            "freq_mhz", "overflow_irq"])
+    check_names(t["generic"] + t["u74"], "riscv_sifive_u74")
+    check_names(t["generic"] + t["cva6"], "riscv_openhwgroup_cva6")
+    check_names(t["boom"], "riscv_ucb_boom")
+    # U74 class names share the namespace of the flat per-bit names
+    classes = {}
+    for r in t["u74"]:
+        classes.setdefault(r["class_name"], as_int(r, "class"))
+        if classes[r["class_name"]] != as_int(r, "class"):
+            raise TableError(f"{r['_where']}: class {r['class_name']} has two numbers")
+    flat = {r["name"] for r in t["u74"]} | {r["name"] for r in t["generic"]}
+    for c in classes:
+        if c in flat:
+            raise TableError(f"events/sifive_u74.csv: class name {c} collides with an event name")
+    t["u74_classes"] = classes
+    t["profiles"] = load_profiles(t)
+    return t
+
+
+def simple_profile(fname, names, cycles_name):
+    rows = read_table(os.path.join("profiles", fname), ["event", "count", "source"])
+    counts = {}
+    for r in rows:
+        if r["event"] not in names and r["event"] != cycles_name:
+            raise TableError(f"{r['_where']}: unknown event {r['event']}")
+        if r["event"] in counts:
+            raise TableError(f"{r['_where']}: {r['event']} repeated")
+        counts[r["event"]] = as_int(r, "count")
+    cycles = counts.get(cycles_name)
+    if not cycles:
+        raise TableError(f"events/profiles/{fname}: needs a {cycles_name} row")
+    missing = [n for n in names if n not in counts]
+    if missing:
+        raise TableError(f"events/profiles/{fname}: no count for {missing}")
+    return {n: (counts[n] * PPB + cycles // 2) // cycles for n in names}
+
+
+def load_profiles(t):
+    p = {}
+    gen = [r["name"] for r in t["generic"]]
+    p["sifive-u74"] = simple_profile("sifive-u74.csv", [r["name"] for r in t["u74"]] + gen[1:], gen[0])
+    p["cva6"] = simple_profile("cva6.csv", [r["name"] for r in t["cva6"]] + gen[1:], gen[0])
+    p["boom"] = simple_profile("boom.csv", [r["name"] for r in t["boom"]][1:], "cycles")
+    p["boom"]["cycles"] = PPB
+    rows = read_table(os.path.join("profiles", "spec2006_lowrisc_hpc.csv"), ["event"])
+    bench = [c for c in rows[0].keys() if c not in ("event", "_where")]
+    table = {r["event"]: {b: float(r[b]) for b in bench} for r in rows}
+    paper = {r["paper_name"]: r for r in t["hpc"]}
+    spec = {}
+    for b in bench:
+        cyc = table["cycle"][b]
+
+        def rate(ev):
+            return int(round(table[ev][b] * PPB / cyc))
+
+        core = {r["name"]: rate("L1" + r["paper_name"][0] + r["paper_name"][1:]) for r in t["hpc"]
+                if r["manager_kind"] == "core"}
+        l2 = {r["name"]: rate("L2." + r["paper_name"]) for r in t["hpc"] if r["manager_kind"] == "l2_slice"}
+        spec[b] = {"instret": rate("instret"), "core": core, "l2": l2}
+    assert "read" in paper and "writeback" in paper
+    p["lowrisc-hpc"] = spec
+    return p
+
+
+# ----------------------------------------------------------------------------------------------- output helpers
+
+def c_str(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def banner(what):
+    return (f"/* {what}\n * GENERATED by scripts/gen_events.py from the CSV tables in events/ -- do not edit; edit the tables. */\n")
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    old = None
+    if os.path.exists(path):
+        with open(path) as f:
+            old = f.read()
+    if old != text:  # keep timestamps stable so make does not rebuild needlessly
+        with open(path, "w") as f:
+            f.write(text)
+
+
+def fixed_entries(t):
+    out = []
+    for r in t["generic"]:
+        out.append(f"\t{{ .name = {c_str(r['name'])}, .desc = {c_str(r['description'])}, "
+                   f".code = {r['perf_hw_event']}, .kind = RISCV_EV_FIXED }},")
+    for r in t["generic"]:
+        if r["alias"]:
+            out.append(f"\t{{ .name = {c_str(r['alias'])}, .desc = {c_str(r['description'] + ' (alias)')}, "
+                       f".code = {r['perf_hw_event']}, .kind = RISCV_EV_FIXED, .equiv = {c_str(r['name'])} }},")
+    return out
+
+
+def gen_libpfm(t, outdir):
+    """libpfm4 headers. Types (riscv_entry_t, riscv_umask_t, RISCV_EV_*) are in libpfm4-riscv/pfmlib_riscv_priv.h."""
+    # U74: one event per class (unit masks = its bits), the flat per-bit names, the fixed counters.
+    lines = [banner("SiFive U74-MC events for libpfm4 (riscv_sifive_u74)")]
+    for cname, cls in t["u74_classes"].items():
+        lines.append(f"static const riscv_umask_t riscv_sifive_u74_{cname.lower()}_umasks[] = {{")
+        for r in t["u74"]:
+            if r["class_name"] == cname:
+                lines.append(f"\t{{ .uname = {c_str(r['name'])}, .udesc = {c_str(r['description'])}, "
+                             f".ucode = {as_int(r, 'mhpmevent_value') & ~0xff:#x} }},")
+        lines.append("};\n")
+    lines.append("static const riscv_entry_t riscv_sifive_u74_pe[] = {")
+    for cname, cls in t["u74_classes"].items():
+        n = sum(1 for r in t["u74"] if r["class_name"] == cname)
+        lines.append(f"\t{{ .name = {c_str(cname)}, .desc = {c_str(f'Event class {cls}: counts any of the selected unit masks (combinable within the class)')}, "
+                     f".code = {cls:#x}, .kind = RISCV_EV_CLASS, .numasks = {n}, "
+                     f".umasks = riscv_sifive_u74_{cname.lower()}_umasks }},")
+    for r in t["u74"]:
+        lines.append(f"\t{{ .name = {c_str(r['name'])}, .desc = {c_str(r['description'])}, "
+                     f".code = {as_int(r, 'mhpmevent_value'):#x}, .kind = RISCV_EV_RAW }},")
+    for r in t["u74"]:
+        if r["alias"]:
+            lines.append(f"\t{{ .name = {c_str(r['alias'])}, .desc = {c_str(r['description'] + ' (alias)')}, "
+                         f".code = {as_int(r, 'mhpmevent_value'):#x}, .kind = RISCV_EV_RAW, .equiv = {c_str(r['name'])} }},")
+    lines += fixed_entries(t)
+    lines.append("};")
+    write(os.path.join(outdir, "riscv_sifive_u74_events.h"), "\n".join(lines) + "\n")
+
+    lines = [banner("OpenHW Group CVA6 events for libpfm4 (riscv_openhwgroup_cva6)"),
+             "static const riscv_entry_t riscv_openhwgroup_cva6_pe[] = {"]
+    for r in t["cva6"]:
+        lines.append(f"\t{{ .name = {c_str(r['name'])}, .desc = {c_str(r['description'])}, "
+                     f".code = {as_int(r, 'mhpmevent_value'):#x}, .kind = RISCV_EV_RAW }},")
+    for r in t["cva6"]:
+        if r["alias"] and r["alias"] != r["name"]:
+            lines.append(f"\t{{ .name = {c_str(r['alias'])}, .desc = {c_str(r['description'] + ' (alias)')}, "
+                         f".code = {as_int(r, 'mhpmevent_value'):#x}, .kind = RISCV_EV_RAW, .equiv = {c_str(r['name'])} }},")
+    lines += fixed_entries(t)
+    lines.append("};")
+    write(os.path.join(outdir, "riscv_openhwgroup_cva6_events.h"), "\n".join(lines) + "\n")
+
+    lines = [banner("Events every RISC-V core has, for libpfm4 (riscv_generic)"),
+             "static const riscv_entry_t riscv_generic_pe[] = {"] + fixed_entries(t) + ["};"]
+    write(os.path.join(outdir, "riscv_generic_events.h"), "\n".join(lines) + "\n")
+
+    lines = [banner("SonicBOOM extended counter bank for libpfm4 (riscv_ucb_boom); code = counter index"),
+             "static const riscv_entry_t riscv_ucb_boom_pe[] = {"]
+    for r in t["boom"]:
+        lines.append(f"\t{{ .name = {c_str(r['name'])}, .desc = {c_str(r['description'])}, "
+                     f".code = {as_int(r, 'index')}, .kind = RISCV_EV_BANK }},")
+    lines.append("};")
+    write(os.path.join(outdir, "riscv_ucb_boom_events.h"), "\n".join(lines) + "\n")
+
+    lines = [banner("Distributed HPC for libpfm4 (riscv_lowrisc_hpc); code = hpcm bit, manager picked by a modifier"),
+             "static const riscv_entry_t riscv_lowrisc_hpc_pe[] = {"]
+    for r in t["hpc"]:
+        kind = "RISCV_HPC_CORE" if r["manager_kind"] == "core" else "RISCV_HPC_L2_SLICE"
+        lines.append(f"\t{{ .name = {c_str(r['name'])}, .desc = {c_str(r['description'] + ' (paper: ' + r['paper_name'] + ')')}, "
+                     f".code = {as_int(r, 'hpcm_bit')}, .kind = RISCV_EV_BANK, .manager = {kind} }},")
+    lines.append("};")
+    write(os.path.join(outdir, "riscv_lowrisc_hpc_events.h"), "\n".join(lines) + "\n")
+
+    lines = [banner("Machines known to the RISC-V port (events/models.csv), for detection tests"),
+             "static const struct riscv_known_machine { const char *model, *core_pmu, *bank_pmu, *uarch, *mvendorid,"
+             " *marchid, *mimpid, *isa; } riscv_known_machines[] = {"]
+    for m in t["models"]:
+        lines.append("\t{ " + ", ".join(c_str(m[k]) for k in ("model", "core_pmu", "bank_pmu", "uarch", "mvendorid",
+                                                              "marchid", "mimpid", "isa")) + " },")
+    lines.append("};")
+    write(os.path.join(outdir, "riscv_known_machines.h"), "\n".join(lines) + "\n")
+
+
+def gen_emulator(t, outdir):
+    h = [banner("Emulator tables: machine models, events and workload profiles"),
+         "#ifndef RVEMU_TABLES_H\n#define RVEMU_TABLES_H\n#include <stddef.h>\n#include <stdint.h>\n",
+         "#define RVEMU_PPB 1000000000ULL /* rates are events per billion cycles; multiply in 128 bits */\n",
+         "enum rvemu_event_kind { RVEMU_EV_CYCLES, RVEMU_EV_INSTRET, RVEMU_EV_PROGRAMMABLE };\n",
+         "/* One countable event of a core PMU: encoding is the mhpmevent value (programmable) or 0. */",
+         "struct rvemu_event { const char *name; enum rvemu_event_kind kind; uint64_t encoding; uint64_t ppb; };\n",
+         "/* A distributed-HPC workload: per-cycle rates of the core-manager and L2-slice counters (hpcm bit order).",
+         " * L2 read and write rates are NOT listed: the emulator derives those counts from the L1 counts. */",
+         f"#define RVEMU_HPC_CORE_COUNTERS {sum(1 for r in t['hpc'] if r['manager_kind'] == 'core')}",
+         f"#define RVEMU_HPC_L2_COUNTERS {sum(1 for r in t['hpc'] if r['manager_kind'] == 'l2_slice')}",
+         "struct rvemu_hpc_profile { const char *name; uint64_t instret_ppb; uint64_t core_ppb[RVEMU_HPC_CORE_COUNTERS];"
+         " uint64_t l2_ppb[RVEMU_HPC_L2_COUNTERS]; };\n",
+         "struct rvemu_bank_event { const char *name; uint64_t ppb; };\n",
+         "struct rvemu_model {",
+         "\tconst char *model, *description, *core_pmu, *bank_pmu;",
+         "\tconst char *uarch, *mvendorid, *marchid, *mimpid, *isa, *mmu;",
+         "\tunsigned prog_counters, prog_width, freq_mhz;",
+         "\tint overflow_irq_with_sscofpmf; /* 1: overflow interrupts exist when the isa has Sscofpmf */",
+         "\tconst struct rvemu_event *events; size_t nevents; /* cycles, instret, then the programmable ones */",
+         "\tint class_masks; /* 1: mhpmevent = class | mask, several bits of one class may be set (U74) */",
+         "};\n",
+         "extern const struct rvemu_model rvemu_models[];\nextern const size_t rvemu_nmodels;",
+         "extern const struct rvemu_hpc_profile rvemu_hpc_profiles[];\nextern const size_t rvemu_nhpc_profiles;",
+         "extern const char *const rvemu_hpc_core_names[RVEMU_HPC_CORE_COUNTERS];",
+         "extern const char *const rvemu_hpc_l2_names[RVEMU_HPC_L2_COUNTERS];",
+         f"#define RVEMU_BOOM_COUNTERS {len(t['boom'])}",
+         "extern const struct rvemu_bank_event rvemu_boom_events[RVEMU_BOOM_COUNTERS];",
+         "\n#endif"]
+    c = [banner("Emulator tables"), '#include "rvemu_tables.h"\n']
+    core_events = {"sifive-u74": ("u74", t["profiles"]["sifive-u74"]),
+                   "cva6": ("cva6", t["profiles"]["cva6"])}
+    gen_names = [r["name"] for r in t["generic"]]
+    for m in t["models"]:
+        key = m["model"]
+        sym = "rvemu_events_" + key.replace("-", "_")
+        c.append(f"static const struct rvemu_event {sym}[] = {{")
+        if key in core_events:
+            tab, prof = core_events[key]
+            instret_ppb = prof[gen_names[1]]
+        elif key == "lowrisc-hpc":
+            tab, prof = None, {}
+            instret_ppb = t["profiles"]["lowrisc-hpc"]["gcc"]["instret"]
+        else:
+            tab, prof = None, {}
+            instret_ppb = t["profiles"]["boom"]["insts"]
+        c.append(f"\t{{ {c_str(gen_names[0])}, RVEMU_EV_CYCLES, 0, RVEMU_PPB }},")
+        c.append(f"\t{{ {c_str(gen_names[1])}, RVEMU_EV_INSTRET, 0, {instret_ppb} }},")
+        if tab:
+            for r in t[tab]:
+                c.append(f"\t{{ {c_str(r['name'])}, RVEMU_EV_PROGRAMMABLE, {as_int(r, 'mhpmevent_value'):#x}, "
+                         f"{prof[r['name']]} }},")
+        c.append("};")
+    c.append("\nconst struct rvemu_model rvemu_models[] = {")
+    for m in t["models"]:
+        sym = "rvemu_events_" + m["model"].replace("-", "_")
+        fields = ", ".join(c_str(m[k]) for k in ("model", "description", "core_pmu", "bank_pmu", "uarch", "mvendorid",
+                                                 "marchid", "mimpid", "isa", "mmu"))
+        c.append(f"\t{{ {fields}, {as_int(m, 'prog_counters')}, {as_int(m, 'prog_width')}, {as_int(m, 'freq_mhz')}, "
+                 f"{1 if m['overflow_irq'] == 'sscofpmf' else 0}, {sym}, sizeof({sym}) / sizeof({sym}[0]), "
+                 f"{1 if m['model'] == 'sifive-u74' else 0} }},")
+    c.append("};\nconst size_t rvemu_nmodels = sizeof(rvemu_models) / sizeof(rvemu_models[0]);\n")
+    c.append("const struct rvemu_hpc_profile rvemu_hpc_profiles[] = {")
+    for b, p in t["profiles"]["lowrisc-hpc"].items():
+        c.append(f"\t{{ {c_str(b)}, {p['instret']}, {{ {', '.join(str(v) for v in p['core'].values())} }}, "
+                 f"{{ {', '.join(str(v) for v in p['l2'].values())} }} }},")
+    c.append("};\nconst size_t rvemu_nhpc_profiles = sizeof(rvemu_hpc_profiles) / sizeof(rvemu_hpc_profiles[0]);\n")
+    c.append("const char *const rvemu_hpc_core_names[RVEMU_HPC_CORE_COUNTERS] = { " +
+             ", ".join(c_str(r["name"]) for r in t["hpc"] if r["manager_kind"] == "core") + " };")
+    c.append("const char *const rvemu_hpc_l2_names[RVEMU_HPC_L2_COUNTERS] = { " +
+             ", ".join(c_str(r["name"]) for r in t["hpc"] if r["manager_kind"] == "l2_slice") + " };\n")
+    c.append("const struct rvemu_bank_event rvemu_boom_events[RVEMU_BOOM_COUNTERS] = {")
+    for r in t["boom"]:
+        c.append(f"\t{{ {c_str(r['name'])}, {t['profiles']['boom'][r['name']]} }},")
+    c.append("};")
+    write(os.path.join(outdir, "rvemu_tables.h"), "\n".join(h) + "\n")
+    write(os.path.join(outdir, "rvemu_tables.c"), "\n".join(c) + "\n")
+
+
+def gen_docs(t, path):
+    d = ["# Event reference", "",
+         "Generated by `scripts/gen_events.py` from the tables in `events/`; edit those, not this file.", ""]
+    d += ["## Machines", "", "| model (`RVEMU_MODEL`) | machine | core PMU | counter bank | uarch | programmable counters |",
+          "|---|---|---|---|---|---|"]
+    for m in t["models"]:
+        d.append(f"| `{m['model']}` | {m['description']} | `{m['core_pmu']}` | {('`' + m['bank_pmu'] + '`') if m['bank_pmu'] else '-'} "
+                 f"| `{m['uarch']}` | {m['prog_counters']} x {m['prog_width']} bit |")
+    d += ["", "## Fixed counters (every core model, and `riscv_generic`)", "", "| event | perf encoding | alias |", "|---|---|---|"]
+    for r in t["generic"]:
+        d.append(f"| `{r['name']}` | `PERF_TYPE_HARDWARE`, `{r['perf_hw_event']}` | `{r['alias']}` |")
+    d += ["", "## `riscv_sifive_u74`", "",
+          "Each class is an event whose unit masks are its bits; bits of one class combine "
+          "(`riscv_sifive_u74::INSTRUCTION_COMMIT:INTEGER_LOAD_RETIRED:FP_LOAD_RETIRED` = 0x80200). "
+          "The per-bit names are events too.", "",
+          "| class event | unit mask / flat event | mhpmevent | description |", "|---|---|---|---|"]
+    for r in t["u74"]:
+        d.append(f"| `{r['class_name']}` | `{r['name']}` | `{as_int(r, 'mhpmevent_value'):#x}` | {r['description']} |")
+    d += ["", "## `riscv_openhwgroup_cva6`", "", "| event | mhpmevent | fork alias | description |", "|---|---|---|---|"]
+    for r in t["cva6"]:
+        d.append(f"| `{r['name']}` | `{as_int(r, 'mhpmevent_value'):#x}` | `{r['alias']}` | {r['description']} |")
+    d += ["", "## `riscv_lowrisc_hpc` (distributed HPC, read by the `riscv_hpc` component)", "",
+          "Code = ManagerID << 6 | hpcm bit, ManagerID = module << 4 | extend; module = hart for a core manager, "
+          "0x100 + n for L2 slice n.", "", "| manager | hpcm bit | event | paper name | description |", "|---|---|---|---|---|"]
+    for r in t["hpc"]:
+        d.append(f"| {r['manager_kind']} | {r['hpcm_bit']} | `{r['name']}` | {r['paper_name']} | {r['description']} |")
+    d += ["", "## `riscv_ucb_boom` (SonicBOOM extended counters)", "", "| counter | event | description |", "|---|---|---|"]
+    for r in t["boom"]:
+        d.append(f"| {r['index']} | `{r['name']}` | {r['description']} |")
+    write(path, "\n".join(d) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--libpfm", metavar="DIR")
+    ap.add_argument("--emulator", metavar="DIR")
+    ap.add_argument("--docs", metavar="FILE")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--events", metavar="DIR", help="tables folder (default: events/ next to scripts/)")
+    a = ap.parse_args()
+    global EVENTS
+    if a.events:
+        EVENTS = a.events
+    try:
+        t = load()
+    except (TableError, OSError) as e:
+        print(f"gen_events: error: {e}", file=sys.stderr)
+        return 1
+    if a.libpfm:
+        gen_libpfm(t, a.libpfm)
+    if a.emulator:
+        gen_emulator(t, a.emulator)
+    if a.docs:
+        gen_docs(t, a.docs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
