@@ -1,0 +1,69 @@
+/* librvemu control API: what tests and tools use to drive the emulated machine and read its ground truth.
+ *
+ * Nothing links against librvemu.so. Programs run under it (LD_PRELOAD, see rvemu-run) and find these
+ * functions with dlsym(RTLD_DEFAULT, "rvemu_advance") etc.; RVEMU_SYM() below does that in one line.
+ * When the emulator is not loaded the lookup returns NULL and the program knows it runs on real hardware.
+ *
+ * Counts are per thread ("task" in perf terms). In virtual-clock mode (RVEMU_CLOCK=virtual) a thread's
+ * clock advances only through rvemu_advance(); otherwise it follows the thread's CPU time at the model's
+ * frequency. Every event count is floor(cycles * rate / 1e9) + what was injected, exactly.
+ */
+#ifndef RVEMU_H
+#define RVEMU_H
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RVEMU_API_VERSION 1
+
+struct rvemu_stats {
+	uint64_t syscalls_emulated;  /* perf_event_open and the file operations on emulated fds */
+	uint64_t syscalls_forwarded; /* calls on other fds / other syscall numbers passed to libc */
+	uint64_t csr_reads, csr_writes, boom_ops;
+	uint64_t interrupts;       /* counter-overflow interrupts raised */
+	uint64_t signals;          /* signals delivered for overflows */
+	uint64_t samples_written;  /* PERF_RECORD_SAMPLE records put into ring buffers */
+	uint64_t samples_lost;     /* samples that did not fit (reported as PERF_RECORD_LOST) */
+	uint64_t multiplex_rotations;
+	uint64_t hpc_requests, hpc_readerrors, hpc_interruptions;
+};
+
+/* Library version of this API (RVEMU_API_VERSION). */
+int rvemu_api_version(void);
+/* Name of the active model ("sifive-u74", "cva6", "lowrisc-hpc", "boom"). */
+const char *rvemu_model_name(void);
+/* Virtual-clock mode: advance the calling thread by `cycles` (all its events advance by their rates,
+ * counters overflow and sample as on hardware). Returns 0, or -1 when the clock is not virtual. */
+int rvemu_advance(uint64_t cycles);
+/* Add `count` occurrences of a core event (name as in events/, e.g. "FP_LOAD_RETIRED") to the calling
+ * thread, on top of its rate. Returns 0 or -1 for an unknown name. */
+int rvemu_inject(const char *event, uint64_t count);
+/* Ground truth: occurrences of `event` in the calling thread since it started (privilege levels: all).
+ * For a U74 class mask, pass the mhpmevent encoding with rvemu_truth_raw(). */
+int rvemu_truth(const char *event, uint64_t *count);
+int rvemu_truth_raw(uint64_t mhpmevent, uint64_t *count);
+/* Cycles the calling thread has run on the emulated core. */
+uint64_t rvemu_thread_cycles(void);
+void rvemu_get_stats(struct rvemu_stats *out);
+void rvemu_reset_stats(void);
+
+/* Distributed HPC (model lowrisc-hpc). */
+/* Ground truth of one HPC counter: manager id (RVHW_HPC_MANAGER_ID) and hpcm bit. */
+int rvemu_hpc_truth(uint32_t manager_id, unsigned bit, uint64_t *value);
+/* Make the next N HPC requests of the calling thread see a context switch mid-request. */
+void rvemu_hpc_force_interrupt(unsigned n);
+/* What the OS would do: set or clear hpcc.useren for the calling thread (user writes cannot). */
+void rvemu_hpc_set_useren(int on);
+
+/* BOOM bank (model boom): ground truth of counter n for the calling process (ignores procTag/maxPriv). */
+int rvemu_boom_truth(unsigned counter, uint64_t *value);
+
+#define RVEMU_SYM(type, name) ((type)dlsym(RTLD_DEFAULT, #name))
+
+#ifdef __cplusplus
+}
+#endif
+#endif
