@@ -23,10 +23,10 @@ struct rvemu_stats {
 	uint64_t syscalls_emulated;  /* perf_event_open and the file operations on emulated fds */
 	uint64_t syscalls_forwarded; /* calls on other fds / other syscall numbers passed to libc */
 	uint64_t csr_reads, csr_writes, boom_ops;
-	uint64_t interrupts;       /* counter-overflow interrupts raised */
-	uint64_t signals;          /* signals delivered for overflows */
-	uint64_t samples_written;  /* PERF_RECORD_SAMPLE records put into ring buffers */
-	uint64_t samples_lost;     /* samples that did not fit (reported as PERF_RECORD_LOST) */
+	uint64_t interrupts;      /* counter-overflow interrupts raised */
+	uint64_t signals;         /* signals delivered for overflows */
+	uint64_t samples_written; /* PERF_RECORD_SAMPLE records put into ring buffers */
+	uint64_t samples_lost;    /* samples that did not fit (reported as PERF_RECORD_LOST) */
 	uint64_t multiplex_rotations;
 	uint64_t hpc_requests, hpc_readerrors, hpc_interruptions;
 };

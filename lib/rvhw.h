@@ -18,34 +18,34 @@ extern "C" {
 #define RVHW_CSR_HPCM 0x801u /* user RW while hpcc.trigger = 0 */
 #define RVHW_CSR_HPCR 0xCC0u /* user read-only: each read pops the receive FIFO */
 
-#define RVHW_HPCC_TRIGGER (1ull << 0)
+#define RVHW_HPCC_TRIGGER     (1ull << 0)
 #define RVHW_HPCC_INTERRUPTED (1ull << 1)
-#define RVHW_HPCC_EMPTY (1ull << 2)
-#define RVHW_HPCC_READERROR (1ull << 3)
-#define RVHW_HPCC_ID_SHIFT 4
-#define RVHW_HPCC_ID_MASK (0x1ffffull << RVHW_HPCC_ID_SHIFT) /* bits 20:4 */
-#define RVHW_HPCC_USEREN (1ull << 21)
+#define RVHW_HPCC_EMPTY       (1ull << 2)
+#define RVHW_HPCC_READERROR   (1ull << 3)
+#define RVHW_HPCC_ID_SHIFT    4
+#define RVHW_HPCC_ID_MASK     (0x1ffffull << RVHW_HPCC_ID_SHIFT) /* bits 20:4 */
+#define RVHW_HPCC_USEREN      (1ull << 21)
 
 /* HPCManagerID = module << 4 | extend; module = hart for a core, 0x100 + n for L2 slice n. */
-#define RVHW_HPC_MANAGER_ID(module, extend) ((uint32_t)(((module) << 4) | ((extend) & 0xf)))
-#define RVHW_HPC_MODULE_L2(slice) (0x100u + (slice))
+#define RVHW_HPC_MANAGER_ID(module, extend) ((uint32_t)(((module) << 4) | ((extend)&0xf)))
+#define RVHW_HPC_MODULE_L2(slice)           (0x100u + (slice))
 
 /* BOOM extended counters: `addi x0, rs1, tag`. */
-#define RVHW_BOOM_SET_PROCTAG 1
-#define RVHW_BOOM_SET_MAXPRIV 6
-#define RVHW_BOOM_SET_ENABLE 7
-#define RVHW_BOOM_GET_PROCTAG 33
-#define RVHW_BOOM_GET_MAXPRIV 45
-#define RVHW_BOOM_RESET 127
-#define RVHW_BOOM_READ_BASE 128 /* read counter n: tag 128 + n, n < 64 */
-#define RVHW_BOOM_COUNTERS 64
+#define RVHW_BOOM_SET_PROCTAG     1
+#define RVHW_BOOM_SET_MAXPRIV     6
+#define RVHW_BOOM_SET_ENABLE      7
+#define RVHW_BOOM_GET_PROCTAG     33
+#define RVHW_BOOM_GET_MAXPRIV     45
+#define RVHW_BOOM_RESET           127
+#define RVHW_BOOM_READ_BASE       128 /* read counter n: tag 128 + n, n < 64 */
+#define RVHW_BOOM_COUNTERS        64
 #define RVHW_BOOM_PROCTAG_COUNTED 0x1234567u
 
 /* Return codes (negative errno style). */
-#define RVHW_OK 0
-#define RVHW_ENOHW (-19)  /* -ENODEV: no such hardware on this machine */
+#define RVHW_OK     0
+#define RVHW_ENOHW  (-19) /* -ENODEV: no such hardware on this machine */
 #define RVHW_EINVAL (-22) /* a CSR or tag this interface does not know */
-#define RVHW_EPERM (-1)   /* the access would trap (e.g. trigger with useren = 0): SIGILL on hardware */
+#define RVHW_EPERM  (-1)  /* the access would trap (e.g. trigger with useren = 0): SIGILL on hardware */
 
 int rvhw_csr_read(unsigned csr, uint64_t *value);
 int rvhw_csr_write(unsigned csr, uint64_t value);
