@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Build and install everything into the prefix (PREFIX, default build/prefix): installs missing Debian packages,
+# fetches the pinned upstream sources, generates the event tables, builds our libpfm4, lib/, the emulator,
+# and installs them. Re-runs are incremental.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+export RVPAPI_BUILD=${RVPAPI_BUILD:-$top/build}
+PREFIX=${PREFIX:-$RVPAPI_BUILD/prefix}
+"$top/scripts/deps.sh"
+"$top/scripts/fetch-upstream.sh"
+if [ ! -x "$top/configure" ] || [ "$top/configure.ac" -nt "$top/configure" ]; then
+	(cd "$top" && autoreconf -fi >/dev/null 2>&1)
+fi
+obj=$RVPAPI_BUILD/obj
+mkdir -p "$obj"
+if [ ! -f "$obj/Makefile" ] || ! grep -qx "prefix = $PREFIX" "$obj/Makefile"; then
+	(cd "$obj" && "$top/configure" -q --prefix="$PREFIX" RVPAPI_BUILD="$RVPAPI_BUILD")
+fi
+make -C "$obj" -s -j"$(nproc)"
+make -C "$obj" -s install >/dev/null
+[ -x "$top/scripts/build-papi.sh" ] && "$top/scripts/build-papi.sh" build && "$top/scripts/build-papi.sh" install "$PREFIX"
+echo "build: installed into $PREFIX"

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone of a Debian 12 machine (README: "Run the tests").
+# Installs missing Debian packages, fetches the pinned upstream sources, builds everything into the prefix
+# (PREFIX, default build/prefix), then runs every stage below and prints one closing summary line.
+# Stages keep going after a failure so one run reports everything; the exit status is non-zero if any failed.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+export RVPAPI_BUILD=${RVPAPI_BUILD:-$top/build}
+PREFIX=${PREFIX:-$RVPAPI_BUILD/prefix}
+jobs=${JOBS:-$(nproc)}
+log_dir=$RVPAPI_BUILD/test-logs
+results=()
+failed=0
+
+stage() { # stage NAME command...: run, log, remember the verdict
+	local name=$1
+	shift
+	local log="$log_dir/$name.log"
+	local t0=$SECONDS
+	printf '== %-22s ' "$name"
+	if "$@" >"$log" 2>&1; then
+		printf 'ok    (%ss)\n' $((SECONDS - t0))
+		results+=("$name:ok")
+	else
+		printf 'FAIL  (%ss) -- last lines of %s:\n' $((SECONDS - t0)) "$log"
+		tail -n 25 "$log" | sed 's/^/   | /'
+		results+=("$name:FAIL")
+		failed=$((failed + 1))
+	fi
+}
+
+configure_tree() { # configure_tree OBJDIR [configure args...]
+	local obj=$1
+	shift
+	mkdir -p "$obj"
+	cd "$obj" && "$top/configure" --prefix="$PREFIX" RVPAPI_BUILD="$RVPAPI_BUILD" "$@"
+}
+
+"$top/scripts/deps.sh" || exit 1
+mkdir -p "$log_dir"
+stage fetch-upstream "$top/scripts/fetch-upstream.sh"
+stage autoreconf bash -c "cd '$top' && autoreconf -fi"
+stage configure configure_tree "$RVPAPI_BUILD/obj"
+stage build make -C "$RVPAPI_BUILD/obj" -j"$jobs"
+stage install make -C "$RVPAPI_BUILD/obj" install
+stage unit-tests make -C "$RVPAPI_BUILD/obj" -j"$jobs" check
+stage libpfm4-validate "$top/scripts/build-libpfm4.sh" validate
+[ -x "$top/scripts/build-papi.sh" ] && stage papi "$top/scripts/build-papi.sh" check "$PREFIX"
+stage cross-riscv64-lib "$top/scripts/cross-compile-lib.sh"
+[ -x "$top/scripts/cross-compile-papi.sh" ] && stage cross-riscv64-papi "$top/scripts/cross-compile-papi.sh"
+san="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+stage configure-asan configure_tree "$RVPAPI_BUILD/obj-asan" CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined" \
+	--prefix="$RVPAPI_BUILD/prefix-asan"
+stage unit-tests-asan make -C "$RVPAPI_BUILD/obj-asan" -j"$jobs" check-asan
+stage lint "$top/scripts/lint.sh"
+
+# Count the individual CUnit tests across all test programs (their "tests" Run Summary rows).
+count_cunit() {
+	find "$1" -name '*.log' -path '*tests*' -print0 2>/dev/null | xargs -0 -r awk '
+		$1 == "tests" && NF >= 5 { run += $3; passed += $4; bad += $5 }
+		END { printf "%d %d %d", run, passed, bad }'
+}
+read -r c_run c_pass c_fail <<<"$(count_cunit "$RVPAPI_BUILD/obj/tests")"
+read -r a_run a_pass a_fail <<<"$(count_cunit "$RVPAPI_BUILD/obj-asan/tests")"
+stages_ok=$(printf '%s\n' "${results[@]}" | grep -c ':ok$')
+echo
+echo "TEST SUMMARY: $stages_ok/${#results[@]} stages passed; CUnit tests: $c_pass/$c_run passed ($c_fail failed)," \
+	"under ASan/UBSan: $a_pass/$a_run passed ($a_fail failed); logs in $log_dir"
+[ "$failed" -eq 0 ]
