@@ -117,7 +117,7 @@ def load():
     flat = {r["name"] for r in t["u74"]} | {r["name"] for r in t["generic"]}
     for c in classes:
         if c in flat:
-            raise TableError(f"events/sifive_u74.csv: class name {c} collides with an event name")
+            raise TableError(f"{os.path.join(EVENTS, 'sifive_u74.csv')}: class name {c} collides with an event name")
     t["u74_classes"] = classes
     t["profiles"] = load_profiles(t)
     return t
@@ -134,10 +134,10 @@ def simple_profile(fname, names, cycles_name):
         counts[r["event"]] = as_int(r, "count")
     cycles = counts.get(cycles_name)
     if not cycles:
-        raise TableError(f"events/profiles/{fname}: needs a {cycles_name} row")
+        raise TableError(f"{os.path.join(EVENTS, 'profiles', fname)}: needs a {cycles_name} row")
     missing = [n for n in names if n not in counts]
     if missing:
-        raise TableError(f"events/profiles/{fname}: no count for {missing}")
+        raise TableError(f"{os.path.join(EVENTS, 'profiles', fname)}: no count for {missing}")
     return {n: (counts[n] * PPB + cycles // 2) // cycles for n in names}
 
 

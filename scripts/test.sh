@@ -62,8 +62,15 @@ count_cunit() {
 }
 read -r c_run c_pass c_fail <<<"$(count_cunit "$RVPAPI_BUILD/obj/tests")"
 read -r a_run a_pass a_fail <<<"$(count_cunit "$RVPAPI_BUILD/obj-asan/tests")"
+# And the test programs as automake counted them (CUnit programs and shell tests alike).
+count_programs() {
+	awk '/^# (TOTAL|PASS|FAIL|ERROR|XFAIL|XPASS|SKIP):/ { n[$2] += $3 } END { printf "%d %d %d", n["TOTAL:"], n["PASS:"], n["FAIL:"] + n["ERROR:"] + n["XPASS:"] }' \
+		"$1"/tests/test-suite.log 2>/dev/null || echo "0 0 0"
+}
+read -r p_run p_pass p_fail <<<"$(count_programs "$RVPAPI_BUILD/obj")"
 stages_ok=$(printf '%s\n' "${results[@]}" | grep -c ':ok$')
 echo
-echo "TEST SUMMARY: $stages_ok/${#results[@]} stages passed; CUnit tests: $c_pass/$c_run passed ($c_fail failed)," \
+echo "TEST SUMMARY: $stages_ok/${#results[@]} stages passed; test programs: $p_pass/$p_run passed ($p_fail failed);" \
+	"CUnit tests: $c_pass/$c_run passed ($c_fail failed)," \
 	"under ASan/UBSan: $a_pass/$a_run passed ($a_fail failed); logs in $log_dir"
 [ "$failed" -eq 0 ]

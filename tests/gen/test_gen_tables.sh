@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The event-table generator refuses malformed tables with a message naming the file and line, and accepts
+# the project's own tables. Each case copies events/ to a scratch folder and breaks one thing.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+srcdir=${srcdir:-$top/tests}
+gen="$srcdir/../scripts/gen_events.py"
+events="$srcdir/../events"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+pass=0
+fail=0
+
+check() { # check NAME EXPECTED-MESSAGE-REGEX EDIT-COMMAND...
+	local name=$1 want=$2
+	shift 2
+	rm -rf "$scratch/ev" && cp -r "$events" "$scratch/ev"
+	(cd "$scratch/ev" && "$@")
+	local out
+	if out=$(python3 "$gen" --events "$scratch/ev" --libpfm "$scratch/out" 2>&1); then
+		echo "FAIL $name: generator accepted the broken table"
+		fail=$((fail + 1))
+	elif ! grep -Eq "$want" <<<"$out"; then
+		echo "FAIL $name: message '$out' does not match /$want/"
+		fail=$((fail + 1))
+	else
+		echo "ok   $name: $out"
+		pass=$((pass + 1))
+	fi
+}
+
+if python3 "$gen" --events "$events" --libpfm "$scratch/good" --emulator "$scratch/good" --docs "$scratch/good/e.md"; then
+	echo "ok   project tables accepted"
+	pass=$((pass + 1))
+else
+	echo "FAIL project tables rejected"
+	fail=$((fail + 1))
+fi
+check "u74 value not class|bit" 'sifive_u74.csv:[0-9]+: mhpmevent_value 0x300' \
+	sed -i 's/^0,INSTRUCTION_COMMIT,9,0x200,/0,INSTRUCTION_COMMIT,9,0x300,/' sifive_u74.csv
+check "u74 mask bit out of range" 'sifive_u74.csv:[0-9]+: mask bit 60' \
+	sed -i 's/^0,INSTRUCTION_COMMIT,9,0x200,/0,INSTRUCTION_COMMIT,60,0x200,/' sifive_u74.csv
+check "duplicate event name" "openhwgroup_cva6.csv:[0-9]+: 'L1_DCACHE_MISS' already defined" \
+	sed -i 's/^0x3,ITLB_MISS,/0x3,L1_DCACHE_MISS,/' openhwgroup_cva6.csv
+check "repeated cva6 event number" 'openhwgroup_cva6.csv:[0-9]+: event number 0x1' \
+	sed -i 's/^0x2,L1_DCACHE_MISS,/0x1,L1_DCACHE_MISS,/' openhwgroup_cva6.csv
+check "wrong field count" 'ucb_boom.csv:[0-9]+: 2 fields, header has 3' \
+	sed -i 's/^5,itlb_access,.*/5,itlb_access/' ucb_boom.csv
+check "non-integer encoding" "column mhpmevent_value: 'zz' is not an integer" \
+	sed -i 's/^0x4,DTLB_MISS,/zz,DTLB_MISS,/' openhwgroup_cva6.csv
+check "bad event name" "bad event name '1BAD'" \
+	sed -i 's/^0x4,DTLB_MISS,/0x4,1BAD,/' openhwgroup_cva6.csv
+check "missing column" "missing columns \\['hpcm_bit'\\]" \
+	sed -i 's/^manager_kind,hpcm_bit,/manager_kind,bit,/' lowrisc_hpc.csv
+check "unknown manager kind" 'lowrisc_hpc.csv:[0-9]+: manager_kind must be core or l2_slice' \
+	sed -i 's/^l2_slice,3,/l3_slice,3,/' lowrisc_hpc.csv
+check "profile names an unknown event" 'sifive-u74.csv:[0-9]+: unknown event NOT_AN_EVENT' \
+	sh -c 'echo "NOT_AN_EVENT,1,assumed" >> profiles/sifive-u74.csv'
+check "profile misses an event" "no count for \\['FP_INTERLOCK'\\]" \
+	sed -i '/^FP_INTERLOCK,/d' profiles/sifive-u74.csv
+check "boom index out of order" 'ucb_boom.csv:[0-9]+: index 9 out of order' \
+	sed -i 's/^8,npc_from_f1,/9,npc_from_f1,/' ucb_boom.csv
+check "missing table file" 'No such file' rm riscv_generic.csv
+echo "gen tables: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
