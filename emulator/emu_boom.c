@@ -1,0 +1,173 @@
+/* SonicBOOM's extended counter bank (seed 001), reached with `addi x0, rs1, tag` hints.
+ *
+ * Model
+ * - 64 free-running 64-bit counters, counters 0..62 as in events/ucb_boom.csv, counter 63 unused (reads 0).
+ *   Counter n advances at rvemu_boom_events[n] (events per 1e9 cycles) of the calling thread's cycles.
+ * - State is per thread: the OS saves procTag per task and the counters only count the tagged task.
+ *   Defaults after reset: procTag = 0, pfc_maxPriv = 0, pfc_enable = 0 (nothing counts until set up).
+ * - Counting happens only while pfc_enable = 1 and procTag == 0x1234567.
+ * - Privilege: of each event's occurrences, a fraction RVEMU_BOOM_KERNEL_PERMILLE (default 50) happens in
+ *   supervisor mode (system calls, page faults on behalf of the task) and RVEMU_BOOM_MACHINE_PERMILLE
+ *   (default 10) in machine mode (SBI calls, timer), the rest in user mode. pfc_maxPriv = rs1 % 4 selects
+ *   what counts: 0 user only, 1 user + supervisor, 2 (no hypervisor on BOOM) as 1, 3 all levels. Each
+ *   share is its own rate (rate x permille / 1000, rounded down) so every count is an exact floor().
+ * - The seed writes `pfc_enable = Reg[rs1] % 1`, which would always be 0; we read it as bit 0 (% 2).
+ * - Reset (tag 127) zeroes the counters; rvemu_boom_truth() counts all levels, gated by nothing, since
+ *   the last reset (or since the thread started).
+ * - Tags outside the interface (lib/rvhw_known.h) never reach here: RVHW_EINVAL.
+ */
+#include "emu_bank.h"
+#include "emu_core.h"
+#include "rvhw.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum boom_level { BOOM_USER, BOOM_SUPERVISOR, BOOM_MACHINE, BOOM_LEVELS };
+
+struct boom_thread {
+	int initialized;
+	uint64_t proc_tag, max_priv, enable;
+	uint64_t segment_start;        /* thread cycles when the current gating state began */
+	uint64_t counted[BOOM_LEVELS]; /* cycles counted at each privilege share since the reset */
+	uint64_t truth_start;          /* thread cycles at the last reset */
+};
+
+static struct {
+	int present;
+	uint64_t level_ppb[BOOM_LEVELS][RVEMU_BOOM_COUNTERS];
+} boom;
+
+static __thread struct boom_thread tls_boom;
+
+static struct boom_thread *boom_thread_get(void)
+{
+	struct boom_thread *t = &tls_boom;
+
+	if (!t->initialized) {
+		memset(t, 0, sizeof(*t));
+		t->segment_start = t->truth_start = emu_thread_cycles();
+		t->initialized = 1;
+	}
+	return t;
+}
+
+static int boom_counting(const struct boom_thread *t)
+{
+	return t->enable && t->proc_tag == RVHW_BOOM_PROCTAG_COUNTED;
+}
+
+/* Close the current segment: its cycles count at the levels the present gating state lets through. */
+static void boom_settle(struct boom_thread *t)
+{
+	uint64_t now = emu_thread_cycles();
+	uint64_t cycles = now >= t->segment_start ? now - t->segment_start : 0;
+
+	t->segment_start = now;
+	if (!boom_counting(t))
+		return;
+	t->counted[BOOM_USER] += cycles;
+	if (t->max_priv >= 1)
+		t->counted[BOOM_SUPERVISOR] += cycles;
+	if (t->max_priv == 3)
+		t->counted[BOOM_MACHINE] += cycles;
+}
+
+static uint64_t boom_count(const uint64_t cycles[BOOM_LEVELS], unsigned counter)
+{
+	uint64_t v = 0;
+
+	if (counter >= RVEMU_BOOM_COUNTERS)
+		return 0; /* counter 63 is not connected */
+	for (int level = 0; level < BOOM_LEVELS; level++)
+		v += emu_scale(cycles[level], boom.level_ppb[level][counter]);
+	return v;
+}
+
+static void boom_reset(struct boom_thread *t)
+{
+	memset(t->counted, 0, sizeof(t->counted));
+	t->truth_start = t->segment_start;
+}
+
+int emu_boom_hint(unsigned tag, uint64_t in, uint64_t *out)
+{
+	struct boom_thread *t = boom_thread_get();
+	uint64_t result = in; /* set hints leave rs1 unchanged */
+
+	boom_settle(t);
+	switch (tag) {
+	case RVHW_BOOM_SET_PROCTAG:
+		t->proc_tag = in;
+		break;
+	case RVHW_BOOM_SET_MAXPRIV:
+		t->max_priv = in % 4;
+		break;
+	case RVHW_BOOM_SET_ENABLE:
+		t->enable = in & 1;
+		break;
+	case RVHW_BOOM_GET_PROCTAG:
+		result = t->proc_tag;
+		break;
+	case RVHW_BOOM_GET_MAXPRIV:
+		result = t->max_priv;
+		break;
+	case RVHW_BOOM_RESET:
+		boom_reset(t);
+		break;
+	default:
+		if (tag < RVHW_BOOM_READ_BASE || tag >= RVHW_BOOM_READ_BASE + RVHW_BOOM_COUNTERS)
+			return RVHW_EINVAL;
+		result = boom_count(t->counted, tag - RVHW_BOOM_READ_BASE);
+		break;
+	}
+	if (out != NULL)
+		*out = result;
+	return RVHW_OK;
+}
+
+int emu_boom_present(void)
+{
+	return boom.present;
+}
+
+void emu_boom_init(void)
+{
+	const struct rvemu_model *model = emu_model();
+	uint64_t kernel, machine;
+
+	if (model == NULL || model->bank_pmu == NULL || strcmp(model->bank_pmu, "riscv_ucb_boom") != 0)
+		return;
+	kernel = emu_bank_env_u64("RVEMU_BOOM_KERNEL_PERMILLE", 50, 0, 1000);
+	machine = emu_bank_env_u64("RVEMU_BOOM_MACHINE_PERMILLE", 10, 0, 1000);
+	if (kernel + machine > 1000) {
+		fprintf(stderr,
+		        "rvemu: RVEMU_BOOM_KERNEL_PERMILLE + RVEMU_BOOM_MACHINE_PERMILLE exceed 1000\n");
+		exit(2);
+	}
+	for (unsigned n = 0; n < RVEMU_BOOM_COUNTERS; n++) {
+		uint64_t rate = rvemu_boom_events[n].ppb;
+		boom.level_ppb[BOOM_SUPERVISOR][n] = rate * kernel / 1000;
+		boom.level_ppb[BOOM_MACHINE][n] = rate * machine / 1000;
+		boom.level_ppb[BOOM_USER][n] = rate * (1000 - kernel - machine) / 1000;
+	}
+	boom.present = 1;
+}
+
+/* ---- control API (rvemu.h) ---- */
+
+int rvemu_boom_truth(unsigned counter, uint64_t *value)
+{
+	struct boom_thread *t;
+	uint64_t all[BOOM_LEVELS];
+
+	if (!boom.present || value == NULL || counter >= RVHW_BOOM_COUNTERS)
+		return -1;
+	t = boom_thread_get();
+	boom_settle(t);
+	for (int level = 0; level < BOOM_LEVELS; level++)
+		all[level] = t->segment_start - t->truth_start;
+	*value = boom_count(all, counter);
+	return 0;
+}
