@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Apply our RISC-V overlay to a pristine PAPI 7.0.0 tree (as unpacked by scripts/fetch-upstream.sh).
+#   papi-component/apply.sh PAPI_TREE [PRESETS_CSV]
+# 1. copies our own files (overlay/*) into PAPI_TREE/src,
+# 2. applies the named patches (patches/NN-*.patch, in order),
+# 3. appends our presets (events/presets.csv by default) to src/papi_events.csv, which PAPI compiles into
+#    libpapi (papi_events_table.h) and installs as share/papi/papi_events.csv.
+# Idempotent: a tree that already carries this exact overlay is left alone; a tree carrying another
+# overlay (or a partly patched one) is refused -- start again from a pristine copy (build-papi.sh does).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+die() { echo "papi-component/apply.sh: error: $*" >&2; exit 1; }
+
+[ $# -ge 1 ] || die "usage: apply.sh PAPI_TREE [PRESETS_CSV]"
+tree=$1
+presets=${2:-$top/events/presets.csv}
+src=$tree/src
+[ -f "$src/papi.c" ] && [ -f "$src/papi_events.csv" ] || die "$tree is not a PAPI source tree (no src/papi.c)"
+[ -f "$presets" ] || die "presets file $presets not found"
+
+overlay_hash() {
+	(cd "$here" && find overlay patches -type f | LC_ALL=C sort | xargs sha256sum
+	 sha256sum < "$presets") | sha256sum | cut -d' ' -f1
+}
+stamp=$tree/.rvpapi-papi-overlay
+want=$(overlay_hash)
+if [ -f "$stamp" ]; then
+	[ "$(cat "$stamp")" = "$want" ] && { echo "apply: overlay already applied to $tree"; exit 0; }
+	die "$tree carries a different overlay; apply to a fresh copy of the pristine tree"
+fi
+grep -q "PAPI_VENDOR_RISCV" "$src/papi.h" && die "$tree is partly patched (no stamp); use a fresh copy"
+
+for f in "$here"/overlay/*; do
+	cp "$f" "$src/"
+	echo "apply: added src/$(basename "$f")"
+done
+for p in "$here"/patches/*.patch; do
+	if ! patch -d "$tree" -p1 --forward --batch --quiet < "$p"; then
+		die "patch $(basename "$p") does not apply to $tree"
+	fi
+	echo "apply: patched with $(basename "$p")"
+done
+{
+	echo "#"
+	echo "# ---- RISC-V presets (riscv-papi events/presets.csv) ----"
+	grep -v '^[[:space:]]*$' "$presets"
+} >> "$src/papi_events.csv"
+echo "apply: appended $(grep -c '^PRESET,' "$presets") RISC-V presets to src/papi_events.csv"
+echo "$want" > "$stamp"

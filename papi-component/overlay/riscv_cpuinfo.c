@@ -1,0 +1,191 @@
+/* RISC-V identification from /proc/cpuinfo (see riscv_cpuinfo.h). */
+#include "riscv_cpuinfo.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct name_by_id {
+	uint64_t id;
+	const char *name;
+};
+
+struct name_by_key {
+	const char *key;
+	const char *name;
+};
+
+/* JEDEC ids as the kernel prints them in mvendorid ((bank - 1) << 7 | id). */
+static const struct name_by_id vendors_by_mvendorid[] = {
+    {0x489, "SiFive"},
+    {0x5b7, "T-HEAD"},
+    {0x31e, "Andes"},
+    {0x602, "OpenHW Group"},
+};
+
+/* Vendor part of the device-tree compatible (before the comma), for cores with mvendorid 0. */
+static const struct name_by_key vendors_by_uarch_prefix[] = {
+    {"sifive", "SiFive"},   {"openhwgroup", "OpenHW Group"}, {"ucb-bar", "UC Berkeley"}, {"thead", "T-HEAD"},
+    {"lowrisc", "lowRISC"}, {"andestech", "Andes"},          {"starfive", "StarFive"},
+};
+
+static const struct name_by_key cores_by_uarch[] = {
+    {"sifive,u74-mc", "SiFive U74-MC"},
+    {"sifive,u74", "SiFive U74"},
+    {"openhwgroup,cva6", "OpenHW Group CVA6"},
+    {"sifive,rocket0", "Rocket"},
+    {"ucb-bar,boom0", "SonicBOOM"},
+};
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+static char *trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	size_t n = strlen(s);
+	while (n > 0 && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	return s;
+}
+
+static void copy_str(char *dst, size_t len, const char *src)
+{
+	if (len == 0)
+		return;
+	snprintf(dst, len, "%s", src);
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end = NULL;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (end == s)
+		return -1;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+/* Splits "key : value" in place; returns 0 and the trimmed parts, -1 for lines without a colon. */
+static int split_line(char *line, char **key, char **value)
+{
+	char *colon = strchr(line, ':');
+	if (colon == NULL)
+		return -1;
+	*colon = '\0';
+	*key = trim(line);
+	*value = trim(colon + 1);
+	return 0;
+}
+
+static int looks_like_riscv_isa(const char *isa)
+{
+	return strncasecmp(isa, "rv32", 4) == 0 || strncasecmp(isa, "rv64", 4) == 0;
+}
+
+/* Only the first hart's fields are kept: PAPI describes the machine by one core. */
+static void take_field(struct riscv_cpuinfo *out, const char *key, const char *value)
+{
+	if (strcmp(key, "processor") == 0) {
+		out->harts++;
+	} else if (strcmp(key, "isa") == 0 && out->isa[0] == '\0') {
+		copy_str(out->isa, sizeof(out->isa), value);
+	} else if (strcmp(key, "uarch") == 0 && out->uarch[0] == '\0') {
+		copy_str(out->uarch, sizeof(out->uarch), value);
+	} else if (strcmp(key, "mmu") == 0 && out->mmu[0] == '\0') {
+		copy_str(out->mmu, sizeof(out->mmu), value);
+	} else if (strcmp(key, "mvendorid") == 0 && !out->has_mvendorid) {
+		out->has_mvendorid = parse_u64(value, &out->mvendorid) == 0;
+	} else if (strcmp(key, "marchid") == 0 && !out->has_marchid) {
+		out->has_marchid = parse_u64(value, &out->marchid) == 0;
+	} else if (strcmp(key, "mimpid") == 0 && !out->has_mimpid) {
+		out->has_mimpid = parse_u64(value, &out->mimpid) == 0;
+	}
+}
+
+int riscv_cpuinfo_parse(FILE *f, struct riscv_cpuinfo *out)
+{
+	char line[1024];
+
+	memset(out, 0, sizeof(*out));
+	if (f == NULL)
+		return -1;
+	rewind(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *key, *value;
+		if (split_line(line, &key, &value) == 0)
+			take_field(out, key, value);
+	}
+	rewind(f);
+	if (!looks_like_riscv_isa(out->isa)) {
+		memset(out, 0, sizeof(*out));
+		return -1;
+	}
+	return 0;
+}
+
+int riscv_isa_has_extension(const char *isa, const char *ext)
+{
+	size_t ext_len = strlen(ext);
+	const char *p;
+
+	if (isa == NULL || ext_len == 0)
+		return 0;
+	/* Multi-letter extensions follow the single-letter ones, each introduced by '_'. */
+	for (p = strchr(isa, '_'); p != NULL; p = strchr(p + 1, '_')) {
+		const char *name = p + 1;
+		size_t n = strcspn(name, "_ \t\n");
+		if (n == ext_len && strncasecmp(name, ext, n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static const char *vendor_from_uarch(const char *uarch)
+{
+	size_t prefix = strcspn(uarch, ",");
+	for (size_t i = 0; i < ARRAY_LEN(vendors_by_uarch_prefix); i++) {
+		const char *k = vendors_by_uarch_prefix[i].key;
+		if (strlen(k) == prefix && strncmp(uarch, k, prefix) == 0)
+			return vendors_by_uarch_prefix[i].name;
+	}
+	return NULL;
+}
+
+void riscv_cpuinfo_vendor_name(const struct riscv_cpuinfo *ci, char *buf, size_t len)
+{
+	const char *name = NULL;
+
+	if (ci->has_mvendorid) {
+		for (size_t i = 0; i < ARRAY_LEN(vendors_by_mvendorid); i++)
+			if (vendors_by_mvendorid[i].id == ci->mvendorid)
+				name = vendors_by_mvendorid[i].name;
+	}
+	if (name == NULL && ci->uarch[0] != '\0')
+		name = vendor_from_uarch(ci->uarch);
+	if (name != NULL)
+		copy_str(buf, len, name);
+	else if (ci->has_mvendorid)
+		snprintf(buf, len, "RISC-V (mvendorid %#" PRIx64 ")", ci->mvendorid);
+	else
+		copy_str(buf, len, "RISC-V");
+}
+
+void riscv_cpuinfo_model_name(const struct riscv_cpuinfo *ci, char *buf, size_t len)
+{
+	if (ci->uarch[0] != '\0') {
+		for (size_t i = 0; i < ARRAY_LEN(cores_by_uarch); i++) {
+			if (strcmp(cores_by_uarch[i].key, ci->uarch) == 0) {
+				snprintf(buf, len, "%s (%s)", cores_by_uarch[i].name, ci->uarch);
+				return;
+			}
+		}
+		copy_str(buf, len, ci->uarch);
+	} else if (ci->has_marchid) {
+		snprintf(buf, len, "RISC-V marchid %#" PRIx64, ci->marchid);
+	} else {
+		copy_str(buf, len, "RISC-V");
+	}
+}

@@ -1,0 +1,41 @@
+/* RISC-V identification from Linux /proc/cpuinfo, independent of PAPI so it can be unit tested.
+ *
+ * Linux on RISC-V prints per hart: processor, hart, isa, mmu, uarch (the device-tree "compatible" of the
+ * core, e.g. "sifive,u74-mc"), mvendorid (JEDEC bank/id), marchid, mimpid. PAPI 7.0.0 knows none of them
+ * and, worse, its substring search finds "vendor" inside "mvendorid". A cpuinfo is recognised as RISC-V by
+ * its content (an "isa" line starting with rv32/rv64), not by the compiler's target, so the same code
+ * identifies an emulated RISC-V machine on an x86 host.
+ */
+#ifndef RISCV_CPUINFO_H
+#define RISCV_CPUINFO_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define RISCV_CPUINFO_STR_LEN 256
+
+struct riscv_cpuinfo {
+	char isa[RISCV_CPUINFO_STR_LEN];   /* e.g. rv64imafdc_zicntr_zihpm_sscofpmf */
+	char uarch[RISCV_CPUINFO_STR_LEN]; /* e.g. sifive,u74-mc; empty when the kernel does not print it */
+	char mmu[32];
+	uint64_t mvendorid, marchid, mimpid;
+	int has_mvendorid, has_marchid, has_mimpid;
+	int harts; /* number of "processor" entries */
+};
+
+/* Parse the first hart's fields from an open cpuinfo stream (rewinds it first).
+ * Returns 0 when it is a RISC-V cpuinfo, -1 when it is not (out is then zeroed). */
+int riscv_cpuinfo_parse(FILE *f, struct riscv_cpuinfo *out);
+
+/* 1 when the ISA string names the multi-letter extension `ext` (case-insensitive, e.g. "sscofpmf"). */
+int riscv_isa_has_extension(const char *isa, const char *ext);
+
+/* Vendor name for humans: from the JEDEC mvendorid when known, else from the vendor part of uarch,
+ * else "RISC-V (mvendorid 0x...)". Always NUL-terminates `buf`. */
+void riscv_cpuinfo_vendor_name(const struct riscv_cpuinfo *ci, char *buf, size_t len);
+
+/* Model for humans: a known core name plus the kernel's uarch, e.g. "SiFive U74-MC (sifive,u74-mc)";
+ * unknown cores keep uarch; without uarch "RISC-V marchid 0x...". Always NUL-terminates `buf`. */
+void riscv_cpuinfo_model_name(const struct riscv_cpuinfo *ci, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Build PAPI 7.0.0 for RISC-V: the pinned upstream tree + our overlay (papi-component/) + our libpfm4.
+#   build-papi.sh build            fetch (once), copy the pristine tree when the overlay changed, apply the
+#                                  overlay, configure against our libpfm4, build libpapi, utilities, ctests
+#   build-papi.sh install PREFIX   libpapi, papi.h (+ the other public headers), utilities, papi_events.csv
+#                                  into PREFIX (our libpfm4 too, so PREFIX is self-contained)
+#   build-papi.sh check PREFIX     build, install, then tests/papi/run-papi-tests.sh (needs the emulator)
+# Env: RVPAPI_BUILD (default <repo>/build); RVPAPI_LIBPFM = a libpfm4 tree with include/perfmon and
+# lib/libpfm.so (default: $RVPAPI_BUILD/libpfm4, built by scripts/build-libpfm4.sh when missing).
+# The tree is $RVPAPI_BUILD/papi (PAPI builds inside its src/); the log is $RVPAPI_BUILD/papi-build.log.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${RVPAPI_BUILD:-$top/build}
+version=7.0.0
+pristine=$build/upstream/papi-$version
+tree=$build/papi
+log=$build/papi-build.log
+die() { echo "build-papi: error: $*" >&2; exit 1; }
+
+libpfm_dir() {
+	if [ -n "${RVPAPI_LIBPFM:-}" ]; then
+		echo "$RVPAPI_LIBPFM"
+	else
+		echo "$build/libpfm4"
+	fi
+}
+
+ensure_libpfm() {
+	local pfm
+	pfm=$(libpfm_dir)
+	if [ -z "${RVPAPI_LIBPFM:-}" ]; then
+		# build-libpfm4.sh rebuilds only when the port changed
+		RVPAPI_BUILD=$build "$top/scripts/build-libpfm4.sh" build > /dev/null ||
+			die "our libpfm4 did not build (scripts/build-libpfm4.sh build)"
+	fi
+	[ -f "$pfm/lib/libpfm.so" ] && [ -f "$pfm/include/perfmon/pfmlib.h" ] ||
+		die "no libpfm4 in $pfm (want lib/libpfm.so and include/perfmon/pfmlib.h)"
+}
+
+overlay_hash() {
+	(cd "$top" && find papi-component -type f | LC_ALL=C sort | xargs sha256sum
+	 sha256sum events/presets.csv scripts/build-papi.sh
+	 echo "libpfm=$(libpfm_dir)") | sha256sum | cut -d' ' -f1
+}
+
+# A fresh copy of the pristine tree whenever our overlay (or the libpfm4 we build against) changed.
+prepare_tree() {
+	local want stamp=$tree/.rvpapi-build-inputs
+	want=$(overlay_hash)
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+		return 0
+	fi
+	echo "build-papi: fresh copy of PAPI $version with the RISC-V overlay in $tree"
+	rm -rf "$tree"
+	cp -a "$pristine" "$tree"
+	"$top/papi-component/apply.sh" "$tree" "$top/events/presets.csv" >> "$log" ||
+		die "applying papi-component/ failed (see $log)"
+	echo "$want" > "$stamp"
+}
+
+configure_papi() {
+	local pfm prefix=$1
+	pfm=$(libpfm_dir)
+	[ -f "$tree/src/config.status" ] && [ "$(cat "$tree/.rvpapi-prefix" 2>/dev/null)" = "$prefix" ] && return 0
+	# Debian's for-debian-do-not-embed-libpfm4 patch (applied by dpkg-source) makes libpapi link to
+	# libpfm.so instead of embedding libpfm.a, which is what we want: PAPI uses our libpfm4 at run time.
+	# Shared library only, so the ctests link libpapi.so (the static one lacks libpfm's objects).
+	(cd "$tree/src" && env -u CFLAGS -u LDFLAGS -u CPPFLAGS ./configure --prefix="$prefix" \
+		--with-perf-events --with-static-lib=no --with-shared-lib=yes --with-shlib-tools \
+		--with-pfm-incdir="$pfm/include" --with-pfm-libdir="$pfm/lib") >> "$log" 2>&1 ||
+		die "PAPI configure failed (see $log)"
+	echo "$prefix" > "$tree/.rvpapi-prefix"
+}
+
+do_build() {
+	local prefix=${1:-$build/prefix}
+	"$top/scripts/fetch-upstream.sh" papi > /dev/null
+	[ -d "$pristine" ] || die "$pristine missing after scripts/fetch-upstream.sh papi"
+	: > "$log"
+	ensure_libpfm
+	prepare_tree
+	configure_papi "$prefix"
+	local jobs
+	jobs=$(nproc 2>/dev/null || echo 2)
+	# upstream's own flags (it is not -Werror clean); sanitizer CFLAGS are for our code only
+	if ! env -u CFLAGS -u LDFLAGS -u CPPFLAGS make -C "$tree/src" -j"$jobs" >> "$log" 2>&1; then
+		grep -n -B2 -A6 'error' "$log" | tail -n 40 >&2
+		die "PAPI build failed (full log: $log)"
+	fi
+	[ -f "$tree/src/libpapi.so" ] && [ -x "$tree/src/utils/papi_avail" ] && [ -x "$tree/src/ctests/zero" ] ||
+		die "PAPI build finished without libpapi.so, utils or ctests (see $log)"
+	echo "build-papi: built $tree/src/libpapi.so, utilities and ctests against $(libpfm_dir)"
+}
+
+do_install() {
+	local prefix=$1
+	[ -n "$prefix" ] || die "usage: build-papi.sh install PREFIX"
+	do_build "$prefix"
+	env -u CFLAGS -u LDFLAGS -u CPPFLAGS make -C "$tree/src" install >> "$log" 2>&1 ||
+		die "PAPI install failed (see $log)"
+	if [ -z "${RVPAPI_LIBPFM:-}" ]; then
+		RVPAPI_BUILD=$build "$top/scripts/build-libpfm4.sh" install "$prefix" > /dev/null ||
+			die "installing our libpfm4 into $prefix failed"
+	fi
+	echo "build-papi: installed libpapi, papi.h, utilities and papi_events.csv into $prefix"
+}
+
+case "${1:-}" in
+build) do_build "${2:-}" ;;
+install) do_install "${2:-}" ;;
+check)
+	[ -n "${2:-}" ] || die "usage: build-papi.sh check PREFIX"
+	do_install "$2"
+	RVPAPI_BUILD=$build PAPI_TREE=$tree PREFIX=$2 "$top/tests/papi/run-papi-tests.sh"
+	;;
+*) die "usage: build-papi.sh build [PREFIX] | install PREFIX | check PREFIX" ;;
+esac
