@@ -1,0 +1,430 @@
+/* Distributed HPC under the emulator (model lowrisc-hpc, virtual clock): the hpcc/hpcm/hpcr protocol of
+ * seed 000 §4.2-4.3 through seam 2 only, checked against the emulator's ground truth. */
+#include <CUnit/Basic.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "bank_test.h"
+
+#define CORE_ALL 0x7full
+#define L2_ALL   0xfull
+
+static struct bank_api api;
+static unsigned nharts, nslices;
+
+static uint32_t core_id(unsigned hart)
+{
+	return RVHW_HPC_MANAGER_ID(hart, 0);
+}
+
+static uint32_t l2_id(unsigned slice)
+{
+	return RVHW_HPC_MANAGER_ID(RVHW_HPC_MODULE_L2(slice), 0);
+}
+
+static void truth_of(uint32_t id, uint64_t bitmap, uint64_t *out)
+{
+	unsigned i = 0;
+	for (unsigned bit = 0; bit < 64; bit++)
+		if (bitmap & (1ull << bit))
+			CU_ASSERT_EQUAL_FATAL(api.hpc_truth(id, bit, &out[i++]), 0);
+}
+
+/* The hart the calling thread runs on: the core manager whose counts grow when the thread runs. */
+static unsigned my_hart(void)
+{
+	uint64_t before[64] = {0}, after;
+	for (unsigned h = 0; h < nharts; h++)
+		api.hpc_truth(core_id(h), 0, &before[h]);
+	api.advance(1000000);
+	for (unsigned h = 0; h < nharts; h++)
+		if (api.hpc_truth(core_id(h), 0, &after) == 0 && after > before[h])
+			return h;
+	CU_FAIL("no core manager counts the calling thread");
+	return 0;
+}
+
+static void check_exact(uint32_t id, uint64_t bitmap)
+{
+	uint64_t want[64], got[64];
+	unsigned n = popcount64(bitmap);
+
+	CU_ASSERT_EQUAL_FATAL(api.advance(12345678), 0);
+	truth_of(id, bitmap, want);
+	CU_ASSERT_EQUAL_FATAL(hpc_algorithm1(id, bitmap, got), 0);
+	for (unsigned i = 0; i < n; i++)
+		CU_ASSERT_EQUAL(got[i], want[i]);
+	CU_ASSERT_EQUAL(hpcc_read() & (RVHW_HPCC_TRIGGER | RVHW_HPCC_READERROR | RVHW_HPCC_INTERRUPTED), 0);
+	CU_ASSERT_TRUE(hpcc_read() & RVHW_HPCC_EMPTY);
+	/* hpcm has been refilled bit by bit to the requested bitmap */
+	uint64_t hpcm = 0;
+	CU_ASSERT_EQUAL(rvhw_csr_read(RVHW_CSR_HPCM, &hpcm), RVHW_OK);
+	CU_ASSERT_EQUAL(hpcm, bitmap);
+	/* and Algorithm 2 agrees without a retry */
+	CU_ASSERT_EQUAL(hpc_algorithm2(id, bitmap, got), 0);
+	for (unsigned i = 0; i < n; i++)
+		CU_ASSERT_EQUAL(got[i], want[i]);
+}
+
+static void test_core_manager_exact(void)
+{
+	unsigned h = my_hart();
+	check_exact(core_id(h), CORE_ALL);
+	check_exact(core_id((h + 1) % nharts), CORE_ALL); /* a remote core: farther, same protocol */
+	uint64_t v;
+	CU_ASSERT_EQUAL(api.hpc_truth(core_id(h), 2, &v), 0);
+	CU_ASSERT_TRUE(v > 0); /* the profile makes L1D reads happen: the comparisons above are not 0 == 0 */
+}
+
+static void test_l2_slice_exact(void)
+{
+	for (unsigned s = 0; s < nslices; s++)
+		check_exact(l2_id(s), L2_ALL);
+}
+
+/* Is `part` the k lowest set bits of `bitmap`, for some k? */
+static int is_low_bits_of(uint64_t part, uint64_t bitmap)
+{
+	uint64_t prefix = 0;
+
+	for (unsigned bit = 0; bit < 64; bit++) {
+		if (prefix == part)
+			return 1;
+		if (bitmap & (1ull << bit))
+			prefix |= 1ull << bit;
+	}
+	return prefix == part;
+}
+
+static void test_bitmap_with_gaps(void)
+{
+	const uint64_t bitmap = 0x55; /* bits 0, 2, 4, 6 */
+	unsigned h = my_hart(), polls = 0;
+	uint64_t hpcm = ~0ull, seen = 0;
+
+	check_exact(core_id(h), bitmap);
+	check_exact(l2_id(nslices - 1), 0xa); /* readmiss and writeback only */
+	/* hpcm is cleared at trigger, then fills in ascending bit order, never outside the bitmap */
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCM, bitmap), RVHW_OK);
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCC, hpcc_request(core_id(h))), RVHW_OK);
+	CU_ASSERT_EQUAL(rvhw_csr_read(RVHW_CSR_HPCM, &hpcm), RVHW_OK);
+	CU_ASSERT_EQUAL(hpcm, 0);
+	while ((hpcc_read() & RVHW_HPCC_TRIGGER) && polls++ < BANK_POLL_LIMIT) {
+		CU_ASSERT_EQUAL(rvhw_csr_read(RVHW_CSR_HPCM, &hpcm), RVHW_OK);
+		CU_ASSERT_EQUAL(hpcm & ~bitmap, 0);
+		CU_ASSERT_EQUAL(hpcm & seen, seen);           /* bits only get set */
+		CU_ASSERT_TRUE(is_low_bits_of(hpcm, bitmap)); /* values come back in ascending bit order */
+		seen = hpcm;
+	}
+	CU_ASSERT_TRUE(polls > 1 && polls < BANK_POLL_LIMIT);
+	CU_ASSERT_EQUAL(rvhw_csr_read(RVHW_CSR_HPCM, &hpcm), RVHW_OK);
+	CU_ASSERT_EQUAL(hpcm, bitmap);
+}
+
+static void test_hpcr_without_waiting_is_readerror(void)
+{
+	uint64_t first[7], stale = 0, v;
+	unsigned h = my_hart();
+
+	CU_ASSERT_EQUAL_FATAL(hpc_algorithm1(core_id(h), CORE_ALL, first), 0);
+	api.advance(1000);
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCM, 0x3), RVHW_OK);
+	CU_ASSERT_EQUAL(hpcc_read() & RVHW_HPCC_READERROR, 0);
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCC, hpcc_request(l2_id(0))), RVHW_OK);
+	CU_ASSERT_EQUAL(rvhw_csr_read(RVHW_CSR_HPCR, &stale), RVHW_OK);
+	CU_ASSERT_EQUAL(stale, first[6]); /* the stale value: the last one popped */
+	CU_ASSERT_TRUE(hpcc_read() & RVHW_HPCC_READERROR);
+	/* the request itself goes on; readerror stays until the next hpcm write */
+	CU_ASSERT_TRUE(hpc_wait_not_empty() < BANK_POLL_LIMIT);
+	CU_ASSERT_EQUAL(rvhw_csr_read(RVHW_CSR_HPCR, &v), RVHW_OK);
+	CU_ASSERT_EQUAL(api.hpc_truth(l2_id(0), 0, &stale), 0);
+	CU_ASSERT_EQUAL(v, stale);
+	CU_ASSERT_TRUE(hpcc_read() & RVHW_HPCC_READERROR);
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCC, 0), RVHW_OK);
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCM, 0), RVHW_OK);
+	CU_ASSERT_EQUAL(hpcc_read() & RVHW_HPCC_READERROR, 0);
+}
+
+static void test_injected_context_switch_retry(void)
+{
+	struct rvemu_stats before, after;
+	uint64_t want[7], got[7];
+	unsigned h = my_hart();
+
+	api.get_stats(&before);
+	api.hpc_force_interrupt(2);
+	truth_of(core_id(h), CORE_ALL, want);
+	CU_ASSERT_EQUAL(hpc_algorithm2(core_id(h), CORE_ALL, got), 2);
+	for (unsigned i = 0; i < 7; i++)
+		CU_ASSERT_EQUAL(got[i], want[i]);
+	api.get_stats(&after);
+	CU_ASSERT_EQUAL(after.hpc_interruptions - before.hpc_interruptions, 2);
+	/* Algorithm 1 does not look: the bit is there for whoever does */
+	api.hpc_force_interrupt(1);
+	CU_ASSERT_EQUAL(hpc_algorithm1(core_id(h), CORE_ALL, got), 0);
+	CU_ASSERT_TRUE(hpcc_read() & RVHW_HPCC_INTERRUPTED);
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCM, 1), RVHW_OK); /* a write of hpcm clears it */
+	CU_ASSERT_EQUAL(hpcc_read() & RVHW_HPCC_INTERRUPTED, 0);
+}
+
+static sigjmp_buf sigill_jump;
+static volatile sig_atomic_t sigills;
+
+static void on_sigill(int sig)
+{
+	(void)sig;
+	sigills++;
+	siglongjmp(sigill_jump, 1);
+}
+
+static void test_useren_off_traps(void)
+{
+	struct sigaction sa, old;
+	uint64_t values[7];
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigill;
+	sigemptyset(&sa.sa_mask);
+	CU_ASSERT_EQUAL_FATAL(sigaction(SIGILL, &sa, &old), 0);
+	CU_ASSERT_TRUE(hpcc_read() & RVHW_HPCC_USEREN);
+	api.hpc_set_useren(0);
+	CU_ASSERT_EQUAL(hpcc_read() & RVHW_HPCC_USEREN, 0);
+	/* user code cannot give itself the permission back */
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCC, RVHW_HPCC_USEREN), RVHW_OK);
+	CU_ASSERT_EQUAL(hpcc_read() & RVHW_HPCC_USEREN, 0);
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCM, CORE_ALL), RVHW_OK);
+	sigills = 0;
+	if (sigsetjmp(sigill_jump, 1) == 0) {
+		rvhw_csr_write(RVHW_CSR_HPCC, hpcc_request(core_id(0)));
+		CU_FAIL("a user trigger with useren = 0 did not trap");
+	}
+	CU_ASSERT_EQUAL(sigills, 1);
+	CU_ASSERT_EQUAL(hpcc_read() & RVHW_HPCC_TRIGGER, 0); /* the trapped write had no effect */
+	api.hpc_set_useren(1);
+	CU_ASSERT_EQUAL(hpc_algorithm1(core_id(0), CORE_ALL, values), 0);
+	CU_ASSERT_EQUAL(sigaction(SIGILL, &old, NULL), 0);
+}
+
+static void test_hpcm_readonly_while_triggered(void)
+{
+	uint64_t values[4], want[4], hpcm = 0;
+
+	api.advance(777);
+	truth_of(l2_id(0), L2_ALL, want);
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCM, L2_ALL), RVHW_OK);
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCC, hpcc_request(l2_id(0))), RVHW_OK);
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCM, 0x1), RVHW_OK); /* ignored: trigger = 1 */
+	CU_ASSERT_EQUAL(rvhw_csr_read(RVHW_CSR_HPCM, &hpcm), RVHW_OK);
+	CU_ASSERT_EQUAL(hpcm, 0);
+	CU_ASSERT_TRUE(hpcc_read() & RVHW_HPCC_TRIGGER);
+	for (unsigned i = 0; i < 4; i++) {
+		CU_ASSERT_TRUE(hpc_wait_not_empty() < BANK_POLL_LIMIT);
+		CU_ASSERT_EQUAL(rvhw_csr_read(RVHW_CSR_HPCR, &values[i]), RVHW_OK);
+		CU_ASSERT_EQUAL(values[i], want[i]);
+	}
+	CU_ASSERT_EQUAL(rvhw_csr_read(RVHW_CSR_HPCM, &hpcm), RVHW_OK);
+	CU_ASSERT_EQUAL(hpcm, L2_ALL);
+}
+
+static void test_cancel(void)
+{
+	uint64_t hpcm = ~0ull;
+
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCM, CORE_ALL), RVHW_OK);
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCC, hpcc_request(l2_id(0))), RVHW_OK);
+	CU_ASSERT_TRUE(hpcc_read() & RVHW_HPCC_TRIGGER);
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCC, (uint64_t)l2_id(0) << RVHW_HPCC_ID_SHIFT), RVHW_OK);
+	for (unsigned i = 0; i < 1000; i++)
+		CU_ASSERT_EQUAL(hpcc_read() & (RVHW_HPCC_TRIGGER | RVHW_HPCC_EMPTY), RVHW_HPCC_EMPTY);
+	CU_ASSERT_EQUAL(rvhw_csr_read(RVHW_CSR_HPCM, &hpcm), RVHW_OK);
+	CU_ASSERT_EQUAL(hpcm, 0); /* nothing arrived before the cancel, nothing after */
+	CU_ASSERT_EQUAL((hpcc_read() & RVHW_HPCC_ID_MASK) >> RVHW_HPCC_ID_SHIFT, l2_id(0));
+}
+
+static void test_unknown_manager_never_answers(void)
+{
+	const uint32_t nobody = RVHW_HPC_MANAGER_ID(0x50, 0);
+	uint64_t values[7], v;
+
+	CU_ASSERT_EQUAL(api.hpc_truth(nobody, 0, &v), -1);
+	CU_ASSERT_EQUAL(api.hpc_truth(RVHW_HPC_MANAGER_ID(0, 1), 0, &v), -1); /* extend 1 does not exist */
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCM, CORE_ALL), RVHW_OK);
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCC, hpcc_request(nobody)), RVHW_OK);
+	CU_ASSERT_EQUAL(hpc_wait_not_empty(), BANK_POLL_LIMIT);
+	CU_ASSERT_TRUE(hpcc_read() & RVHW_HPCC_TRIGGER);
+	/* Algorithm 2 starts by cancelling, so it recovers */
+	CU_ASSERT_EQUAL(hpc_algorithm2(core_id(0), CORE_ALL, values), 0);
+}
+
+static void test_l2_invariants(void)
+{
+	uint64_t l1_refills = 0, l1_writebacks = 0, l2_reads = 0, l2_writes = 0, v[7];
+
+	api.advance(987654321);
+	for (unsigned hart = 0; hart < nharts; hart++) {
+		CU_ASSERT_EQUAL_FATAL(hpc_algorithm2(core_id(hart), CORE_ALL, v), 0);
+		l1_refills += v[1] + v[3] + v[5];
+		l1_writebacks += v[6];
+	}
+	for (unsigned s = 0; s < nslices; s++) {
+		CU_ASSERT_EQUAL_FATAL(hpc_algorithm2(l2_id(s), 0x5, v), 0); /* read, write */
+		l2_reads += v[0];
+		l2_writes += v[1];
+	}
+	CU_ASSERT_TRUE(l1_refills > 0 && l1_writebacks > 0);
+	CU_ASSERT_EQUAL(l2_reads, l1_refills);
+	CU_ASSERT_EQUAL(l2_writes, l1_writebacks);
+}
+
+struct rr_worker {
+	unsigned requests_done;
+	int failed;
+};
+
+static void *rr_worker_main(void *arg)
+{
+	struct rr_worker *w = arg;
+	uint64_t v[4], before, after;
+
+	for (unsigned i = 0; i < 300; i++) {
+		api.advance(1000 + i);
+		api.hpc_truth(l2_id(0), 0, &before);
+		if (hpc_algorithm2(l2_id(0), L2_ALL, v) < 0) {
+			w->failed = 1;
+			break;
+		}
+		api.hpc_truth(l2_id(0), 0, &after);
+		if (v[0] < before || v[0] > after)
+			w->failed = 1;
+		w->requests_done++;
+	}
+	return NULL;
+}
+
+static void test_two_threads_share_an_l2_manager(void)
+{
+	struct rr_worker w[2];
+	pthread_t t[2];
+
+	memset(w, 0, sizeof(w));
+	for (int i = 0; i < 2; i++)
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, rr_worker_main, &w[i]), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < 2; i++) {
+		CU_ASSERT_FALSE(w[i].failed);
+		CU_ASSERT_EQUAL(w[i].requests_done, 300);
+	}
+}
+
+static void test_bad_input_and_other_csrs(void)
+{
+	uint64_t v = 0, cycles;
+
+	CU_ASSERT_EQUAL(rvhw_csr_read(0x123, &v), RVHW_EINVAL);
+	CU_ASSERT_EQUAL(rvhw_csr_read(RVHW_CSR_HPCC, NULL), RVHW_EINVAL);
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCR, 1), RVHW_EPERM);
+	CU_ASSERT_EQUAL(rvhw_csr_write(0xC00, 1), RVHW_EPERM);
+	CU_ASSERT_EQUAL(rvhw_csr_write(0x7ff, 1), RVHW_EINVAL);
+	CU_ASSERT_EQUAL(rvhw_boom_op(RVHW_BOOM_RESET, 0, NULL), RVHW_ENOHW); /* no BOOM bank on this model */
+	CU_ASSERT_EQUAL(rvhw_boom_op(2, 0, &v), RVHW_EINVAL);
+	CU_ASSERT_EQUAL(api.hpc_truth(core_id(0), 7, &v), -1);
+	CU_ASSERT_EQUAL(api.hpc_truth(l2_id(0), 4, &v), -1);
+	CU_ASSERT_EQUAL(api.hpc_truth(l2_id(nslices), 0, &v), -1);
+	CU_ASSERT_EQUAL(api.hpc_truth(core_id(nharts), 0, &v), -1);
+	CU_ASSERT_STRING_EQUAL(rvhw_backend(), "emulator");
+	api.advance(4242);
+	CU_ASSERT_EQUAL(rvhw_csr_read(0xC00, &cycles), RVHW_OK);
+	CU_ASSERT_EQUAL(cycles, api.thread_cycles());
+	CU_ASSERT_EQUAL(rvhw_csr_read(0xC02, &v), RVHW_OK);
+	CU_ASSERT_TRUE(v > 0 && v < cycles); /* lowRISC's profile: IPC 0.34 */
+}
+
+static void test_statistics(void)
+{
+	struct rvemu_stats a, b;
+	uint64_t v[7];
+
+	api.get_stats(&a);
+	CU_ASSERT_EQUAL_FATAL(hpc_algorithm1(core_id(0), 0x3, v), 0);
+	CU_ASSERT_EQUAL(rvhw_csr_read(RVHW_CSR_HPCR, &v[0]), RVHW_OK); /* one pop too many */
+	api.get_stats(&b);
+	CU_ASSERT_EQUAL(b.hpc_requests - a.hpc_requests, 1);
+	CU_ASSERT_EQUAL(b.hpc_readerrors - a.hpc_readerrors, 1);
+	CU_ASSERT_EQUAL(b.csr_writes - a.csr_writes, 2);
+	CU_ASSERT_TRUE(b.csr_reads - a.csr_reads >=
+	               4); /* 2 pops + at least one poll per value + the extra pop */
+}
+
+/* A bad knob is a configuration error the emulator reports before the program runs. */
+static void expect_config_error(const char *var, const char *value)
+{
+	pid_t pid = fork();
+	int status = 0;
+
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		setenv(var, value, 1);
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+	CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+}
+
+static void test_bad_configuration(void)
+{
+	expect_config_error("RVEMU_PROFILE", "no-such-benchmark");
+	expect_config_error("RVEMU_L2_SLICES", "0");
+	expect_config_error("RVEMU_HPC_HOP_CYCLES", "four");
+}
+
+int main(int argc, char **argv)
+{
+	CU_pSuite suite;
+	unsigned failures;
+	uint64_t v;
+
+	(void)argc;
+	setenv("RVEMU_L2_SLICES", "2", 0);
+	bank_reexec_under_emulator(argv, "lowrisc-hpc", "virtual");
+	if (!bank_api_load(&api)) {
+		fprintf(stderr, "test_hpc: emulator control API incomplete\n");
+		return 1;
+	}
+	for (nharts = 0; nharts < 64 && api.hpc_truth(core_id(nharts), 0, &v) == 0; nharts++)
+		;
+	for (nslices = 0; nslices < 16 && api.hpc_truth(l2_id(nslices), 0, &v) == 0; nslices++)
+		;
+	if (nharts < 2 || nslices != 2) {
+		fprintf(stderr, "test_hpc: expected >= 2 harts and 2 L2 slices, found %u and %u\n", nharts,
+		        nslices);
+		return 1;
+	}
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	suite = CU_add_suite("distributed HPC (virtual clock)", NULL, NULL);
+	CU_add_test(suite, "Algorithm 1/2: core managers exact", test_core_manager_exact);
+	CU_add_test(suite, "Algorithm 1/2: L2 slices exact", test_l2_slice_exact);
+	CU_add_test(suite, "bitmap with gaps, hpcm refills in order", test_bitmap_with_gaps);
+	CU_add_test(suite, "hpcr before empty clears: readerror, stale",
+	            test_hpcr_without_waiting_is_readerror);
+	CU_add_test(suite, "injected context switch: Algorithm 2 retries",
+	            test_injected_context_switch_retry);
+	CU_add_test(suite, "useren off: user trigger traps (SIGILL)", test_useren_off_traps);
+	CU_add_test(suite, "hpcm write ignored while trigger = 1", test_hpcm_readonly_while_triggered);
+	CU_add_test(suite, "cancel by writing trigger = 0", test_cancel);
+	CU_add_test(suite, "unknown manager never answers", test_unknown_manager_never_answers);
+	CU_add_test(suite, "L2 sums equal L1 refills and write-backs", test_l2_invariants);
+	CU_add_test(suite, "two threads, one L2 manager: both served", test_two_threads_share_an_l2_manager);
+	CU_add_test(suite, "bad input, cycle/instret CSRs", test_bad_input_and_other_csrs);
+	CU_add_test(suite, "statistics", test_statistics);
+	CU_add_test(suite, "bad configuration is reported", test_bad_configuration);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failures = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return failures == 0 ? 0 : 1;
+}
