@@ -24,6 +24,7 @@
 #define POPS       64   /* one full 64-counter request per batch */
 #define POLL_LIMIT 1000000u
 #define ALL_BITS   (~0ull)
+#define LOCAL_CORE 0u /* manager of hart 0: the first thread that touches the emulator runs there */
 
 static double now_ns(void)
 {
@@ -113,8 +114,8 @@ static int fill_fifo(void)
 
 	if (rvhw_csr_write(RVHW_CSR_HPCC, 0) != RVHW_OK ||
 	    rvhw_csr_write(RVHW_CSR_HPCM, ALL_BITS) != RVHW_OK ||
-	    rvhw_csr_write(RVHW_CSR_HPCC, RVHW_HPCC_TRIGGER | ((uint64_t)RVHW_HPC_MANAGER_ID(0, 0) << 4)) !=
-	        RVHW_OK)
+	    rvhw_csr_write(RVHW_CSR_HPCC, RVHW_HPCC_TRIGGER | ((uint64_t)RVHW_HPC_MANAGER_ID(LOCAL_CORE, 0)
+	                                                       << RVHW_HPCC_ID_SHIFT)) != RVHW_OK)
 		return -1;
 	do {
 		if (rvhw_csr_read(RVHW_CSR_HPCC, &hpcc) != RVHW_OK)
