@@ -106,6 +106,11 @@ static double time_perf_read(void)
 	return median(per_op, BATCHES);
 }
 
+static uint64_t hpcc_trigger(uint32_t manager_id)
+{
+	return RVHW_HPCC_TRIGGER | ((uint64_t)manager_id << RVHW_HPCC_ID_SHIFT);
+}
+
 /* Request 64 counters of the local core's manager, wait until all arrived, then time the 64 pops. */
 static int fill_fifo(void)
 {
@@ -114,8 +119,7 @@ static int fill_fifo(void)
 
 	if (rvhw_csr_write(RVHW_CSR_HPCC, 0) != RVHW_OK ||
 	    rvhw_csr_write(RVHW_CSR_HPCM, ALL_BITS) != RVHW_OK ||
-	    rvhw_csr_write(RVHW_CSR_HPCC, RVHW_HPCC_TRIGGER | ((uint64_t)RVHW_HPC_MANAGER_ID(LOCAL_CORE, 0)
-	                                                       << RVHW_HPCC_ID_SHIFT)) != RVHW_OK)
+	    rvhw_csr_write(RVHW_CSR_HPCC, hpcc_trigger(RVHW_HPC_MANAGER_ID(LOCAL_CORE, 0))) != RVHW_OK)
 		return -1;
 	do {
 		if (rvhw_csr_read(RVHW_CSR_HPCC, &hpcc) != RVHW_OK)
