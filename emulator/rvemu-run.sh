@@ -1,0 +1,61 @@
+#!/bin/sh
+# rvemu-run: run a command on an emulated RISC-V machine (librvemu.so under LD_PRELOAD).
+usage() {
+	cat <<'USAGE'
+Usage: rvemu-run [options] [--] command [args...]
+
+Runs command with librvemu.so preloaded: /proc/cpuinfo, the perf sysctls, /sys/devices/system/cpu and
+the perf_event system call behave like Linux on the chosen RISC-V machine.
+
+Options:
+  --model M           sifive-u74 (default), cva6, lowrisc-hpc or boom        (sets RVEMU_MODEL)
+  --harts N           number of harts/CPUs, default 4                          (sets RVEMU_HARTS)
+  --clock virtual|cputime
+                      cputime (default): counts follow each thread's CPU time at the model frequency;
+                      virtual: counts advance only through rvemu_advance()     (sets RVEMU_CLOCK)
+  --sscofpmf          give the U74 the Sscofpmf extension: counter-overflow interrupts (sampling)
+                      and privilege filtering                                  (sets RVEMU_SSCOFPMF=1)
+  --help              show this text
+
+The library is found through RVEMU_LIB, else ../lib/librvemu.so or .libs/librvemu.so next to this
+script. An existing LD_PRELOAD is kept: the emulator is appended to it.
+USAGE
+}
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--help|-h) usage; exit 0 ;;
+	--model) [ $# -ge 2 ] || { echo "rvemu-run: --model needs a value" >&2; exit 2; }
+		RVEMU_MODEL=$2; export RVEMU_MODEL; shift 2 ;;
+	--model=*) RVEMU_MODEL=${1#--model=}; export RVEMU_MODEL; shift ;;
+	--harts) [ $# -ge 2 ] || { echo "rvemu-run: --harts needs a value" >&2; exit 2; }
+		RVEMU_HARTS=$2; export RVEMU_HARTS; shift 2 ;;
+	--harts=*) RVEMU_HARTS=${1#--harts=}; export RVEMU_HARTS; shift ;;
+	--clock) [ $# -ge 2 ] || { echo "rvemu-run: --clock needs a value" >&2; exit 2; }
+		RVEMU_CLOCK=$2; export RVEMU_CLOCK; shift 2 ;;
+	--clock=*) RVEMU_CLOCK=${1#--clock=}; export RVEMU_CLOCK; shift ;;
+	--sscofpmf) RVEMU_SSCOFPMF=1; export RVEMU_SSCOFPMF; shift ;;
+	--) shift; break ;;
+	-*) echo "rvemu-run: unknown option $1 (see --help)" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+[ $# -gt 0 ] || { usage >&2; exit 2; }
+
+case "${RVEMU_CLOCK:-cputime}" in
+virtual|cputime) ;;
+*) echo "rvemu-run: --clock must be virtual or cputime" >&2; exit 2 ;;
+esac
+
+here=$(cd "$(dirname "$0")" && pwd)
+lib=${RVEMU_LIB:-}
+if [ -z "$lib" ]; then
+	for cand in "$here/../lib/librvemu.so" "$here/.libs/librvemu.so"; do
+		if [ -f "$cand" ]; then lib=$cand; break; fi
+	done
+fi
+[ -n "$lib" ] && [ -f "$lib" ] || { echo "rvemu-run: librvemu.so not found (set RVEMU_LIB)" >&2; exit 2; }
+
+LD_PRELOAD=${LD_PRELOAD:+$LD_PRELOAD:}$lib
+export LD_PRELOAD
+exec "$@"
