@@ -9,7 +9,11 @@
 #include "bank_test.h"
 
 #define CORE_ALL 0x7full
-#define L2_ALL   0xfull
+/* The latency knobs this test sets (see emu_hpc.c): a hop costs HOP cycles, a counter COUNTER cycles, and
+ * each CSR access advances the interconnect clock by one cycle. */
+#define HOP     4
+#define COUNTER 2
+#define L2_ALL  0xfull
 
 static struct bank_api api;
 static unsigned nharts, nslices;
@@ -278,6 +282,66 @@ static void test_l2_invariants(void)
 	CU_ASSERT_EQUAL(l2_writes, l1_writebacks);
 }
 
+/* Polls of hpcc until the first value of a 1-counter request arrives. */
+static unsigned first_value_polls(uint32_t id)
+{
+	unsigned polls;
+
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCC, 0), RVHW_OK);
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCM, 1), RVHW_OK);
+	CU_ASSERT_EQUAL(rvhw_csr_write(RVHW_CSR_HPCC, hpcc_request(id)), RVHW_OK);
+	polls = hpc_wait_not_empty();
+	CU_ASSERT_TRUE(polls < BANK_POLL_LIMIT);
+	return polls;
+}
+
+/* Latency model: request and value each travel `hops` hops (local core 1, other core 2, L2 slice 3), the
+ * manager needs COUNTER cycles per value; the first value is there 2 x hops x HOP + COUNTER cycles after
+ * the trigger, i.e. after one poll fewer. */
+static void test_latency_by_distance(void)
+{
+	unsigned h = my_hart();
+
+	CU_ASSERT_EQUAL(first_value_polls(core_id(h)), 2 * 1 * HOP + COUNTER - 1);
+	CU_ASSERT_EQUAL(first_value_polls(core_id((h + 1) % nharts)), 2 * 2 * HOP + COUNTER - 1);
+	CU_ASSERT_EQUAL(first_value_polls(l2_id(1)), 2 * 3 * HOP + COUNTER - 1);
+}
+
+static pthread_barrier_t busy_barrier;
+
+/* Occupies L2 slice 1 with a 64-counter request, then lets the main thread request the same manager. */
+static void *busy_requester(void *arg)
+{
+	uint64_t v[64];
+	(void)arg;
+	rvhw_csr_write(RVHW_CSR_HPCM, ~0ull);
+	rvhw_csr_write(RVHW_CSR_HPCC, hpcc_request(l2_id(1)));
+	pthread_barrier_wait(&busy_barrier); /* triggered */
+	pthread_barrier_wait(&busy_barrier); /* the main thread has been served */
+	for (unsigned i = 0; i < 64; i++)
+		if (hpc_wait_not_empty() == BANK_POLL_LIMIT || rvhw_csr_read(RVHW_CSR_HPCR, &v[i]) != RVHW_OK)
+			return (void *)1;
+	return NULL;
+}
+
+/* A manager serves one request at a time: a request behind a 64-counter one waits for its service. */
+static void test_busy_manager_makes_requests_wait(void)
+{
+	pthread_t t;
+	void *failed = (void *)1;
+	unsigned alone = first_value_polls(l2_id(1)), behind;
+
+	CU_ASSERT_EQUAL_FATAL(pthread_barrier_init(&busy_barrier, NULL, 2), 0);
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, busy_requester, NULL), 0);
+	pthread_barrier_wait(&busy_barrier);
+	behind = first_value_polls(l2_id(1));
+	pthread_barrier_wait(&busy_barrier);
+	pthread_join(t, &failed);
+	CU_ASSERT_PTR_NULL(failed); /* and the first request was served in full */
+	CU_ASSERT_TRUE(behind >= alone + 64 * COUNTER - 2 * 3 * HOP);
+	pthread_barrier_destroy(&busy_barrier);
+}
+
 struct rr_worker {
 	unsigned requests_done;
 	int failed;
@@ -388,7 +452,10 @@ int main(int argc, char **argv)
 	uint64_t v;
 
 	(void)argc;
-	setenv("RVEMU_L2_SLICES", "2", 0);
+	setenv("RVEMU_L2_SLICES", "2", 1);
+	setenv("RVEMU_HPC_HOP_CYCLES", "4", 1);
+	setenv("RVEMU_HPC_COUNTER_CYCLES", "2", 1);
+	setenv("RVEMU_HPC_CSR_CYCLES", "1", 1);
 	bank_reexec_under_emulator(argv, "lowrisc-hpc", "virtual");
 	if (!bank_api_load(&api)) {
 		fprintf(stderr, "test_hpc: emulator control API incomplete\n");
@@ -418,6 +485,8 @@ int main(int argc, char **argv)
 	CU_add_test(suite, "cancel by writing trigger = 0", test_cancel);
 	CU_add_test(suite, "unknown manager never answers", test_unknown_manager_never_answers);
 	CU_add_test(suite, "L2 sums equal L1 refills and write-backs", test_l2_invariants);
+	CU_add_test(suite, "latency grows with distance", test_latency_by_distance);
+	CU_add_test(suite, "a busy manager makes requests wait", test_busy_manager_makes_requests_wait);
 	CU_add_test(suite, "two threads, one L2 manager: both served", test_two_threads_share_an_l2_manager);
 	CU_add_test(suite, "bad input, cycle/instret CSRs", test_bad_input_and_other_csrs);
 	CU_add_test(suite, "statistics", test_statistics);
