@@ -731,11 +731,13 @@ static void mirror_fcntl(struct emu_event *ev, int cmd, unsigned long arg)
 		long pid = (long)arg;
 		ev->owner_type = pid < 0 ? F_OWNER_PGRP : F_OWNER_PID;
 		ev->owner = (pid_t)(pid < 0 ? -pid : pid);
+		ev->has_owner = pid != 0;
 	} else if (cmd == F_SETOWN_EX && arg) {
 		struct f_owner_ex o;
 		memcpy(&o, (const void *)arg, sizeof(o));
 		ev->owner_type = o.type;
 		ev->owner = o.pid;
+		ev->has_owner = o.pid != 0;
 	} else if (cmd == F_SETSIG) {
 		ev->signo = (int)arg;
 	}

@@ -84,7 +84,8 @@ struct emu_event {
 	uint64_t data_size;
 	/* fcntl state mirrored from the user's calls */
 	int async;
-	int owner_type; /* F_OWNER_TID / F_OWNER_PID / F_OWNER_PGRP, 0 = none */
+	int has_owner;  /* F_SETOWN / F_SETOWN_EX called */
+	int owner_type; /* F_OWNER_TID / F_OWNER_PID / F_OWNER_PGRP */
 	pid_t owner;
 	int signo; /* F_SETSIG value, 0 = SIGIO */
 };

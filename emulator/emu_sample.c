@@ -160,7 +160,7 @@ static __thread unsigned npending __attribute__((tls_model("initial-exec")));
 
 void emu_queue_signal(struct emu_event *ev, int code)
 {
-	if (npending == MAX_PENDING || ev->owner_type == 0)
+	if (npending == MAX_PENDING || !ev->has_owner)
 		return; /* F_SETOWN never called: nobody to signal, as the kernel */
 	struct pending_signal *p = &pending[npending++];
 	memset(p, 0, sizeof(*p));
@@ -174,6 +174,13 @@ void emu_queue_signal(struct emu_event *ev, int code)
 	    code == POLL_HUP ? (POLLHUP | POLLERR) : (POLLIN | POLLRDNORM); /* kernel band_table */
 }
 
+static long send_one(struct pending_signal *p)
+{
+	if (p->tid)
+		return EMU_REAL(syscall)(SYS_rt_tgsigqueueinfo, p->pid, p->tid, p->signo, &p->info);
+	return EMU_REAL(syscall)(SYS_rt_sigqueueinfo, p->pid, p->signo, &p->info);
+}
+
 void emu_flush_signals(void)
 {
 	unsigned n = npending;
@@ -181,10 +188,13 @@ void emu_flush_signals(void)
 	for (unsigned i = 0; i < n; i++) {
 		struct pending_signal *p = &pending[i];
 		long r;
-		if (p->tid)
-			r = EMU_REAL(syscall)(SYS_rt_tgsigqueueinfo, p->pid, p->tid, p->signo, &p->info);
-		else
-			r = EMU_REAL(syscall)(SYS_rt_sigqueueinfo, p->pid, p->signo, &p->info);
+		r = send_one(p);
+		if (r != 0 && errno == EPERM) {
+			/* The kernel lets only the target thread itself queue a kernel-style si_code
+			 * (POLL_IN); from another thread we keep si_fd and mark the info as queued. */
+			p->info.si_code = SI_QUEUE;
+			r = send_one(p);
+		}
 		if (r == 0)
 			EMU_STAT_ADD(signals, 1);
 	}

@@ -1,0 +1,40 @@
+/* Shared helpers of the emulator core tests: raw perf_event calls and the emulator's control API. */
+#ifndef EMU_TEST_H
+#define EMU_TEST_H
+#include <linux/perf_event.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "rvemu.h"
+#include "rvemu_tables.h"
+
+struct emu_api {
+	int (*advance)(uint64_t);
+	int (*inject)(const char *, uint64_t);
+	int (*truth)(const char *, uint64_t *);
+	int (*truth_raw)(uint64_t, uint64_t *);
+	uint64_t (*thread_cycles)(void);
+	void (*get_stats)(struct rvemu_stats *);
+	void (*reset_stats)(void);
+	const char *(*model_name)(void);
+};
+extern struct emu_api api;
+extern const struct rvemu_model *model; /* the model this child runs */
+extern int virtual_clock, sscofpmf;
+
+int perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned long flags);
+/* attr as PAPI builds it: size 0 (first version), disabled. */
+void attr_init(struct perf_event_attr *a, uint32_t type, uint64_t config);
+void attr_for_event(struct perf_event_attr *a, const struct rvemu_event *e);
+uint64_t read_count(int fd);
+uint64_t truth_of(const struct rvemu_event *e);
+const struct rvemu_event *event_named(const char *name);
+pid_t test_gettid(void);
+/* Spin on the CPU for about `ms` of thread CPU time. */
+void burn_cpu_ms(unsigned ms);
+
+void add_count_suites(void);   /* test_emu_count.c */
+void add_sample_suites(void);  /* test_emu_sample.c */
+void add_machine_suites(void); /* test_emu_machine.c */
+
+#endif

@@ -1,0 +1,259 @@
+/* Emulator core tests. Run without the emulator, this program is the launcher: it re-executes itself under
+ * $RVEMU_LIB once per machine configuration (model x clock x Sscofpmf) and checks each run passed; it also
+ * checks the load-time refusal of an unknown model and rvemu-run. Under the emulator it runs the CUnit
+ * suites that apply to the configuration it was given. */
+#include <CUnit/Basic.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu_test.h"
+
+struct emu_api api;
+const struct rvemu_model *model;
+int virtual_clock, sscofpmf;
+
+int perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned long flags)
+{
+	return (int)syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
+}
+
+void attr_init(struct perf_event_attr *a, uint32_t type, uint64_t config)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = type;
+	a->config = config;
+	a->disabled = 1;
+}
+
+void attr_for_event(struct perf_event_attr *a, const struct rvemu_event *e)
+{
+	if (e->kind == RVEMU_EV_CYCLES)
+		attr_init(a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	else if (e->kind == RVEMU_EV_INSTRET)
+		attr_init(a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	else
+		attr_init(a, PERF_TYPE_RAW, e->encoding);
+}
+
+uint64_t read_count(int fd)
+{
+	uint64_t v = 0;
+	CU_ASSERT_EQUAL(read(fd, &v, sizeof(v)), (ssize_t)sizeof(v));
+	return v;
+}
+
+uint64_t truth_of(const struct rvemu_event *e)
+{
+	uint64_t v = 0;
+	CU_ASSERT_EQUAL(api.truth(e->name, &v), 0);
+	return v;
+}
+
+const struct rvemu_event *event_named(const char *name)
+{
+	for (size_t i = 0; i < model->nevents; i++)
+		if (!strcmp(model->events[i].name, name))
+			return &model->events[i];
+	return NULL;
+}
+
+pid_t test_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+void burn_cpu_ms(unsigned ms)
+{
+	struct timespec t0, t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	volatile uint64_t x = 0;
+	do {
+		for (int i = 0; i < 10000; i++)
+			x += (uint64_t)i * 3;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
+/* ------------------------------------------------------------------------------------- launcher */
+struct config {
+	const char *model, *clock;
+	int sscofpmf;
+};
+static const struct config configs[] = {
+    {"sifive-u74", "virtual", 0},  {"sifive-u74", "virtual", 1}, {"sifive-u74", "cputime", 0},
+    {"sifive-u74", "cputime", 1},  {"cva6", "virtual", 0},       {"cva6", "cputime", 0},
+    {"lowrisc-hpc", "virtual", 0}, {"boom", "virtual", 0},       {"boom", "cputime", 0},
+};
+static const char *self_path;
+
+/* Runs self (or argv) with the emulator appended to LD_PRELOAD; returns the exit status, stderr in err. */
+static int run_under_emulator(char *const argv[], const char *model_name, const char *clock, int ssc,
+                              char *err, size_t errcap)
+{
+	int pipefd[2];
+	if (pipe(pipefd) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		const char *lib = getenv("RVEMU_LIB"), *pre = getenv("LD_PRELOAD");
+		char buf[4096];
+		snprintf(buf, sizeof(buf), "%s%s%s", pre && *pre ? pre : "", pre && *pre ? ":" : "", lib);
+		setenv("LD_PRELOAD", buf, 1);
+		setenv("RVEMU_MODEL", model_name, 1);
+		setenv("RVEMU_CLOCK", clock, 1);
+		setenv("RVEMU_SSCOFPMF", ssc ? "1" : "0", 1);
+		setenv("EMU_TEST_CHILD", "1", 1);
+		if (err)
+			dup2(pipefd[1], 2);
+		close(pipefd[0]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	size_t n = 0;
+	ssize_t r;
+	char sink[256];
+	while ((r = read(pipefd[0], err && n < errcap - 1 ? err + n : sink,
+	                 err && n < errcap - 1 ? errcap - 1 - n : sizeof(sink))) > 0)
+		if (err && n < errcap - 1)
+			n += (size_t)r;
+	if (err)
+		err[n] = 0;
+	close(pipefd[0]);
+	int st;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void test_every_configuration(void)
+{
+	for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
+		char *argv[] = {(char *)self_path, NULL};
+		int st = run_under_emulator(argv, configs[i].model, configs[i].clock, configs[i].sscofpmf,
+		                            NULL, 0);
+		if (st != 0)
+			fprintf(stderr, "configuration %s/%s/sscofpmf=%d failed (status %d)\n",
+			        configs[i].model, configs[i].clock, configs[i].sscofpmf, st);
+		CU_ASSERT_EQUAL(st, 0);
+	}
+}
+
+static void test_unknown_model_refused(void)
+{
+	char err[1024];
+	char *argv[] = {"/bin/true", NULL};
+	int st = run_under_emulator(argv, "pentium", "virtual", 0, err, sizeof(err));
+	CU_ASSERT_EQUAL(st, 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown RVEMU_MODEL 'pentium'"));
+	st = run_under_emulator(argv, "cva6", "sundial", 0, err, sizeof(err));
+	CU_ASSERT_EQUAL(st, 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "RVEMU_CLOCK"));
+	st = run_under_emulator(argv, "cva6", "virtual", 1, err,
+	                        sizeof(err)); /* CVA6 has no Sscofpmf option */
+	CU_ASSERT_EQUAL(st, 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "Sscofpmf"));
+}
+
+static int run_shell(const char *cmd, char *out, size_t cap)
+{
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	size_t n = fread(out, 1, cap - 1, p);
+	out[n] = 0;
+	int st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_rvemu_run(void)
+{
+	const char *run = getenv("RVEMU_RUN");
+	char cmd[4096], out[8192];
+	CU_ASSERT_PTR_NOT_NULL_FATAL(run);
+	snprintf(cmd, sizeof(cmd), "%s --help", run);
+	CU_ASSERT_EQUAL(run_shell(cmd, out, sizeof(out)), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "--model"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "--sscofpmf"));
+	snprintf(cmd, sizeof(cmd), "%s --model cva6 --harts 3 -- cat /proc/cpuinfo", run);
+	CU_ASSERT_EQUAL(run_shell(cmd, out, sizeof(out)), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "uarch\t\t: openhwgroup,cva6"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "processor\t: 2"));
+	CU_ASSERT_PTR_NULL(strstr(out, "processor\t: 3"));
+	snprintf(cmd, sizeof(cmd), "%s --sscofpmf sh -c 'echo $LD_PRELOAD; grep -m1 ^isa /proc/cpuinfo'",
+	         run);
+	CU_ASSERT_EQUAL(run_shell(cmd, out, sizeof(out)), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "_sscofpmf"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "librvemu.so"));
+	snprintf(cmd, sizeof(cmd), "%s --clock sundial true 2>&1", run);
+	CU_ASSERT_EQUAL(run_shell(cmd, out, sizeof(out)), 2);
+	snprintf(cmd, sizeof(cmd), "%s --bogus true 2>&1", run);
+	CU_ASSERT_EQUAL(run_shell(cmd, out, sizeof(out)), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "unknown option"));
+}
+
+static int run_cunit(void)
+{
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+	CU_cleanup_registry();
+	return failed ? 1 : 0;
+}
+
+static int launcher(void)
+{
+	if (!getenv("RVEMU_LIB")) {
+		fprintf(stderr, "RVEMU_LIB must name librvemu.so (make check sets it)\n");
+		return 1;
+	}
+	CU_pSuite s = CU_add_suite("launcher", NULL, NULL);
+	CU_add_test(s, "unknown model / clock / option refused at load", test_unknown_model_refused);
+	CU_add_test(s, "rvemu-run", test_rvemu_run);
+	CU_add_test(s, "every model x clock x Sscofpmf configuration", test_every_configuration);
+	return run_cunit();
+}
+
+#define LOOKUP(field, sym) (api.field = (__typeof__(api.field))dlsym(RTLD_DEFAULT, #sym))
+
+static int child(void)
+{
+	LOOKUP(advance, rvemu_advance);
+	LOOKUP(inject, rvemu_inject);
+	LOOKUP(truth, rvemu_truth);
+	LOOKUP(truth_raw, rvemu_truth_raw);
+	LOOKUP(thread_cycles, rvemu_thread_cycles);
+	LOOKUP(get_stats, rvemu_get_stats);
+	LOOKUP(reset_stats, rvemu_reset_stats);
+	LOOKUP(model_name, rvemu_model_name);
+	if (!api.advance || !api.model_name) {
+		fprintf(stderr, "not running under librvemu\n");
+		return 1;
+	}
+	for (size_t i = 0; i < rvemu_nmodels; i++)
+		if (!strcmp(rvemu_models[i].model, api.model_name()))
+			model = &rvemu_models[i];
+	virtual_clock = !strcmp(getenv("RVEMU_CLOCK"), "virtual");
+	sscofpmf = !strcmp(getenv("RVEMU_SSCOFPMF"), "1");
+	printf("\n=== model %s, clock %s, sscofpmf %d ===\n", model->model,
+	       virtual_clock ? "virtual" : "cputime", sscofpmf);
+	add_machine_suites();
+	add_count_suites();
+	add_sample_suites();
+	return run_cunit();
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	self_path = argv[0];
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	return getenv("EMU_TEST_CHILD") ? child() : launcher();
+}

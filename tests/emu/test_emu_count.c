@@ -1,0 +1,426 @@
+/* Counting: exact counts in virtual-clock mode (every event of the model, U74 class-mask combinations),
+ * groups, multiplexing, counter width, RESET / ENABLE / DISABLE, per-thread counting; in cputime mode the
+ * same events as ratio tests (counts grow with work; ratios follow the profile within 1%). */
+#include <CUnit/Basic.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "emu_test.h"
+
+/* Counts one event (an attr) across advance/inject/advance, and compares with the ground truth. */
+static void check_exact(struct perf_event_attr *a, uint64_t (*truth)(const void *), const void *arg,
+                        const char *inject_name)
+{
+	int fd = perf_open(a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	uint64_t t0 = truth(arg);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	api.advance(1234567);
+	if (inject_name)
+		CU_ASSERT_EQUAL(api.inject(inject_name, 17), 0);
+	api.advance(7654321);
+	uint64_t t1 = truth(arg);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	api.advance(99999); /* not counted */
+	uint64_t v = read_count(fd);
+	if (v != t1 - t0)
+		fprintf(stderr, "  config %#llx: read %llu, truth %llu\n", (unsigned long long)a->config,
+		        (unsigned long long)v, (unsigned long long)(t1 - t0));
+	CU_ASSERT_EQUAL(v, t1 - t0);
+	CU_ASSERT(v > 0);
+	close(fd);
+}
+
+static uint64_t truth_event(const void *e)
+{
+	return truth_of(e);
+}
+
+static uint64_t truth_raw(const void *enc)
+{
+	uint64_t v = 0;
+	CU_ASSERT_EQUAL(api.truth_raw(*(const uint64_t *)enc, &v), 0);
+	return v;
+}
+
+static void test_every_event_exact(void)
+{
+	for (size_t i = 0; i < model->nevents; i++) {
+		struct perf_event_attr a;
+		attr_for_event(&a, &model->events[i]);
+		check_exact(&a, truth_event, &model->events[i], model->events[i].name);
+	}
+}
+
+/* U74: every pair of bits of each class, and each class's full mask; a mask counts the sum of its bits. */
+static void test_class_masks(void)
+{
+	if (!model->class_masks)
+		return;
+	unsigned combos = 0;
+	for (unsigned cls = 0; cls < 256; cls++) {
+		uint64_t full = 0;
+		const struct rvemu_event *bits[64];
+		unsigned n = 0;
+		for (size_t i = 0; i < model->nevents; i++)
+			if (model->events[i].kind == RVEMU_EV_PROGRAMMABLE &&
+			    (model->events[i].encoding & 0xff) == cls)
+				bits[n++] = &model->events[i];
+		if (!n)
+			continue;
+		for (unsigned i = 0; i < n; i++) {
+			full |= bits[i]->encoding;
+			for (unsigned j = i + 1; j < n; j += 3) {
+				uint64_t enc = bits[i]->encoding | bits[j]->encoding;
+				struct perf_event_attr a;
+				attr_init(&a, PERF_TYPE_RAW, enc);
+				check_exact(&a, truth_raw, &enc, bits[j]->name);
+				uint64_t sum = truth_of(bits[i]) + truth_of(bits[j]), t = truth_raw(&enc);
+				CU_ASSERT_EQUAL(t, sum);
+				combos++;
+			}
+		}
+		struct perf_event_attr a;
+		attr_init(&a, PERF_TYPE_RAW, full);
+		check_exact(&a, truth_raw, &full, bits[0]->name);
+		combos++;
+	}
+	CU_ASSERT(combos >= 3 * 10);
+}
+
+static int open_group_member(struct perf_event_attr *a, int leader)
+{
+	a->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED |
+	                 PERF_FORMAT_TOTAL_TIME_RUNNING;
+	if (leader < 0)
+		a->pinned = 1;
+	else
+		a->disabled = 0;
+	return perf_open(a, 0, -1, leader, 0);
+}
+
+/* A group of every counter the model has: cycles, instret and all programmable counters, read at once. */
+static void test_group_full(void)
+{
+	int fds[2 + 8];
+	const struct rvemu_event *evs[2 + 8];
+	unsigned n = 0;
+	for (size_t i = 0; i < model->nevents && n < 2 + model->prog_counters; i++) {
+		struct perf_event_attr a;
+		attr_for_event(&a, &model->events[i]);
+		evs[n] = &model->events[i];
+		fds[n] = open_group_member(&a, n ? fds[0] : -1);
+		CU_ASSERT_FATAL(fds[n] >= 0);
+		n++;
+	}
+	uint64_t t0[10], t1[10];
+	for (unsigned i = 0; i < n; i++)
+		t0[i] = truth_of(evs[i]);
+	CU_ASSERT_EQUAL(ioctl(fds[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP), 0);
+	api.advance(5000000);
+	for (unsigned i = 0; i < n; i++)
+		t1[i] = truth_of(evs[i]);
+	uint64_t buf[3 + 2 * 10];
+	CU_ASSERT_EQUAL(read(fds[0], buf, sizeof(buf)), (ssize_t)((3 + 2 * n) * 8));
+	CU_ASSERT_EQUAL(buf[0], n);
+	CU_ASSERT_EQUAL(buf[1], buf[2]); /* enabled == running: it fits */
+	CU_ASSERT(buf[1] > 0);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t id = 0;
+		CU_ASSERT_EQUAL(ioctl(fds[i], PERF_EVENT_IOC_ID, &id), 0);
+		CU_ASSERT_EQUAL(buf[3 + 2 * i], t1[i] - t0[i]);
+		CU_ASSERT_EQUAL(buf[4 + 2 * i], id);
+	}
+	/* reading a member reads the whole group */
+	uint64_t buf2[3 + 2 * 10];
+	CU_ASSERT_EQUAL(read(fds[n - 1], buf2, sizeof(buf2)), (ssize_t)((3 + 2 * n) * 8));
+	CU_ASSERT_EQUAL(buf2[3], buf[3]);
+	for (unsigned i = n; i-- > 0;)
+		close(fds[i]);
+}
+
+/* One more programmable event than the model has counters: a pinned group cannot be scheduled, and its
+ * read returns 0 bytes (the error state PAPI tests for); unpinned, it never runs. */
+static void test_group_too_big(void)
+{
+	for (int pinned = 1; pinned >= 0; pinned--) {
+		int fds[10], n = 0;
+		struct perf_event_attr a;
+		attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+		fds[n] = open_group_member(&a, -1);
+		CU_ASSERT_FATAL(fds[n] >= 0);
+		n++;
+		if (!pinned) {
+			close(fds[0]);
+			attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+			a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+			                PERF_FORMAT_TOTAL_TIME_RUNNING;
+			fds[0] = perf_open(&a, 0, -1, -1, 0);
+		}
+		unsigned prog = 0;
+		for (size_t i = 0; i < model->nevents && prog <= model->prog_counters; i++) {
+			if (model->events[i].kind != RVEMU_EV_PROGRAMMABLE)
+				continue;
+			attr_for_event(&a, &model->events[i]);
+			fds[n] = open_group_member(&a, fds[0]);
+			CU_ASSERT_FATAL(fds[n] >= 0); /* each open succeeds, as on the kernel */
+			n++;
+			prog++;
+		}
+		if (prog == 0) { /* no programmable counters: two cycle events cannot share mcycle */
+			attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+			fds[n] = open_group_member(&a, fds[0]);
+			CU_ASSERT_FATAL(fds[n] >= 0);
+			n++;
+		}
+		CU_ASSERT_EQUAL(ioctl(fds[0], PERF_EVENT_IOC_ENABLE, 0), 0);
+		api.advance(100000);
+		CU_ASSERT_EQUAL(ioctl(fds[0], PERF_EVENT_IOC_DISABLE, 0), 0);
+		uint64_t buf[64];
+		ssize_t r = read(fds[0], buf, sizeof(buf));
+		if (pinned) {
+			CU_ASSERT_EQUAL(r, 0);
+		} else {
+			CU_ASSERT_EQUAL(r, (ssize_t)((3 + n) * 8));
+			CU_ASSERT(buf[1] > 0);
+			CU_ASSERT_EQUAL(buf[2], 0);
+		}
+		for (int i = n; i-- > 0;)
+			close(fds[i]);
+	}
+}
+
+/* More single-event groups than counters: kernel-style rotation with honest times. */
+static void test_multiplexing(void)
+{
+	unsigned want = model->prog_counters ? model->prog_counters + 2 : 3;
+	int fds[16];
+	const struct rvemu_event *evs[16];
+	unsigned n = 0;
+	for (size_t i = 0; n < want; i = (i + 1) % model->nevents) {
+		if (model->prog_counters && model->events[i].kind != RVEMU_EV_PROGRAMMABLE)
+			continue;
+		if (!model->prog_counters && model->events[i].kind != RVEMU_EV_CYCLES)
+			continue;
+		struct perf_event_attr a;
+		attr_for_event(&a, &model->events[i]);
+		a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+		evs[n] = &model->events[i];
+		fds[n] = perf_open(&a, 0, -1, -1, 0);
+		CU_ASSERT_FATAL(fds[n] >= 0);
+		n++;
+	}
+	struct rvemu_stats s0, s1;
+	api.get_stats(&s0);
+	uint64_t t0[16];
+	for (unsigned i = 0; i < n; i++) {
+		t0[i] = truth_of(evs[i]);
+		CU_ASSERT_EQUAL(ioctl(fds[i], PERF_EVENT_IOC_ENABLE, 0), 0);
+	}
+	for (int step = 0; step < 500; step++)
+		api.advance(1000003);
+	api.get_stats(&s1);
+	CU_ASSERT(s1.multiplex_rotations > s0.multiplex_rotations);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t v[3];
+		CU_ASSERT_EQUAL(read(fds[i], v, sizeof(v)), 24);
+		uint64_t truth = truth_of(evs[i]) - t0[i];
+		CU_ASSERT(v[2] > 0);
+		CU_ASSERT(v[2] < v[1]);
+		double est = (double)v[0] * (double)v[1] / (double)v[2];
+		double err = (est - (double)truth) / (double)truth;
+		if (err > 0.01 || err < -0.01)
+			fprintf(stderr, "  mux %s: estimate %.0f truth %llu\n", evs[i]->name, est,
+			        (unsigned long long)truth);
+		CU_ASSERT(err <= 0.01 && err >= -0.01); /* stated bound: 1% */
+	}
+	for (unsigned i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+/* U74 programmable counters are 40 bits wide: more than 2^40 events between two updates of the 64-bit
+ * perf count are lost modulo 2^40 unless Sscofpmf interrupts at the wrap; cycle/instret and CVA6 are 64-bit.
+ */
+static void test_counter_width(void)
+{
+	const struct rvemu_event *e = NULL;
+	for (size_t i = 0; i < model->nevents && !e; i++)
+		if (model->events[i].kind == RVEMU_EV_PROGRAMMABLE)
+			e = &model->events[i];
+	if (!e)
+		return;
+	struct perf_event_attr a;
+	attr_for_event(&a, e);
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	const uint64_t big = (1ull << 40) + 7;
+	CU_ASSERT_EQUAL(api.inject(e->name, big), 0);
+	uint64_t v = read_count(fd);
+	int wraps = model->prog_width < 64 && !sscofpmf;
+	CU_ASSERT_EQUAL(v, wraps ? 7 : big);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_RESET, 0), 0);
+	/* in steps below 2^40 with an update (read) between them nothing is lost */
+	CU_ASSERT_EQUAL(api.inject(e->name, 1ull << 39), 0);
+	read_count(fd);
+	CU_ASSERT_EQUAL(api.inject(e->name, (1ull << 39) + 7), 0);
+	CU_ASSERT_EQUAL(read_count(fd), big);
+	close(fd);
+}
+
+static void test_enable_disable_reset(void)
+{
+	const struct rvemu_event *cyc = &model->events[0], *ins = &model->events[1];
+	struct perf_event_attr a;
+	attr_for_event(&a, ins);
+	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	uint64_t v[3];
+	api.advance(1000);
+	CU_ASSERT_EQUAL(read(fd, v, sizeof(v)), 24);
+	CU_ASSERT_EQUAL(v[0], 0);
+	CU_ASSERT_EQUAL(v[1], 0); /* disabled: no time either */
+	uint64_t t0 = truth_of(ins), c0 = truth_of(cyc);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	api.advance(3000000);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	uint64_t t1 = truth_of(ins), c1 = truth_of(cyc);
+	api.advance(5000000);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	uint64_t t2 = truth_of(ins);
+	api.advance(2000000);
+	uint64_t t3 = truth_of(ins);
+	CU_ASSERT_EQUAL(read(fd, v, sizeof(v)), 24);
+	CU_ASSERT_EQUAL(v[0], (t1 - t0) + (t3 - t2));
+	CU_ASSERT_EQUAL(v[1], v[2]);
+	/* time_enabled is the thread time while enabled: 5e6 cycles at the model frequency */
+	uint64_t ns = 5000000ull * 1000 / model->freq_mhz;
+	CU_ASSERT(v[1] >= ns - 2 && v[1] <= ns + 2);
+	(void)c0;
+	(void)c1;
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_RESET, 0), 0);
+	CU_ASSERT_EQUAL(read(fd, v, sizeof(v)), 24);
+	CU_ASSERT_EQUAL(v[0], 0);
+	CU_ASSERT(v[1] >= ns - 2); /* RESET keeps the times */
+	uint64_t t4 = truth_of(ins);
+	api.advance(777777);
+	CU_ASSERT_EQUAL(read(fd, v, sizeof(v)), 24);
+	CU_ASSERT_EQUAL(v[0], truth_of(ins) - t4);
+	close(fd);
+}
+
+/* Events count their own thread: pid 0 is the caller; a tid of another thread counts that thread. */
+struct worker {
+	pid_t tid;
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	int stage;
+	uint64_t truth0, truth1;
+};
+
+static void wait_stage(struct worker *w, int stage)
+{
+	pthread_mutex_lock(&w->m);
+	while (w->stage < stage)
+		pthread_cond_wait(&w->c, &w->m);
+	pthread_mutex_unlock(&w->m);
+}
+
+static void set_stage(struct worker *w, int stage)
+{
+	pthread_mutex_lock(&w->m);
+	w->stage = stage;
+	pthread_cond_broadcast(&w->c);
+	pthread_mutex_unlock(&w->m);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	w->tid = test_gettid();
+	w->truth0 = truth_of(&model->events[0]);
+	set_stage(w, 1);
+	wait_stage(w, 2);
+	api.advance(4444444);
+	w->truth1 = truth_of(&model->events[0]);
+	set_stage(w, 3);
+	return NULL;
+}
+
+static void test_per_thread(void)
+{
+	struct worker w = {.m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER};
+	pthread_t th;
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, worker_main, &w), 0);
+	wait_stage(&w, 1);
+	struct perf_event_attr a;
+	attr_for_event(&a, &model->events[0]);
+	a.disabled = 0;
+	int mine = perf_open(&a, 0, -1, -1, 0), theirs = perf_open(&a, w.tid, -1, -1, 0);
+	CU_ASSERT_FATAL(mine >= 0 && theirs >= 0);
+	set_stage(&w, 2);
+	wait_stage(&w, 3);
+	pthread_join(th, NULL);
+	CU_ASSERT_EQUAL(read_count(mine), 0); /* this thread did not run */
+	CU_ASSERT_EQUAL(read_count(theirs), w.truth1 - w.truth0);
+	CU_ASSERT_EQUAL(read_count(theirs), 4444444);
+	close(mine);
+	close(theirs);
+}
+
+/* cputime mode: counts follow the thread's CPU time; ratios between events follow the profile. */
+static void test_cputime_ratios(void)
+{
+	int fds[4];
+	const struct rvemu_event *evs[4];
+	unsigned n = 0;
+	for (size_t i = 0; i < model->nevents && n < 2 + (model->prog_counters ? 2 : 0); i++) {
+		if (model->events[i].kind == RVEMU_EV_PROGRAMMABLE && model->events[i].ppb < 1000000)
+			continue; /* too rare to give a 1% ratio in a short run */
+		struct perf_event_attr a;
+		attr_for_event(&a, &model->events[i]);
+		evs[n] = &model->events[i];
+		fds[n] = open_group_member(&a, n ? fds[0] : -1);
+		CU_ASSERT_FATAL(fds[n] >= 0);
+		n++;
+	}
+	CU_ASSERT_EQUAL(ioctl(fds[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP), 0);
+	uint64_t b1[3 + 2 * 4], b2[3 + 2 * 4];
+	burn_cpu_ms(30);
+	CU_ASSERT_EQUAL(read(fds[0], b1, sizeof(b1)), (ssize_t)((3 + 2 * n) * 8));
+	burn_cpu_ms(60);
+	CU_ASSERT_EQUAL(read(fds[0], b2, sizeof(b2)), (ssize_t)((3 + 2 * n) * 8));
+	uint64_t cycles = b2[3];
+	CU_ASSERT(b2[3] > b1[3] + (uint64_t)model->freq_mhz * 1000u * 50u); /* 60 ms more of CPU */
+	for (unsigned i = 0; i < n; i++) {
+		CU_ASSERT(b2[3 + 2 * i] > b1[3 + 2 * i]); /* grows with work */
+		double ratio = (double)b2[3 + 2 * i] / (double)cycles, want = (double)evs[i]->ppb / 1e9;
+		CU_ASSERT(ratio > want * 0.99 && ratio < want * 1.01);
+	}
+	CU_ASSERT_EQUAL(ioctl(fds[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP), 0);
+	for (unsigned i = n; i-- > 0;)
+		close(fds[i]);
+}
+
+void add_count_suites(void)
+{
+	CU_pSuite s = CU_add_suite("counting", NULL, NULL);
+	if (virtual_clock) {
+		CU_add_test(s, "every event of the model counts exactly", test_every_event_exact);
+		CU_add_test(s, "U74 class masks count the sum of their bits", test_class_masks);
+		CU_add_test(s, "a group of every counter reads exactly", test_group_full);
+		CU_add_test(s, "a group that cannot fit", test_group_too_big);
+		CU_add_test(s, "multiplexing: honest times, estimates within 1%", test_multiplexing);
+		CU_add_test(s, "counter width and wrap", test_counter_width);
+		CU_add_test(s, "ENABLE, DISABLE, RESET", test_enable_disable_reset);
+		CU_add_test(s, "per-thread counting", test_per_thread);
+	} else {
+		CU_add_test(s, "cputime: counts grow, ratios follow the profile within 1%",
+		            test_cputime_ratios);
+	}
+}

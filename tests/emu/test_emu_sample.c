@@ -1,0 +1,349 @@
+/* Sampling (U74 with Sscofpmf): ring-buffer records with correct IPs, PERF_RECORD_LOST instead of silent
+ * loss, overflow signals to the F_SETOWN_EX thread, IOC_REFRESH budgets. The test binary is linked with
+ * -rdynamic so dladdr() names the function an IP falls in. */
+#include <CUnit/Basic.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "emu_test.h"
+
+#define DATA_PAGES 2
+
+struct ring {
+	int fd;
+	struct perf_event_mmap_page *page;
+	size_t len;
+};
+
+static int ring_open(struct ring *r, struct perf_event_attr *a, pid_t pid)
+{
+	r->fd = perf_open(a, pid, -1, -1, 0);
+	if (r->fd < 0)
+		return -1;
+	r->len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
+	void *p = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	r->page = p;
+	return 0;
+}
+
+static void ring_close(struct ring *r)
+{
+	munmap(r->page, r->len);
+	close(r->fd);
+}
+
+struct walk {
+	unsigned samples, in_hot, lost_records;
+	uint64_t lost, bad_tid, bad_period, last_time, time_backwards;
+};
+
+/* Reads every record between data_tail and data_head, then publishes the new tail. */
+static void ring_walk(struct ring *r, const struct perf_event_attr *a, const char *hot, struct walk *w)
+{
+	const unsigned char *data = (const unsigned char *)r->page + r->page->data_offset;
+	uint64_t size = r->page->data_size;
+	uint64_t head = __atomic_load_n(&r->page->data_head, __ATOMIC_ACQUIRE), tail = r->page->data_tail;
+	while (tail < head) {
+		unsigned char rec[1024];
+		struct perf_event_header h;
+		for (size_t i = 0; i < sizeof(h); i++)
+			((unsigned char *)&h)[i] = data[(tail + i) % size];
+		for (size_t i = 0; i < h.size && i < sizeof(rec); i++)
+			rec[i] = data[(tail + i) % size];
+		const uint64_t *f = (const uint64_t *)(rec + sizeof(h));
+		if (h.type == PERF_RECORD_SAMPLE) {
+			w->samples++;
+			uint64_t ip = *f++;
+			Dl_info info;
+			if (dladdr((void *)(uintptr_t)ip, &info) && info.dli_sname &&
+			    !strcmp(info.dli_sname, hot))
+				w->in_hot++;
+			if (a->sample_type & PERF_SAMPLE_TID) {
+				if ((uint32_t)(*f >> 32) != (uint32_t)test_gettid() ||
+				    (uint32_t)*f != (uint32_t)getpid())
+					w->bad_tid++;
+				f++;
+			}
+			if (a->sample_type & PERF_SAMPLE_TIME) {
+				if (*f < w->last_time)
+					w->time_backwards++;
+				w->last_time = *f++;
+			}
+			if ((a->sample_type & PERF_SAMPLE_PERIOD) && *f++ != a->sample_period)
+				w->bad_period++;
+		} else if (h.type == PERF_RECORD_LOST) {
+			w->lost_records++;
+			w->lost += f[1];
+		}
+		tail += h.size;
+	}
+	__atomic_store_n(&r->page->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static void sample_attr(struct perf_event_attr *a, uint64_t period)
+{
+	attr_init(a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	a->sample_period = period;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+	a->wakeup_events = 1;
+}
+
+/* The "program" of virtual mode: rvemu_advance is called from here, so the IPs must land here. */
+__attribute__((noinline)) void hot_virtual_kernel(uint64_t cycles)
+{
+	api.advance(cycles);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void test_virtual_samples(void)
+{
+	struct perf_event_attr a;
+	struct ring r;
+	struct walk w;
+	memset(&w, 0, sizeof(w));
+	sample_attr(&a, 100000);
+	CU_ASSERT_FATAL(ring_open(&r, &a, 0) == 0);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	hot_virtual_kernel(1000000 + 50000); /* 10 overflows */
+	ring_walk(&r, &a, "hot_virtual_kernel", &w);
+	CU_ASSERT_EQUAL(w.samples, 10);
+	CU_ASSERT_EQUAL(w.in_hot, 10);
+	CU_ASSERT_EQUAL(w.bad_tid, 0);
+	CU_ASSERT_EQUAL(w.bad_period, 0);
+	CU_ASSERT_EQUAL(w.time_backwards, 0);
+	CU_ASSERT_EQUAL(w.lost_records, 0);
+	ring_close(&r);
+}
+
+/* A reader that lags: samples that do not fit are counted and reported by PERF_RECORD_LOST; every
+ * overflow is either written or lost. */
+static void test_virtual_lost(void)
+{
+	struct perf_event_attr a;
+	struct ring r;
+	struct walk w;
+	struct rvemu_stats s0, s1;
+	memset(&w, 0, sizeof(w));
+	sample_attr(&a, 1000);
+	CU_ASSERT_FATAL(ring_open(&r, &a, 0) == 0);
+	api.get_stats(&s0);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	hot_virtual_kernel(2000 * 1000); /* 2000 samples of 40 bytes: far more than 2 pages */
+	api.get_stats(&s1);
+	uint64_t written = s1.samples_written - s0.samples_written, lost = s1.samples_lost - s0.samples_lost;
+	CU_ASSERT_EQUAL(written + lost, 2000);
+	CU_ASSERT(lost > 0);
+	ring_walk(&r, &a, "hot_virtual_kernel", &w); /* frees the buffer */
+	CU_ASSERT_EQUAL(w.samples, written);
+	hot_virtual_kernel(1000); /* the next sample is preceded by the loss report */
+	ring_walk(&r, &a, "hot_virtual_kernel", &w);
+	CU_ASSERT_EQUAL(w.lost_records, 1);
+	CU_ASSERT_EQUAL(w.lost, lost);
+	CU_ASSERT_EQUAL(w.samples, written + 1);
+	CU_ASSERT_EQUAL(w.in_hot, w.samples);
+	ring_close(&r);
+}
+
+/* Signals: each thread samples itself and must receive only its own event's signals. */
+#define MAXSIG 64
+static struct {
+	pid_t tid;
+	int fd, code;
+} got[MAXSIG];
+static volatile int ngot;
+
+static void on_overflow(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	int i = __atomic_fetch_add(&ngot, 1, __ATOMIC_RELAXED);
+	if (i < MAXSIG) {
+		got[i].tid = test_gettid();
+		got[i].fd = si->si_fd;
+		got[i].code = si->si_code;
+	}
+}
+
+static int open_signalling(struct ring *r, uint64_t period)
+{
+	struct perf_event_attr a;
+	sample_attr(&a, period);
+	if (ring_open(r, &a, 0) != 0)
+		return -1;
+	struct f_owner_ex owner = {F_OWNER_TID, test_gettid()};
+	if (fcntl(r->fd, F_SETFL, O_ASYNC | O_NONBLOCK) || fcntl(r->fd, F_SETOWN_EX, &owner) ||
+	    fcntl(r->fd, F_SETSIG, SIGRTMIN + 2))
+		return -1;
+	return 0;
+}
+
+struct sigthread {
+	int fd;
+	pid_t tid;
+};
+
+static void *signalling_thread(void *arg)
+{
+	struct sigthread *st = arg;
+	struct ring r;
+	st->tid = test_gettid();
+	if (open_signalling(&r, 50000) != 0)
+		return NULL;
+	st->fd = r.fd;
+	ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0);
+	api.advance(3 * 50000);
+	ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0);
+	ring_close(&r);
+	return NULL;
+}
+
+static void test_signals_to_owner_thread(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_overflow;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGRTMIN + 2, &sa, NULL);
+	ngot = 0;
+	struct ring r;
+	CU_ASSERT_FATAL(open_signalling(&r, 100000) == 0);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	struct sigthread st = {-1, 0};
+	pthread_t th;
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, signalling_thread, &st), 0);
+	pthread_join(th, NULL);
+	api.advance(2 * 100000);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	CU_ASSERT_EQUAL(ngot, 2 + 3);
+	int mine = 0, theirs = 0;
+	for (int i = 0; i < ngot && i < MAXSIG; i++) {
+		CU_ASSERT_EQUAL(got[i].code, POLL_IN);
+		if (got[i].tid == test_gettid()) {
+			CU_ASSERT_EQUAL(got[i].fd, r.fd);
+			mine++;
+		} else {
+			CU_ASSERT_EQUAL(got[i].tid, st.tid);
+			CU_ASSERT_EQUAL(got[i].fd, st.fd);
+			theirs++;
+		}
+	}
+	CU_ASSERT_EQUAL(mine, 2);
+	CU_ASSERT_EQUAL(theirs, 3);
+	ring_close(&r);
+}
+
+/* IOC_REFRESH(n): n overflows, the last one signals POLL_HUP and disables the event. */
+static void test_refresh(void)
+{
+	ngot = 0;
+	struct ring r;
+	CU_ASSERT_FATAL(open_signalling(&r, 10000) == 0);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_REFRESH, 2), 0);
+	api.advance(100000);
+	CU_ASSERT_EQUAL(ngot, 2);
+	CU_ASSERT_EQUAL(got[0].code, POLL_IN);
+	CU_ASSERT_EQUAL(got[1].code, POLL_HUP);
+	uint64_t v = read_count(r.fd);
+	CU_ASSERT_EQUAL(v, 20000); /* disabled at the second overflow */
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_REFRESH, 0), -1);
+	uint64_t period = 5000;
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_PERIOD, &period), 0);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_REFRESH, 1), 0);
+	api.advance(100000);
+	CU_ASSERT_EQUAL(ngot, 3);
+	CU_ASSERT_EQUAL(read_count(r.fd), 25000);
+	ring_close(&r);
+}
+
+/* exclude_user with Sscofpmf: every modelled event is a user-mode event, so nothing is counted. */
+static void test_privilege_filter(void)
+{
+	struct perf_event_attr a;
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	a.exclude_user = 1;
+	a.disabled = 0;
+	int fu = perf_open(&a, 0, -1, -1, 0);
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES); /* the other fixed counter */
+	a.exclude_kernel = 1;
+	a.disabled = 0;
+	int fk = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fu >= 0 && fk >= 0);
+	uint64_t t0 = truth_of(&model->events[0]);
+	api.advance(1000000);
+	CU_ASSERT_EQUAL(read_count(fu), 0);
+	CU_ASSERT_EQUAL(read_count(fk), truth_of(&model->events[0]) - t0);
+	close(fu);
+	close(fk);
+}
+
+/* cputime mode: the timer interrupts the real program; most IPs fall inside the hot function. */
+__attribute__((noinline)) void hot_cputime_kernel(unsigned ms)
+{
+	burn_cpu_ms(ms);
+}
+
+__attribute__((noinline)) void hot_spin(volatile uint64_t *x, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		*x += i * 7;
+}
+
+static void test_cputime_samples(void)
+{
+	struct perf_event_attr a;
+	struct ring r;
+	struct walk w;
+	struct rvemu_stats s0, s1;
+	memset(&w, 0, sizeof(w));
+	sample_attr(&a, (uint64_t)model->freq_mhz * 1000u); /* one sample per ms of CPU */
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+	CU_ASSERT_FATAL(ring_open(&r, &a, 0) == 0);
+	api.get_stats(&s0);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	volatile uint64_t x = 0;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do {
+		hot_spin(&x, 200000);
+		ring_walk(&r, &a, "hot_spin", &w);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 200);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	uint64_t count = read_count(r.fd);
+	ring_walk(&r, &a, "hot_spin", &w);
+	api.get_stats(&s1);
+	uint64_t overflows = count / a.sample_period;
+	printf("\n  cputime sampling: %u samples, %u in hot_spin, %llu lost, %llu overflows\n", w.samples,
+	       w.in_hot, (unsigned long long)w.lost, (unsigned long long)overflows);
+	CU_ASSERT(w.samples >= 100);
+	CU_ASSERT_EQUAL(s1.samples_written - s0.samples_written + s1.samples_lost - s0.samples_lost,
+	                overflows);
+	CU_ASSERT(w.in_hot * 10 >= w.samples * 8); /* at least 80%: hot_spin is where the time goes */
+	CU_ASSERT_EQUAL(w.bad_tid, 0);
+	ring_close(&r);
+}
+
+void add_sample_suites(void)
+{
+	if (!sscofpmf)
+		return; /* refusals without Sscofpmf are in the machine suite */
+	CU_pSuite s = CU_add_suite("sampling", NULL, NULL);
+	if (virtual_clock) {
+		CU_add_test(s, "samples with IPs in the hot function", test_virtual_samples);
+		CU_add_test(s, "lagging reader: PERF_RECORD_LOST, no silent loss", test_virtual_lost);
+		CU_add_test(s, "signals go to the F_SETOWN_EX thread", test_signals_to_owner_thread);
+		CU_add_test(s, "IOC_REFRESH budget and IOC_PERIOD", test_refresh);
+		CU_add_test(s, "privilege filtering", test_privilege_filter);
+	} else {
+		CU_add_test(s, "cputime: timer samples at the real PC", test_cputime_samples);
+	}
+}
