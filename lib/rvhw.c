@@ -62,11 +62,12 @@ static int check_boom_args(unsigned tag, const uint64_t *out)
 	case tag:                                                                                            \
 		__asm__ __volatile__("addi x0, %0, %1" : "+r"(rs1) : "i"(tag) : "memory");                   \
 		break;
-#define BOOM_HINT_CASES8(base)                                                                               \
-	BOOM_HINT_CASE(base)                                                                                 \
-	BOOM_HINT_CASE(base + 1)                                                                             \
-	BOOM_HINT_CASE(base + 2) BOOM_HINT_CASE(base + 3) BOOM_HINT_CASE(base + 4) BOOM_HINT_CASE(base + 5)  \
-	    BOOM_HINT_CASE(base + 6) BOOM_HINT_CASE(base + 7)
+/* Eight consecutive read tags (clang-format's layout of this macro is not stable, so it is left alone). */
+/* clang-format off */
+#define BOOM_HINT_CASES8(base) \
+	BOOM_HINT_CASE(base) BOOM_HINT_CASE(base + 1) BOOM_HINT_CASE(base + 2) BOOM_HINT_CASE(base + 3) \
+	BOOM_HINT_CASE(base + 4) BOOM_HINT_CASE(base + 5) BOOM_HINT_CASE(base + 6) BOOM_HINT_CASE(base + 7)
+/* clang-format on */
 
 int rvhw_csr_read(unsigned csr, uint64_t *value)
 {
