@@ -193,11 +193,13 @@ def fixed_entries(t):
     out = []
     for r in t["generic"]:
         out.append(f"\t{{ .name = {c_str(r['name'])}, .desc = {c_str(r['description'])}, "
-                   f".code = {r['perf_hw_event']}, .kind = RISCV_EV_FIXED }},")
+                   f".code = RISCV_FIXED_CODE({as_int(r, 'csr'):#x}), .kind = RISCV_EV_FIXED, "
+                   f".perf_hw = {r['perf_hw_event']} }},")
     for r in t["generic"]:
         if r["alias"]:
             out.append(f"\t{{ .name = {c_str(r['alias'])}, .desc = {c_str(r['description'] + ' (alias)')}, "
-                       f".code = {r['perf_hw_event']}, .kind = RISCV_EV_FIXED, .equiv = {c_str(r['name'])} }},")
+                       f".code = RISCV_FIXED_CODE({as_int(r, 'csr'):#x}), .kind = RISCV_EV_FIXED, "
+                       f".perf_hw = {r['perf_hw_event']}, .equiv = {c_str(r['name'])} }},")
     return out
 
 

@@ -1,0 +1,110 @@
+/*
+ * pfmlib_riscv_perf_event.c : perf_event encoding of RISC-V events (riscv-papi overlay)
+ *
+ * What Linux's riscv_pmu_sbi driver accepts: programmable events as PERF_TYPE_RAW with the mhpmevent value in
+ * config bits 47:0; mcycle/minstret as PERF_TYPE_HARDWARE. Privilege filtering (exclude_user/kernel) only
+ * when the core has Sscofpmf; the perf modifiers offered follow what the core can do.
+ */
+#include <sys/types.h>
+#include <inttypes.h>
+#include <string.h>
+#include <stdlib.h>
+
+#include "pfmlib_priv.h"
+#include "pfmlib_riscv_priv.h"
+#include "pfmlib_perf_event_priv.h"
+
+/* The mhpmevent value as raw perf config; values that do not fit bits 47:0 cannot be expressed. */
+int pfm_riscv_perf_raw_config(uint64_t code, uint64_t *config)
+{
+	if (code & ~RISCV_PERF_RAW_CONFIG_MASK)
+		return PFM_ERR_NOTSUPP;
+	*config = code;
+	return PFM_SUCCESS;
+}
+
+int pfm_riscv_get_perf_encoding(void *this, pfmlib_event_desc_t *e)
+{
+	pfmlib_pmu_t *pmu = this;
+	const riscv_entry_t *pe = this_pe(this), *ent = pe + e->event;
+	struct perf_event_attr *attr = e->os_data;
+	uint64_t config;
+	int ret;
+
+	ret = pmu->get_event_encoding[PFM_OS_NONE](this, e);
+	if (ret != PFM_SUCCESS)
+		return ret;
+
+	switch (ent->kind) {
+	case RISCV_EV_FIXED:
+		attr->type = PERF_TYPE_HARDWARE;
+		attr->config = (uint64_t)ent->perf_hw;
+		return PFM_SUCCESS;
+	case RISCV_EV_RAW:
+	case RISCV_EV_CLASS:
+		ret = pfm_riscv_perf_raw_config(e->codes[0], &config);
+		if (ret != PFM_SUCCESS) {
+			DPRINT("%s: mhpmevent 0x%" PRIx64 " does not fit config[47:0]\n", e->fstr,
+			       e->codes[0]);
+			return ret;
+		}
+		attr->type = PERF_TYPE_RAW;
+		attr->config = config;
+		return PFM_SUCCESS;
+	default:
+		/* bank counters are read through seam 2, never through perf_event_open */
+		return PFM_ERR_NOTSUPP;
+	}
+}
+
+/* may the core's perf driver honour this perf_event modifier? */
+static int perf_attr_supported(const pfmlib_pmu_t *pmu, uint64_t idx)
+{
+	int filters = (pmu->supported_plm & (PFM_PLM0 | PFM_PLM3)) != 0; /* Sscofpmf */
+	int pes = (pmu->flags & RISCV_PMU_FL_PES) != 0;
+
+	switch (idx) {
+	case PERF_ATTR_U:
+	case PERF_ATTR_K:
+		return filters;
+	case PERF_ATTR_PE:
+	case PERF_ATTR_FR:
+		return filters || pes; /* sampling needs the overflow interrupt (Sscofpmf) or PES */
+	case PERF_ATTR_PR:
+		return pes;
+	case PERF_ATTR_EX:
+	case PERF_ATTR_CPU:
+	case PERF_ATTR_PIN:
+		return 1;
+	default: /* h, mg, mh, hw_smpl: no hypervisor/guest filtering, no hardware sampling buffer */
+		return 0;
+	}
+}
+
+void pfm_riscv_perf_validate_pattrs(void *this, pfmlib_event_desc_t *e)
+{
+	int i;
+
+	for (i = 0; i < e->npattrs; i++) {
+		if (e->pattrs[i].ctrl != PFM_ATTR_CTRL_PERF_EVENT)
+			continue;
+		if (!perf_attr_supported(this, e->pattrs[i].idx)) {
+			pfmlib_compact_pattrs(e, i);
+			i--;
+		}
+	}
+}
+
+/* counter banks are not perf PMUs: no perf_event modifier applies to them */
+void pfm_riscv_bank_validate_pattrs(void *this, pfmlib_event_desc_t *e)
+{
+	int i;
+
+	(void)this;
+	for (i = 0; i < e->npattrs; i++) {
+		if (e->pattrs[i].ctrl == PFM_ATTR_CTRL_PERF_EVENT) {
+			pfmlib_compact_pattrs(e, i);
+			i--;
+		}
+	}
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Build our libpfm4: the pinned upstream 4.13.0 tree plus the RISC-V port (libpfm4-riscv/), with the RISC-V
+# models only -- also on x86_64 hosts (ARCH=riscv64), so no x86 core PMU is detected beside the emulated
+# RISC-V one.
+#   build-libpfm4.sh build           fetch (once), copy the pristine tree, apply the port, make lib/tests/examples
+#   build-libpfm4.sh install PREFIX  libpfm.so*/.a -> PREFIX/lib, perfmon/*.h -> PREFIX/include/perfmon,
+#                                    showevtinfo, check_events -> PREFIX/bin
+#   build-libpfm4.sh validate        run libpfm4's own tests/validate (non-zero exit on failure)
+# Env: RVPAPI_BUILD (default <repo>/build), GENERATED (holds libpfm/ headers; default $RVPAPI_BUILD/generated,
+# generated with scripts/gen_events.py when missing). The tree is $RVPAPI_BUILD/libpfm4; it is copied afresh
+# whenever the port or the generated headers change (content hash in .rvpapi-overlay.sha256), else reused.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${RVPAPI_BUILD:-$top/build}
+gen=${GENERATED:-$build/generated}
+version=4.13.0
+pristine=$build/upstream/libpfm4-$version
+tree=$build/libpfm4
+stamp=$tree/.rvpapi-overlay.sha256
+log=$build/libpfm4-build.log
+die() { echo "build-libpfm4: error: $*" >&2; exit 1; }
+
+# upstream's own flags only (its -Werror set); a caller's CFLAGS (e.g. sanitizers) are for our code
+make_libpfm() { env -u CFLAGS -u LDFLAGS -u CPPFLAGS make -C "$tree/$1" ARCH=riscv64 CONFIG_PFMLIB_NOPYTHON=y "${@:2}"; }
+
+ensure_generated() {
+    if [ ! -f "$gen/libpfm/riscv_generic_events.h" ]; then
+        python3 "$top/scripts/gen_events.py" --libpfm "$gen/libpfm" || die "generating the libpfm4 headers failed"
+    fi
+}
+
+overlay_hash() {
+    (cd "$top" && find libpfm4-riscv -type f | LC_ALL=C sort | xargs sha256sum
+     sha256sum scripts/build-libpfm4.sh
+     cd "$gen/libpfm" && find . -name 'riscv_*.h' | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -d' ' -f1
+}
+
+prepare_tree() {
+    local want
+    want=$(overlay_hash)
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+        return 0
+    fi
+    echo "build-libpfm4: fresh copy of libpfm4 $version with the RISC-V port in $tree"
+    rm -rf "$tree"
+    cp -a "$pristine" "$tree"
+    "$top/libpfm4-riscv/apply.sh" "$tree" "$gen/libpfm" > /dev/null
+    echo "$want" > "$stamp.new" # becomes the stamp once the build succeeds
+}
+
+do_build() {
+    "$top/scripts/fetch-upstream.sh" libpfm4 > /dev/null
+    [ -d "$pristine" ] || die "$pristine missing after scripts/fetch-upstream.sh libpfm4"
+    ensure_generated
+    prepare_tree
+    local jobs
+    jobs=$(nproc 2>/dev/null || echo 2)
+    if ! { make_libpfm lib -j"$jobs" && make_libpfm tests -j"$jobs" && make_libpfm examples -j"$jobs"; } > "$log" 2>&1; then
+        tail -n 40 "$log" >&2
+        die "libpfm4 build failed (full log: $log)"
+    fi
+    [ -f "$stamp.new" ] && mv "$stamp.new" "$stamp"
+    for f in lib/libpfm.a tests/validate examples/showevtinfo examples/check_events; do
+        [ -f "$tree/$f" ] || die "$tree/$f was not built"
+    done
+    echo "build-libpfm4: libpfm4 $version + RISC-V models ready in $tree"
+}
+
+do_install() {
+    local prefix=${1:?usage: build-libpfm4.sh install PREFIX}
+    [ -f "$tree/examples/showevtinfo" ] || die "$tree is not built; run build-libpfm4.sh build first"
+    mkdir -p "$prefix/lib" "$prefix/include/perfmon" "$prefix/bin"
+    cp -P "$tree"/lib/libpfm.so* "$prefix/lib/"
+    [ -f "$tree/lib/libpfm.a" ] && cp "$tree/lib/libpfm.a" "$prefix/lib/"
+    cp "$tree"/include/perfmon/*.h "$prefix/include/perfmon/"
+    cp "$tree/examples/showevtinfo" "$tree/examples/check_events" "$prefix/bin/"
+    echo "build-libpfm4: installed libpfm4 into $prefix"
+}
+
+do_validate() {
+    [ -x "$tree/tests/validate" ] || die "$tree/tests/validate is not built; run build-libpfm4.sh build first"
+    local out rc=0
+    out=$("$tree/tests/validate" -A 2>&1) || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        echo "$out" >&2
+        die "libpfm4 validate failed"
+    fi
+    echo "$out" | grep -E "RISC-V events|Total|All tests passed"
+    return 0
+}
+
+case "${1:-}" in
+build) do_build ;;
+install) do_install "${2:-}" ;;
+validate) do_validate ;;
+*) echo "usage: $0 build | install PREFIX | validate" >&2; exit 2 ;;
+esac

@@ -1,0 +1,213 @@
+/*
+ * Detection of the RISC-V PMU models from /proc/cpuinfo texts (fixtures in tests/pfm/cpuinfo/, handed to
+ * libpfm4 through LIBPFM_RISCV_CPUINFO), our cpuinfo reader, the machines of events/models.csv, and
+ * LIBPFM_FORCE_PMU.
+ */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pfmlib_priv.h"
+#include "pfmlib_riscv_priv.h"
+#include "riscv_known_machines.h"
+
+#include "pfm_test_util.h"
+
+static const char *const riscv_pmus[] = {"riscv_sifive_u74", "riscv_openhwgroup_cva6", "riscv_generic",
+                                         "riscv_lowrisc_hpc", "riscv_ucb_boom"};
+#define NPMUS (sizeof(riscv_pmus) / sizeof(riscv_pmus[0]))
+
+/* the RISC-V PMUs active after initialising with this cpuinfo, as "name name ..." */
+static void active_pmus(const char *forced, const char *cpuinfo, char *out, size_t len)
+{
+	out[0] = '\0';
+	CU_ASSERT_EQUAL_FATAL(pfm_reinit(forced, cpuinfo), PFM_SUCCESS);
+	for (size_t i = 0; i < NPMUS; i++) {
+		if (pmu_active(riscv_pmus[i])) {
+			if (out[0])
+				strncat(out, " ", len - strlen(out) - 1);
+			strncat(out, riscv_pmus[i], len - strlen(out) - 1);
+		}
+	}
+}
+
+static void expect_detected(const char *fixture, const char *want)
+{
+	char got[512];
+
+	active_pmus(NULL, cpuinfo_fixture(fixture), got, sizeof(got));
+	if (strcmp(got, want))
+		fprintf(stderr, "\n  %s: detected '%s', want '%s'\n", fixture, got, want);
+	CU_ASSERT_STRING_EQUAL(got, want);
+}
+
+/* PAPI's perf_event component needs exactly one core PMU */
+static int active_core_pmus(void)
+{
+	pfm_pmu_info_t info;
+	int i, n = 0;
+
+	pfm_for_all_pmus(i)
+	{
+		memset(&info, 0, sizeof(info));
+		info.size = sizeof(info);
+		if (pfm_get_pmu_info(i, &info) == PFM_SUCCESS && info.is_present &&
+		    info.type == PFM_PMU_TYPE_CORE)
+			n++;
+	}
+	return n;
+}
+
+static void test_u74_boards(void)
+{
+	expect_detected("unmatched.txt", "riscv_sifive_u74"); /* by uarch */
+	CU_ASSERT_EQUAL(active_core_pmus(), 1);
+	expect_detected("visionfive2.txt", "riscv_sifive_u74"); /* by mvendorid + marchid, no uarch line */
+	CU_ASSERT_EQUAL(active_core_pmus(), 1);
+	expect_detected("u74_sscofpmf.txt", "riscv_sifive_u74");
+}
+
+static void test_cva6(void)
+{
+	expect_detected("cva6.txt", "riscv_openhwgroup_cva6");
+	CU_ASSERT_EQUAL(active_core_pmus(), 1);
+}
+
+static void test_rocket_with_hpc(void)
+{
+	expect_detected("rocket_xdhpc.txt", "riscv_generic riscv_lowrisc_hpc");
+	CU_ASSERT_EQUAL(active_core_pmus(), 1); /* the bank is not a core PMU */
+}
+
+static void test_boom(void)
+{
+	expect_detected("boom.txt", "riscv_generic riscv_ucb_boom");
+	CU_ASSERT_EQUAL(active_core_pmus(), 1);
+}
+
+static void test_core_without_model_is_generic(void)
+{
+	expect_detected("thead_c910.txt", "riscv_generic");
+	CU_ASSERT_EQUAL(active_core_pmus(), 1);
+}
+
+static void test_x86_64_is_none(void)
+{
+	expect_detected("x86_64.txt", "");
+	CU_ASSERT_EQUAL(active_core_pmus(), 0);
+	expect_detected("no-such-file.txt", ""); /* unreadable cpuinfo: nothing detected, no crash */
+}
+
+/* upstream's ARM reader returns the last line's value for a missing key; here the last line is an mimpid
+ * equal to the U74 marchid, so that bug would make this a U74 */
+static void test_missing_key_takes_no_other_value(void)
+{
+	char buf[128] = "untouched";
+	const char *path = cpuinfo_fixture("missing_marchid.txt");
+
+	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(path, "marchid", buf, sizeof(buf)), -1);
+	CU_ASSERT_STRING_EQUAL(buf, "untouched");
+	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(path, "mimpid", buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "0x8000000000000007");
+	expect_detected("missing_marchid.txt", "riscv_generic");
+}
+
+static void test_cpuinfo_reader(void)
+{
+	char buf[128];
+	const char *vf2 = cpuinfo_fixture("visionfive2.txt");
+
+	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(vf2, "marchid", buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "0x8000000000000007");
+	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(vf2, "hart", buf, sizeof(buf)), 0); /* first hart, exact key */
+	CU_ASSERT_STRING_EQUAL(buf, "1");
+	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(vf2, "hart isa", buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "rv64imafdc_zicntr_zicsr_zifencei_zihpm_zba_zbb");
+	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(vf2, "march", buf, sizeof(buf)), -1); /* no prefix matches */
+	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(vf2, "uarch", buf, sizeof(buf)), -1);
+	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(vf2, "marchid", buf, 5), 0); /* truncated, terminated */
+	CU_ASSERT_STRING_EQUAL(buf, "0x80");
+	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(cpuinfo_fixture("nope"), "isa", buf, sizeof(buf)), -1);
+	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(vf2, "isa", buf, 0), -1);
+}
+
+static void test_isa_extensions(void)
+{
+	CU_ASSERT_TRUE(pfm_riscv_isa_has_ext("rv64imafdc_zicntr_xdhpc", "xdhpc"));
+	CU_ASSERT_TRUE(pfm_riscv_isa_has_ext("rv64imafdc_xdhpc_zicntr", "XDHPC"));
+	CU_ASSERT_TRUE(pfm_riscv_isa_has_ext("rv64imafdc_sscofpmf", "sscofpmf"));
+	CU_ASSERT_FALSE(pfm_riscv_isa_has_ext("rv64imafdc_xdhpcx", "xdhpc"));
+	CU_ASSERT_FALSE(pfm_riscv_isa_has_ext("rv64imafdc_zxdhpc", "xdhpc"));
+	CU_ASSERT_FALSE(pfm_riscv_isa_has_ext("rv64imafdcxdhpc", "xdhpc")); /* not after an underscore */
+	CU_ASSERT_FALSE(pfm_riscv_isa_has_ext("rv64imafdc", "c"));          /* single letters are not asked */
+	CU_ASSERT_FALSE(pfm_riscv_isa_has_ext("", "xdhpc"));
+}
+
+/* a cpuinfo written from each row of events/models.csv detects as that row's core and bank PMUs */
+static void test_known_machines(void)
+{
+	for (size_t i = 0; i < sizeof(riscv_known_machines) / sizeof(riscv_known_machines[0]); i++) {
+		const struct riscv_known_machine *m = riscv_known_machines + i;
+		char path[] = "/tmp/pfm_cpuinfo_XXXXXX", want[256], got[512];
+		int fd = mkstemp(path);
+		FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+		for (int hart = 0; hart < 2; hart++)
+			fprintf(f,
+			        "processor\t: %d\nhart\t\t: %d\nisa\t\t: %s\nmmu\t\t: sv39\nuarch\t\t: %s\n"
+			        "mvendorid\t: %s\nmarchid\t\t: %s\nmimpid\t\t: %s\n\n",
+			        hart, hart, m->isa, m->uarch, m->mvendorid, m->marchid, m->mimpid);
+		fclose(f);
+		snprintf(want, sizeof(want), "%s%s%s", m->core_pmu, *m->bank_pmu ? " " : "", m->bank_pmu);
+		active_pmus(NULL, path, got, sizeof(got));
+		if (strcmp(got, want))
+			fprintf(stderr, "\n  %s: detected '%s', want '%s'\n", m->model, got, want);
+		CU_ASSERT_STRING_EQUAL(got, want);
+		unlink(path);
+	}
+}
+
+/* LIBPFM_FORCE_PMU activates exactly the named model, even on a host that is not RISC-V */
+static void test_force_each_model(void)
+{
+	char got[512];
+
+	for (size_t i = 0; i < NPMUS; i++) {
+		active_pmus(riscv_pmus[i], cpuinfo_fixture("x86_64.txt"), got, sizeof(got));
+		CU_ASSERT_STRING_EQUAL(got, riscv_pmus[i]);
+	}
+}
+
+static int teardown(void)
+{
+	pfm_terminate();
+	return 0;
+}
+
+int main(void)
+{
+	CU_pSuite s;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("libpfm4 RISC-V detection", NULL, teardown);
+	CU_add_test(s, "U74 boards (Unmatched, VisionFive 2)", test_u74_boards);
+	CU_add_test(s, "CVA6", test_cva6);
+	CU_add_test(s, "Rocket with xdhpc: generic + HPC bank", test_rocket_with_hpc);
+	CU_add_test(s, "BOOM: generic + BOOM bank", test_boom);
+	CU_add_test(s, "core without a model: generic", test_core_without_model_is_generic);
+	CU_add_test(s, "x86_64 cpuinfo: none", test_x86_64_is_none);
+	CU_add_test(s, "missing key takes no other line's value", test_missing_key_takes_no_other_value);
+	CU_add_test(s, "cpuinfo reader", test_cpuinfo_reader);
+	CU_add_test(s, "isa extensions", test_isa_extensions);
+	CU_add_test(s, "machines of events/models.csv", test_known_machines);
+	CU_add_test(s, "LIBPFM_FORCE_PMU activates each model", test_force_each_model);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	int failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
+	CU_cleanup_registry();
+	return failed ? 1 : 0;
+}
