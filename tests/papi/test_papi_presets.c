@@ -1,0 +1,172 @@
+/* Every available PAPI preset, alone in an EventSet, counts exactly what the emulator says happened.
+ *
+ * Runs under rvemu-run with the virtual clock (RVEMU_CLOCK=virtual): between PAPI_start and PAPI_stop the
+ * test advances its thread by a fixed number of cycles, so every event advances by its profile rate. The
+ * expected value of a preset is computed from the emulator's ground truth of each native term (found
+ * with libpfm4's perf encoding: PERF_TYPE_HARDWARE -> CYCLES/INSTRUCTIONS, raw -> mhpmevent) combined
+ * as the preset says (NOT_DERIVED, DERIVED_ADD, DERIVED_SUB). Built and run by run-papi-tests.sh.
+ */
+#include <CUnit/Basic.h>
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <papi.h>
+#include <perfmon/pfmlib_perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rvemu.h"
+
+#define ADVANCE_CYCLES 1000000ULL
+
+typedef int (*advance_fn)(uint64_t);
+typedef int (*truth_fn)(const char *, uint64_t *);
+typedef int (*truth_raw_fn)(uint64_t, uint64_t *);
+
+static advance_fn emu_advance;
+static truth_fn emu_truth;
+static truth_raw_fn emu_truth_raw;
+static int presets_checked, presets_available;
+
+/* Ground truth of one native event (a PAPI native name) for the calling thread. */
+static int native_truth(const char *name, uint64_t *out)
+{
+	struct perf_event_attr attr;
+	pfm_perf_encode_arg_t arg;
+
+	memset(&attr, 0, sizeof(attr));
+	memset(&arg, 0, sizeof(arg));
+	arg.attr = &attr;
+	arg.size = sizeof(arg);
+	if (pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT, &arg) != PFM_SUCCESS) {
+		fprintf(stderr, "libpfm4 cannot encode %s\n", name);
+		return -1;
+	}
+	if (attr.type == PERF_TYPE_HARDWARE && attr.config == PERF_COUNT_HW_CPU_CYCLES)
+		return emu_truth("CYCLES", out);
+	if (attr.type == PERF_TYPE_HARDWARE && attr.config == PERF_COUNT_HW_INSTRUCTIONS)
+		return emu_truth("INSTRUCTIONS", out);
+	if (attr.type == PERF_TYPE_RAW)
+		return emu_truth_raw(attr.config, out);
+	fprintf(stderr, "%s: unexpected perf type %u\n", name, attr.type);
+	return -1;
+}
+
+/* Truth of every term of the preset, in the preset's order. */
+static int preset_terms_truth(const PAPI_event_info_t *info, uint64_t *terms)
+{
+	for (unsigned i = 0; i < info->count; i++)
+		if (native_truth(info->name[i], &terms[i]) != 0)
+			return -1;
+	return 0;
+}
+
+static long long combine(const PAPI_event_info_t *info, const uint64_t *delta)
+{
+	long long v = (long long)delta[0];
+	for (unsigned i = 1; i < info->count; i++) {
+		if (strcmp(info->derived, "DERIVED_SUB") == 0)
+			v -= (long long)delta[i];
+		else
+			v += (long long)delta[i];
+	}
+	return v;
+}
+
+static void check_one_preset(int code, const PAPI_event_info_t *info)
+{
+	int set = PAPI_NULL;
+	long long value = -1;
+	uint64_t before[PAPI_MAX_INFO_TERMS], after[PAPI_MAX_INFO_TERMS], delta[PAPI_MAX_INFO_TERMS];
+
+	CU_ASSERT_EQUAL_FATAL(PAPI_create_eventset(&set), PAPI_OK);
+	int rc = PAPI_add_event(set, code);
+	if (rc != PAPI_OK)
+		fprintf(stderr, "%s is reported available but cannot be added alone: %s\n", info->symbol,
+		        PAPI_strerror(rc));
+	CU_ASSERT_EQUAL(rc, PAPI_OK);
+	if (rc == PAPI_OK) {
+		CU_ASSERT_EQUAL(PAPI_start(set), PAPI_OK);
+		CU_ASSERT_EQUAL(preset_terms_truth(info, before), 0);
+		CU_ASSERT_EQUAL(emu_advance(ADVANCE_CYCLES), 0);
+		CU_ASSERT_EQUAL(preset_terms_truth(info, after), 0);
+		CU_ASSERT_EQUAL(PAPI_stop(set, &value), PAPI_OK);
+		for (unsigned i = 0; i < info->count; i++)
+			delta[i] = after[i] - before[i];
+		long long want = combine(info, delta);
+		if (value != want)
+			fprintf(stderr, "%s (%s, %u terms): PAPI %lld, truth %lld\n", info->symbol,
+			        info->derived, info->count, value, want);
+		CU_ASSERT_EQUAL(value, want);
+		CU_ASSERT_TRUE(want > 0); /* the profile makes every preset's events happen */
+		presets_checked++;
+	}
+	PAPI_cleanup_eventset(set);
+	PAPI_destroy_eventset(&set);
+}
+
+static void test_every_available_preset(void)
+{
+	int code = PAPI_PRESET_MASK;
+	CU_ASSERT_EQUAL_FATAL(PAPI_enum_event(&code, PAPI_ENUM_FIRST), PAPI_OK);
+	do {
+		PAPI_event_info_t info;
+		if (PAPI_get_event_info(code, &info) != PAPI_OK || info.count == 0)
+			continue;
+		presets_available++;
+		check_one_preset(code, &info);
+	} while (PAPI_enum_event(&code, PAPI_PRESET_ENUM_AVAIL) == PAPI_OK);
+	printf("\npresets available: %d, counted alone and equal to the truth: %d\n", presets_available,
+	       presets_checked);
+	CU_ASSERT_TRUE(presets_available >= 2); /* at least PAPI_TOT_CYC and PAPI_TOT_INS */
+}
+
+/* Domains: a core without Sscofpmf counts PAPI_DOM_ALL only, and PAPI says so. */
+static void test_domains_are_honest(void)
+{
+	const char *isa_has_sscofpmf = getenv("EXPECT_SSCOFPMF");
+	PAPI_option_t opt;
+	memset(&opt, 0, sizeof(opt));
+	opt.defdomain.def_cidx = 0;
+	int dom = PAPI_get_opt(PAPI_DEFDOM, &opt);
+	if (isa_has_sscofpmf == NULL || strcmp(isa_has_sscofpmf, "1") != 0) {
+		CU_ASSERT_EQUAL(dom, PAPI_DOM_ALL);
+		int set = PAPI_NULL;
+		CU_ASSERT_EQUAL_FATAL(PAPI_create_eventset(&set), PAPI_OK);
+		CU_ASSERT_EQUAL(PAPI_assign_eventset_component(set, 0), PAPI_OK);
+		CU_ASSERT_NOT_EQUAL(PAPI_set_domain(PAPI_DOM_USER), PAPI_OK);
+		memset(&opt, 0, sizeof(opt));
+		opt.domain.eventset = set;
+		opt.domain.domain = PAPI_DOM_USER;
+		CU_ASSERT_NOT_EQUAL(PAPI_set_opt(PAPI_DOMAIN, &opt), PAPI_OK);
+		PAPI_destroy_eventset(&set);
+	} else {
+		CU_ASSERT_EQUAL(dom, PAPI_DOM_USER);
+	}
+}
+
+int main(void)
+{
+	emu_advance = RVEMU_SYM(advance_fn, rvemu_advance);
+	emu_truth = RVEMU_SYM(truth_fn, rvemu_truth);
+	emu_truth_raw = RVEMU_SYM(truth_raw_fn, rvemu_truth_raw);
+	if (emu_advance == NULL || emu_truth == NULL || emu_truth_raw == NULL) {
+		fprintf(stderr, "test_papi_presets: run me under rvemu-run --clock virtual\n");
+		return 1;
+	}
+	if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT) {
+		fprintf(stderr, "PAPI_library_init failed\n");
+		return 1;
+	}
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	CU_pSuite s = CU_add_suite("papi_presets", NULL, NULL);
+	CU_add_test(s, "every available preset alone equals the truth", test_every_available_preset);
+	CU_add_test(s, "counting domains are what the kernel accepts", test_domains_are_honest);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	unsigned failed = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return failed == 0 ? 0 : 1;
+}
