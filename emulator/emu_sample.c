@@ -29,6 +29,8 @@ int emu_ring_map(struct emu_event *ev, size_t len)
 	ev->page = p;
 	ev->map_len = len;
 	ev->data_size = len - page;
+	/* cppcheck models the dlsym'd mmap as returning its NULL hint: p is a fresh mapping here. */
+	// cppcheck-suppress nullPointer
 	memset(p, 0, page);
 	ev->page->version = 0;
 	ev->page->compat_version = 0;
@@ -103,10 +105,10 @@ void emu_sample_write(struct emu_event *ev, uint64_t ip)
 		EMU_STAT_ADD(samples_lost, 1);
 		return;
 	}
-	struct {
-		struct perf_event_header h;
-		uint64_t id, lost;
-	} lost = {{PERF_RECORD_LOST, 0, sizeof(lost)}, ev->id, ev->lost};
+	/* PERF_RECORD_LOST: header, id, number of lost records */
+	uint64_t lost[3] = {0, ev->id, ev->lost};
+	struct perf_event_header lh = {PERF_RECORD_LOST, 0, sizeof(lost)};
+	memcpy(&lost[0], &lh, sizeof(lh));
 	uint64_t head = ev->page->data_head;
 	uint64_t tail = __atomic_load_n(&ev->page->data_tail, __ATOMIC_ACQUIRE);
 	size_t need = size + (ev->lost ? sizeof(lost) : 0);

@@ -119,7 +119,7 @@ static int run_under_emulator(char *const argv[], const char *model_name, const 
 	close(pipefd[1]);
 	size_t n = 0;
 	ssize_t r;
-	char sink[256];
+	char sink[256] = {0};
 	while ((r = read(pipefd[0], err && n < errcap - 1 ? err + n : sink,
 	                 err && n < errcap - 1 ? errcap - 1 - n : sizeof(sink))) > 0)
 		if (err && n < errcap - 1)
@@ -236,9 +236,16 @@ static int child(void)
 		fprintf(stderr, "not running under librvemu\n");
 		return 1;
 	}
-	for (size_t i = 0; i < rvemu_nmodels; i++)
-		if (!strcmp(rvemu_models[i].model, api.model_name()))
-			model = &rvemu_models[i];
+	/* The emulator's own tables (a second copy linked here would be an ODR violation under ASan). */
+	const struct rvemu_model *models = dlsym(RTLD_DEFAULT, "rvemu_models");
+	const size_t *nmodels = dlsym(RTLD_DEFAULT, "rvemu_nmodels");
+	if (!models || !nmodels) {
+		fprintf(stderr, "librvemu exports no rvemu_models table\n");
+		return 1;
+	}
+	for (size_t i = 0; i < *nmodels; i++)
+		if (!strcmp(models[i].model, api.model_name()))
+			model = &models[i];
 	virtual_clock = !strcmp(getenv("RVEMU_CLOCK"), "virtual");
 	sscofpmf = !strcmp(getenv("RVEMU_SSCOFPMF"), "1");
 	printf("\n=== model %s, clock %s, sscofpmf %d ===\n", model->model,

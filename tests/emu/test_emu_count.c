@@ -117,7 +117,7 @@ static void test_group_full(void)
 		CU_ASSERT_FATAL(fds[n] >= 0);
 		n++;
 	}
-	uint64_t t0[10], t1[10];
+	uint64_t t0[10] = {0}, t1[10] = {0};
 	for (unsigned i = 0; i < n; i++)
 		t0[i] = truth_of(evs[i]);
 	CU_ASSERT_EQUAL(ioctl(fds[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP), 0);
