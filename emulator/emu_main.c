@@ -114,9 +114,14 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 static int config_ready;
 
+static void atfork_prepare(void);
+static void atfork_parent(void);
+static void atfork_child(void);
+
 static void init_once_fn(void)
 {
 	load_config();
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	/* The bank models' init asks for the model: answer without re-entering pthread_once. */
 	__atomic_store_n(&config_ready, 1, __ATOMIC_RELEASE);
 	emu_banks_init();
@@ -361,6 +366,28 @@ void emu_unlock(void)
 		inside = 0;
 	}
 	emu_flush_signals();
+}
+
+/* fork: no emulator lock may be held across it, and the child's thread is a new task with its own clock
+ * (events inherited through fds keep counting the parent's threads, as the kernel's do). */
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&perf_lock);
+	pthread_mutex_lock(&threads_lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&threads_lock);
+	pthread_mutex_unlock(&perf_lock);
+}
+
+static void atfork_child(void)
+{
+	pthread_mutex_unlock(&threads_lock);
+	pthread_mutex_unlock(&perf_lock);
+	self = NULL;
+	inside = 0;
 }
 
 int emu_in_emulator(void)

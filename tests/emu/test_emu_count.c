@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "emu_test.h"
@@ -373,6 +374,33 @@ static void test_per_thread(void)
 	close(theirs);
 }
 
+/* A forked child is a new task: it counts itself from zero, and the parent is unaffected. */
+static void test_fork(void)
+{
+	struct perf_event_attr a;
+	attr_for_event(&a, &model->events[0]);
+	a.disabled = 0;
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	api.advance(1000);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int cfd = perf_open(&a, 0, -1, -1, 0);
+		uint64_t v = 0;
+		api.advance(2500);
+		int ok = cfd >= 0 && read(cfd, &v, sizeof(v)) == (ssize_t)sizeof(v) && v == 2500 &&
+		         api.thread_cycles() == 2500;
+		_exit(ok ? 0 : 1);
+	}
+	CU_ASSERT_FATAL(pid > 0);
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	api.advance(500);
+	CU_ASSERT_EQUAL(read_count(fd), 1500);
+	close(fd);
+}
+
 /* cputime mode: counts follow the thread's CPU time; ratios between events follow the profile. */
 static void test_cputime_ratios(void)
 {
@@ -419,6 +447,7 @@ void add_count_suites(void)
 		CU_add_test(s, "counter width and wrap", test_counter_width);
 		CU_add_test(s, "ENABLE, DISABLE, RESET", test_enable_disable_reset);
 		CU_add_test(s, "per-thread counting", test_per_thread);
+		CU_add_test(s, "fork: the child is a new task", test_fork);
 	} else {
 		CU_add_test(s, "cputime: counts grow, ratios follow the profile within 1%",
 		            test_cputime_ratios);

@@ -26,6 +26,8 @@ static void test_cpuinfo(void)
 			CU_ASSERT_EQUAL(n, processors);
 			processors++;
 		}
+		if (sscanf(line, "hart\t\t: %u", &n) == 1) /* U74-MC: hart 0 is the S7 monitor core */
+			CU_ASSERT_EQUAL(n, processors - 1 + (model->class_masks ? 1 : 0));
 		char *v = strchr(line, ':');
 		if (!strncmp(line, "uarch\t", 6) && v && !strncmp(v + 2, model->uarch, strlen(model->uarch)))
 			uarchs++;
