@@ -4,7 +4,7 @@
  * Every emulated event is a real fd (a memfd), so fd numbers never collide with the program's own files;
  * every call on another fd, and every other syscall number, goes to libc unchanged.
  *
- * Choices where the real riscv_pmu_sbi driver gives no single answer (see docs in emulator/README.md):
+ * Choices where the real riscv_pmu_sbi driver gives no single answer (see docs/emulator-core.md):
  *  - an undefined RAW encoding fails at open with ENOENT (the driver accepts it and the SBI firmware then
  *    finds no counter, so the event never counts); bits 61:48 of a RAW config are ignored as the driver
  *    masks them, bits 63:62 (SBI firmware events) give ENOENT;
@@ -428,7 +428,7 @@ static int copy_attr(const struct perf_event_attr *u, struct perf_event_attr *a)
 		return -EINVAL;
 	if (a->freq ? a->sample_freq > 100000 : (a->sample_period >> 63) != 0)
 		return -EINVAL; /* perf_event_max_sample_rate; a period must fit in 63 bits */
-	/* inherit is accepted, but children are not counted (see emulator/README.md) */
+	/* inherit is accepted, but children are not counted (see docs/emulator-core.md) */
 	return 0;
 }
 
