@@ -19,6 +19,10 @@ extern "C" {
 
 #define RVEMU_API_VERSION 1
 
+/* librvemu.so is built with hidden visibility: only what this header (and rvhw.h, and the interposed libc
+ * entry points) declares is exported. */
+#define RVEMU_API __attribute__((visibility("default")))
+
 struct rvemu_stats {
 	uint64_t syscalls_emulated;  /* perf_event_open and the file operations on emulated fds */
 	uint64_t syscalls_forwarded; /* calls on other fds / other syscall numbers passed to libc */
@@ -32,34 +36,34 @@ struct rvemu_stats {
 };
 
 /* Library version of this API (RVEMU_API_VERSION). */
-int rvemu_api_version(void);
+RVEMU_API int rvemu_api_version(void);
 /* Name of the active model ("sifive-u74", "cva6", "lowrisc-hpc", "boom"). */
-const char *rvemu_model_name(void);
+RVEMU_API const char *rvemu_model_name(void);
 /* Virtual-clock mode: advance the calling thread by `cycles` (all its events advance by their rates,
  * counters overflow and sample as on hardware). Returns 0, or -1 when the clock is not virtual. */
-int rvemu_advance(uint64_t cycles);
+RVEMU_API int rvemu_advance(uint64_t cycles);
 /* Add `count` occurrences of a core event (name as in events/, e.g. "FP_LOAD_RETIRED") to the calling
  * thread, on top of its rate. Returns 0 or -1 for an unknown name. */
-int rvemu_inject(const char *event, uint64_t count);
+RVEMU_API int rvemu_inject(const char *event, uint64_t count);
 /* Ground truth: occurrences of `event` in the calling thread since it started (privilege levels: all).
  * For a U74 class mask, pass the mhpmevent encoding with rvemu_truth_raw(). */
-int rvemu_truth(const char *event, uint64_t *count);
-int rvemu_truth_raw(uint64_t mhpmevent, uint64_t *count);
+RVEMU_API int rvemu_truth(const char *event, uint64_t *count);
+RVEMU_API int rvemu_truth_raw(uint64_t mhpmevent, uint64_t *count);
 /* Cycles the calling thread has run on the emulated core. */
-uint64_t rvemu_thread_cycles(void);
-void rvemu_get_stats(struct rvemu_stats *out);
-void rvemu_reset_stats(void);
+RVEMU_API uint64_t rvemu_thread_cycles(void);
+RVEMU_API void rvemu_get_stats(struct rvemu_stats *out);
+RVEMU_API void rvemu_reset_stats(void);
 
 /* Distributed HPC (model lowrisc-hpc). */
 /* Ground truth of one HPC counter: manager id (RVHW_HPC_MANAGER_ID) and hpcm bit. */
-int rvemu_hpc_truth(uint32_t manager_id, unsigned bit, uint64_t *value);
+RVEMU_API int rvemu_hpc_truth(uint32_t manager_id, unsigned bit, uint64_t *value);
 /* Make the next N HPC requests of the calling thread see a context switch mid-request. */
-void rvemu_hpc_force_interrupt(unsigned n);
+RVEMU_API void rvemu_hpc_force_interrupt(unsigned n);
 /* What the OS would do: set or clear hpcc.useren for the calling thread (user writes cannot). */
-void rvemu_hpc_set_useren(int on);
+RVEMU_API void rvemu_hpc_set_useren(int on);
 
 /* BOOM bank (model boom): ground truth of counter n for the calling process (ignores procTag/maxPriv). */
-int rvemu_boom_truth(unsigned counter, uint64_t *value);
+RVEMU_API int rvemu_boom_truth(unsigned counter, uint64_t *value);
 
 #define RVEMU_SYM(type, name) ((type)dlsym(RTLD_DEFAULT, #name))
 

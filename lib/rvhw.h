@@ -47,12 +47,15 @@ extern "C" {
 #define RVHW_EINVAL (-22) /* a CSR or tag this interface does not know */
 #define RVHW_EPERM  (-1)  /* the access would trap (e.g. trigger with useren = 0): SIGILL on hardware */
 
-int rvhw_csr_read(unsigned csr, uint64_t *value);
-int rvhw_csr_write(unsigned csr, uint64_t value);
+/* Exported even from libraries built with -fvisibility=hidden (librvemu.so interposes these). */
+#define RVHW_API __attribute__((visibility("default")))
+
+RVHW_API int rvhw_csr_read(unsigned csr, uint64_t *value);
+RVHW_API int rvhw_csr_write(unsigned csr, uint64_t value);
 /* BOOM hint: executes `addi x0, rs1, tag` with rs1 = in; *out receives rs1 afterwards (for get/read tags). */
-int rvhw_boom_op(unsigned tag, uint64_t in, uint64_t *out);
+RVHW_API int rvhw_boom_op(unsigned tag, uint64_t in, uint64_t *out);
 /* Which implementation answers: "riscv64" (real instructions), "emulator", or "none". */
-const char *rvhw_backend(void);
+RVHW_API const char *rvhw_backend(void);
 
 #ifdef __cplusplus
 }
