@@ -18,7 +18,7 @@ done
 # our own files (cp only when different, so make does not rebuild an unchanged tree)
 install_file() { cmp -s "$1" "$2" || cp "$1" "$2"; }
 for f in "$here"/lib/*.c "$here"/lib/*.h; do install_file "$f" "$tree/lib/$(basename "$f")"; done
-for f in "$gen"/riscv_*_events.h; do install_file "$f" "$tree/lib/events/$(basename "$f")"; done
+for f in "$gen"/riscv_*_events.h "$gen"/riscv_counters.h; do install_file "$f" "$tree/lib/events/$(basename "$f")"; done
 for f in "$here"/tests/*.c; do install_file "$f" "$tree/tests/$(basename "$f")"; done
 
 # the registrations in upstream files

@@ -265,6 +265,17 @@ def gen_libpfm(t, outdir):
     lines.append("};")
     write(os.path.join(outdir, "riscv_lowrisc_hpc_events.h"), "\n".join(lines) + "\n")
 
+    counters = {}
+    for m in t["models"]:
+        n = as_int(m, "prog_counters")
+        if counters.setdefault(m["core_pmu"], n) != n:
+            raise TableError(f"{m['_where']}: {m['core_pmu']} has {counters[m['core_pmu']]} programmable counters "
+                             f"in another row")
+    lines = [banner("Programmable counters of each core PMU (events/models.csv)")]
+    for pmu, n in counters.items():
+        lines.append(f"#define {pmu.upper()}_NUM_CNTRS {n}")
+    write(os.path.join(outdir, "riscv_counters.h"), "\n".join(lines) + "\n")
+
     lines = [banner("Machines known to the RISC-V port (events/models.csv), for detection tests"),
              "static const struct riscv_known_machine { const char *model, *core_pmu, *bank_pmu, *uarch, *mvendorid,"
              " *marchid, *mimpid, *isa; } riscv_known_machines[] = {"]

@@ -204,6 +204,37 @@ int pfm_riscv_host_machine(struct pfm_riscv_machine *m)
 
 /* ------------------------------------------------------------------------------------------ callbacks */
 
+/* Detection of every RISC-V model: which PMU ids the host's cpuinfo calls for. */
+int pfm_riscv_detect(void *this)
+{
+	const pfmlib_pmu_t *pmu = this;
+	struct pfm_riscv_machine m;
+	int present;
+
+	pfm_riscv_host_machine(&m);
+	switch (pmu->pmu) {
+	case PFM_PMU_RISCV_SIFIVE_U74:
+		present = m.core_u74;
+		break;
+	case PFM_PMU_RISCV_OPENHWGROUP_CVA6:
+		present = m.core_cva6;
+		break;
+	case PFM_PMU_RISCV_GENERIC: /* steps aside for a specific core model: PAPI needs exactly one core PMU
+	                             */
+		present = m.is_riscv && !m.core_u74 && !m.core_cva6;
+		break;
+	case PFM_PMU_RISCV_LOWRISC_HPC:
+		present = m.bank_hpc;
+		break;
+	case PFM_PMU_RISCV_UCB_BOOM:
+		present = m.bank_boom;
+		break;
+	default:
+		present = 0;
+	}
+	return present ? PFM_SUCCESS : PFM_ERR_NOTSUPP;
+}
+
 /*
  * Core PMUs: privilege filtering exists only with Sscofpmf. Without it perf gets no u/k modifiers and the
  * perf_event layer never sets exclude_* (supported_plm = 0 makes it clear them all). Run on detection and

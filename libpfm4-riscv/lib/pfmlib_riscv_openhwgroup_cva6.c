@@ -5,16 +5,8 @@
  */
 #include "pfmlib_priv.h"
 #include "pfmlib_riscv_priv.h"
+#include "events/riscv_counters.h"                /* generated from events/models.csv */
 #include "events/riscv_openhwgroup_cva6_events.h" /* generated from events/ by scripts/gen_events.py */
-
-static int pfm_riscv_detect_openhwgroup_cva6(void *this)
-{
-	struct pfm_riscv_machine m;
-
-	(void)this;
-	pfm_riscv_host_machine(&m);
-	return (m.core_cva6) ? PFM_SUCCESS : PFM_ERR_NOTSUPP;
-}
 
 pfmlib_pmu_t riscv_openhwgroup_cva6_support = {
     .desc = "OpenHW Group CVA6",
@@ -25,21 +17,7 @@ pfmlib_pmu_t riscv_openhwgroup_cva6_support = {
     .pe = riscv_openhwgroup_cva6_pe,
     .flags = RISCV_PMU_FL_PES,
     .max_encoding = 1,
-    .num_cntrs = 6,
+    .num_cntrs = RISCV_OPENHWGROUP_CVA6_NUM_CNTRS,
     .num_fixed_cntrs = 2,
-    .supported_plm = 0, /* core PMUs: set by pfm_riscv_core_init from the isa string */
-
-    .pmu_detect = pfm_riscv_detect_openhwgroup_cva6,
-    .pmu_init = pfm_riscv_core_init,
-    .pmu_terminate = pfm_riscv_terminate,
-    .get_event_encoding[PFM_OS_NONE] = pfm_riscv_get_encoding,
-    PFMLIB_ENCODE_PERF(pfm_riscv_get_perf_encoding),
-    PFMLIB_VALID_PERF_PATTRS(pfm_riscv_perf_validate_pattrs),
-    .get_event_first = pfm_riscv_get_event_first,
-    .get_event_next = pfm_riscv_get_event_next,
-    .event_is_valid = pfm_riscv_event_is_valid,
-    .validate_table = pfm_riscv_validate_table,
-    .get_event_info = pfm_riscv_get_event_info,
-    .get_event_attr_info = pfm_riscv_get_event_attr_info,
-    .get_event_nattrs = pfm_riscv_get_event_nattrs,
+    PFM_RISCV_CORE_OPS,
 };

@@ -65,8 +65,9 @@ typedef struct {
 #define RISCV_HPC_CODE(manager_id, bit) (((uint64_t)(manager_id) << 6) | (uint64_t)(bit))
 
 /* pfmlib_pmu_t.flags, arch-specific half */
-#define RISCV_PMU_FL_PES 0x10000 /* core has Precise Event Sampling (CVA6): keeps perf's precise= modifier   \
-	                          */
+#define RISCV_PMU_FL_PES                                                                                     \
+	0x10000 /* core has Precise Event Sampling (CVA6): keeps perf's precise= modifier                    \
+	         */
 
 /* What /proc/cpuinfo says about the first hart. Missing fields are empty strings. */
 #define RISCV_CPUINFO_VALUE_MAX 512
@@ -99,6 +100,7 @@ extern void pfm_riscv_classify(const struct pfm_riscv_cpuinfo *info, struct pfm_
 extern int pfm_riscv_host_machine(struct pfm_riscv_machine *m);
 
 /* callbacks shared by every RISC-V PMU model */
+extern int pfm_riscv_detect(void *this);
 extern int pfm_riscv_core_init(void *this);
 extern void pfm_riscv_terminate(void *this);
 extern int pfm_riscv_get_encoding(void *this, pfmlib_event_desc_t *e);
@@ -115,5 +117,30 @@ extern int pfm_riscv_perf_raw_config(uint64_t code, uint64_t *config);
 extern int pfm_riscv_get_perf_encoding(void *this, pfmlib_event_desc_t *e);
 extern void pfm_riscv_perf_validate_pattrs(void *this, pfmlib_event_desc_t *e);
 extern void pfm_riscv_bank_validate_pattrs(void *this, pfmlib_event_desc_t *e);
+
+/*
+ * The callbacks every RISC-V PMU model shares: a model file is only its pfmlib_pmu_t (names, counters,
+ * event table). Detection is one function (pfm_riscv_detect) that asks the classified cpuinfo about the PMU
+ * id.
+ */
+#define PFM_RISCV_TABLE_OPS                                                                                  \
+	.pmu_detect = pfm_riscv_detect, .pmu_terminate = pfm_riscv_terminate,                                \
+	.get_event_encoding[PFM_OS_NONE] = pfm_riscv_get_encoding,                                           \
+	.get_event_first = pfm_riscv_get_event_first, .get_event_next = pfm_riscv_get_event_next,            \
+	.event_is_valid = pfm_riscv_event_is_valid, .validate_table = pfm_riscv_validate_table,              \
+	.get_event_info = pfm_riscv_get_event_info, .get_event_attr_info = pfm_riscv_get_event_attr_info,    \
+	.get_event_nattrs = pfm_riscv_get_event_nattrs
+
+/* Core PMUs: perf encoding; privilege levels decided at init from the isa string (Sscofpmf or not). */
+#define PFM_RISCV_CORE_OPS                                                                                   \
+	PFM_RISCV_TABLE_OPS, .pmu_init = pfm_riscv_core_init, .supported_plm = 0,                            \
+	                     PFMLIB_ENCODE_PERF(pfm_riscv_get_perf_encoding),                                \
+	                     PFMLIB_VALID_PERF_PATTRS(pfm_riscv_perf_validate_pattrs)
+
+/* Counter banks: not perf PMUs (no PFMLIB_ENCODE_PERF: PFM_OS_PERF_EVENT* encodings fail with
+ * PFM_ERR_NOTSUPP), no privilege filtering; type UNKNOWN so PAPI's perf_event components leave them alone. */
+#define PFM_RISCV_BANK_OPS                                                                                   \
+	PFM_RISCV_TABLE_OPS, .type = PFM_PMU_TYPE_UNKNOWN, .supported_plm = 0, .num_cntrs = 0,               \
+	                     PFMLIB_VALID_PERF_PATTRS(pfm_riscv_bank_validate_pattrs)
 
 #endif /* __PFMLIB_RISCV_PRIV_H__ */

@@ -1,46 +1,20 @@
 /*
  * pfmlib_riscv_ucb_boom.c : SonicBOOM extended counters PMU model (riscv-papi overlay)
  *
- * 63 free-running counters read with custom hints; code = counter index. Type UNKNOWN so PAPI's perf_event
- * components leave it to the riscv_hpc component.
+ * 63 free-running counters read with custom hints; code = counter index. A counter bank, not a perf PMU
+ * (PFM_RISCV_BANK_OPS).
  */
 #include "pfmlib_priv.h"
 #include "pfmlib_riscv_priv.h"
 #include "events/riscv_ucb_boom_events.h" /* generated from events/ by scripts/gen_events.py */
-
-static int pfm_riscv_detect_ucb_boom(void *this)
-{
-	struct pfm_riscv_machine m;
-
-	(void)this;
-	pfm_riscv_host_machine(&m);
-	return (m.bank_boom) ? PFM_SUCCESS : PFM_ERR_NOTSUPP;
-}
 
 pfmlib_pmu_t riscv_ucb_boom_support = {
     .desc = "SonicBOOM extended counters",
     .name = "riscv_ucb_boom",
     .pmu = PFM_PMU_RISCV_UCB_BOOM,
     .pme_count = LIBPFM_ARRAY_SIZE(riscv_ucb_boom_pe),
-    .type = PFM_PMU_TYPE_UNKNOWN,
     .pe = riscv_ucb_boom_pe,
-    .flags = 0,
     .max_encoding = 1,
-    .num_cntrs = 0,
     .num_fixed_cntrs = LIBPFM_ARRAY_SIZE(riscv_ucb_boom_pe),
-    .supported_plm = 0, /* no privilege filtering in the bank */
-
-    .pmu_detect = pfm_riscv_detect_ucb_boom,
-    .pmu_init = NULL,
-    .pmu_terminate = pfm_riscv_terminate,
-    .get_event_encoding[PFM_OS_NONE] = pfm_riscv_get_encoding,
-    /* no PFMLIB_ENCODE_PERF: not a perf PMU, PFM_OS_PERF_EVENT* encodings fail with PFM_ERR_NOTSUPP */
-    PFMLIB_VALID_PERF_PATTRS(pfm_riscv_bank_validate_pattrs),
-    .get_event_first = pfm_riscv_get_event_first,
-    .get_event_next = pfm_riscv_get_event_next,
-    .event_is_valid = pfm_riscv_event_is_valid,
-    .validate_table = pfm_riscv_validate_table,
-    .get_event_info = pfm_riscv_get_event_info,
-    .get_event_attr_info = pfm_riscv_get_event_attr_info,
-    .get_event_nattrs = pfm_riscv_get_event_nattrs,
+    PFM_RISCV_BANK_OPS,
 };
