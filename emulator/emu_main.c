@@ -33,6 +33,7 @@ static unsigned harts = 4;
 static int clock_virtual;
 static int sscofpmf;
 static uint64_t mux_cycles;
+static uint64_t read_advance; /* RVEMU_READ_ADVANCE: virtual cycles added by each read() of an event */
 
 /* A counter bank model that has not landed yet: nothing to initialise. */
 __attribute__((weak)) void emu_banks_init(void)
@@ -108,6 +109,10 @@ static void load_config(void)
 	/* The kernel rotates multiplexed groups every perf_event_mux_interval_ms (4 ms with HZ=250). */
 	uint64_t four_ms = 4000ull * active_model->freq_mhz;
 	mux_cycles = env_number("RVEMU_MUX_CYCLES", four_ms, 1, UINT64_MAX / 4);
+	/* Programs we cannot change (papi_command_line) advance a virtual clock only through their reads. */
+	read_advance = env_number("RVEMU_READ_ADVANCE", 0, 0, UINT64_MAX / 4);
+	if (read_advance && !clock_virtual)
+		die_config("RVEMU_READ_ADVANCE needs RVEMU_CLOCK=virtual; the clock is", c ? c : "cputime");
 }
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -166,6 +171,12 @@ int emu_sscofpmf(void)
 uint64_t emu_mux_cycles(void)
 {
 	return mux_cycles;
+}
+
+uint64_t emu_read_advance(void)
+{
+	emu_init();
+	return read_advance;
 }
 
 uint64_t emu_cycles_to_ns(uint64_t cycles)
@@ -406,16 +417,20 @@ EMU_EXPORT const char *rvemu_model_name(void)
 	return emu_model()->model;
 }
 
-EMU_EXPORT int rvemu_advance(uint64_t cycles)
+void emu_advance_self(uint64_t cycles, uint64_t ip)
 {
-	if (!emu_clock_is_virtual())
-		return -1;
 	struct emu_thread *t = emu_thread_self();
-	uint64_t ip = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	emu_lock();
 	uint64_t now = __atomic_add_fetch(&t->vcycles, cycles, __ATOMIC_RELAXED);
 	emu_ctx_sync(t, now, ip);
 	emu_unlock();
+}
+
+EMU_EXPORT int rvemu_advance(uint64_t cycles)
+{
+	if (!emu_clock_is_virtual())
+		return -1;
+	emu_advance_self(cycles, (uint64_t)(uintptr_t)__builtin_return_address(0));
 	return 0;
 }
 

@@ -43,8 +43,11 @@ extern EMU_HIDDEN int (*emu_real_dup3)(int, int, int);
 
 /* One-time setup (model from the environment); every entry point calls it first. */
 EMU_HIDDEN void emu_init(void);
-EMU_HIDDEN int emu_sscofpmf(void);        /* overflow interrupts and privilege filtering available */
-EMU_HIDDEN uint64_t emu_mux_cycles(void); /* multiplexing rotation interval in cycles */
+EMU_HIDDEN int emu_sscofpmf(void);          /* overflow interrupts and privilege filtering available */
+EMU_HIDDEN uint64_t emu_mux_cycles(void);   /* multiplexing rotation interval in cycles */
+EMU_HIDDEN uint64_t emu_read_advance(void); /* RVEMU_READ_ADVANCE cycles per event read(), 0 = off */
+/* Virtual clock: the calling thread runs `cycles` more cycles (overflows get `ip`). */
+EMU_HIDDEN void emu_advance_self(uint64_t cycles, uint64_t ip);
 EMU_HIDDEN uint64_t emu_cycles_to_ns(uint64_t cycles);
 EMU_HIDDEN uint64_t emu_ns_to_cycles(uint64_t ns);
 EMU_HIDDEN int emu_model_event_index(const char *name); /* index in emu_model()->events, or -1 */
