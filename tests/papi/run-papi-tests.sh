@@ -4,10 +4,31 @@
 # installed), RVEMU_RUN (rvemu-run; default $PREFIX/bin/rvemu-run).
 # Checks per model: papi_component_avail (perf_event enabled, counter count from events/models.csv),
 # papi_avail (vendor/model string, presets), papi_native_avail (every event of events/), papi_command_line,
-# test_papi_presets (every preset alone == emulator truth, domains), then PAPI's ctests with a pass count.
-# Prints one line per check and a summary; exit status 1 if any check failed.
+# (counts exact: see below), test_papi_presets (every preset alone == emulator truth, domains), then each of
+# PAPI's ctests. A ctest that cannot pass on a model for a documented reason is listed in
+# tests/papi/ctest-expectations.csv (variant,ctest,reason; variant * = every model) and reported "xfail"
+# without failing the run; if it passes it is reported "XPASS" and fails the run (the table must stay true).
+# A ctest passes when it prints PASSED without a WARNING. docs/papi.md carries the table generated from the
+# CSV (run-papi-tests.sh --table); the run fails if the two differ.
+# Prints one line per check and a summary (ok / xfail / failed); exit status 1 if any check failed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+expectations=$top/tests/papi/ctest-expectations.csv
+
+# The markdown table of expected ctest failures (docs/papi.md), generated from the CSV.
+expectations_table() {
+	python3 - "$expectations" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(l for l in open(sys.argv[1]) if l.strip() and not l.startswith('#')))
+print('| ctest | model | reason |')
+print('|---|---|---|')
+for r in rows:
+    model = 'all' if r['variant'] == '*' else r['variant']
+    print('| %s | %s | %s |' % (r['ctest'], model, r['reason'].replace('|', '\\|')))
+PY
+}
+[ "${1:-}" = "--table" ] && { expectations_table; exit $?; }
+
 build=${RVPAPI_BUILD:-$top/build}
 tree=${PAPI_TREE:-$build/papi}
 prefix=${PREFIX:-$build/prefix}
@@ -18,8 +39,10 @@ mkdir -p "$work"
 export LD_LIBRARY_PATH=$prefix/lib:$src${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 pass=0
 fail=0
+xfail=0
 ok() { echo "ok    $*"; pass=$((pass + 1)); }
 bad() { echo "FAIL  $*"; fail=$((fail + 1)); }
+expected_fail() { echo "xfail $*"; xfail=$((xfail + 1)); }
 emu() { timeout 120 "$run" "$@"; } # a hang is a failure, not a stuck suite
 
 [ -x "$run" ] || { echo "run-papi-tests: rvemu-run not found at $run" >&2; exit 1; }
@@ -28,6 +51,49 @@ emu() { timeout 120 "$run" "$@"; } # a hang is a failure, not a stuck suite
 cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$prefix/include" -I"$src" -I"$top/emulator" \
 	"$top/tests/papi/test_papi_presets.c" -o "$work/test_papi_presets" -L"$prefix/lib" -L"$src" \
 	-lpapi -lpfm -lcunit -ldl || { echo "run-papi-tests: cannot build test_papi_presets" >&2; exit 1; }
+cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$prefix/include" -I"$top/emulator" \
+	"$top/tests/papi/papi_truth.c" -o "$work/papi_truth" -L"$prefix/lib" -lpapi -lpfm -ldl ||
+	{ echo "run-papi-tests: cannot build papi_truth" >&2; exit 1; }
+
+# Reason a ctest is expected to fail on a variant (empty: it must pass).
+expected_reason() { # expected_reason VARIANT CTEST
+	python3 - "$expectations" "$1" "$2" <<'PY'
+import csv, sys
+rows = csv.DictReader(l for l in open(sys.argv[1]) if l.strip() and not l.startswith('#'))
+for r in rows:
+    if r['ctest'] == sys.argv[3] and r['variant'] in ('*', sys.argv[2]):
+        print(r['reason'])
+        break
+PY
+}
+
+# One ctest on one variant: ok, xfail (documented), XPASS or FAIL.
+judge_ctest() { # judge_ctest VARIANT CTEST OUTPUT_FILE
+	local reason verdict
+	reason=$(expected_reason "$1" "$2")
+	if grep -q "PASSED" "$3" && ! grep -q "WARNING" "$3"; then
+		[ -z "$reason" ] && { ok "$1 ctest $2"; return; }
+		bad "$1 ctest $2: XPASS, listed as expected to fail ($reason): update $(basename "$expectations") and docs/papi.md"
+		return
+	fi
+	# the ctest's own words: its "Line # N Error/Warning" line, else its verdict
+	verdict=$(grep -m1 -E 'Line #|SKIPPED' "$3" || grep -m1 -E 'FAILED|Error' "$3" || true)
+	verdict=$(echo "$verdict" | tr -s ' \t' ' ' | sed 's/^ //;s/ $//')
+	[ -n "$verdict" ] || verdict="no verdict"
+	if [ -n "$reason" ]; then
+		expected_fail "$1 ctest $2: $reason [$verdict]"
+	else
+		bad "$1 ctest $2: $verdict (see $3)"
+	fi
+}
+
+# docs/papi.md must carry the table generated from the expectations.
+docs_table=$(sed -n '/<!-- ctest-expectations:begin/,/<!-- ctest-expectations:end/p' "$top/docs/papi.md" | sed '1d;$d')
+if [ "$docs_table" = "$(expectations_table)" ]; then
+	ok "docs/papi.md ctest table matches $(basename "$expectations")"
+else
+	bad "docs/papi.md ctest table differs from $(basename "$expectations") (regenerate: $0 --table)"
+fi
 
 model_field() { # model_field MODEL COLUMN  (events/models.csv)
 	python3 - "$top/events/models.csv" "$1" "$2" <<'PY'
@@ -99,26 +165,29 @@ for variant in sifive-u74 sifive-u74+sscofpmf cva6 lowrisc-hpc boom; do
 	native=${pmu}::CYCLES
 	[ "$pmu" = riscv_sifive_u74 ] && native="${pmu}::INSTRUCTION_COMMIT:INTEGER_LOAD_RETIRED:FP_LOAD_RETIRED"
 	[ "$pmu" = riscv_openhwgroup_cva6 ] && native="${pmu}::LOAD_ACCESS"
-	emu "${opts[@]}" "$src/utils/papi_command_line" PAPI_TOT_CYC PAPI_TOT_INS "$native" > "$out/command_line.txt" 2>&1
-	[ "$(grep -cE ':[[:space:]]*[0-9]+[[:space:]]*$' "$out/command_line.txt")" -ge 3 ] && ok "$variant papi_command_line: 3 counts" ||
-		bad "$variant papi_command_line (see $out/command_line.txt)"
+	# papi_command_line runs its own loop; with the virtual clock and RVEMU_READ_ADVANCE every read() of an
+	# event first runs 10^9 cycles, so the counts PAPI_stop reads are exactly 10^9 cycles' worth (papi_truth).
+	cycles=1000000000
+	RVEMU_READ_ADVANCE=$cycles emu "${opts[@]}" --clock virtual "$src/utils/papi_command_line" \
+		PAPI_TOT_CYC PAPI_TOT_INS "$native" > "$out/command_line.txt" 2>&1
+	emu "${opts[@]}" --clock virtual "$work/papi_truth" $cycles PAPI_TOT_CYC PAPI_TOT_INS "$native" \
+		> "$out/command_line_truth.txt" 2>&1
+	got=$(grep -E '^[^ ]+ : [[:space:]]*[0-9]+[[:space:]]*$' "$out/command_line.txt" | tr -s ' \t' ' ' | sed 's/ $//')
+	want=$(tr -s ' \t' ' ' < "$out/command_line_truth.txt" | sed 's/ $//')
+	if [ "$(echo "$want" | grep -c ' : [0-9]')" -eq 3 ] && [ "$got" = "$want" ]; then
+		ok "$variant papi_command_line: 3 counts equal the emulator's truth over $cycles cycles"
+	else
+		bad "$variant papi_command_line: counts differ from the truth (see $out/command_line.txt, command_line_truth.txt)"
+	fi
 
 	EXPECT_SSCOFPMF=$sscofpmf emu "${opts[@]}" --clock virtual "$work/test_papi_presets" > "$out/presets.txt" 2>&1 &&
 		ok "$variant test_papi_presets: $(grep 'presets available' "$out/presets.txt")" ||
 		bad "$variant test_papi_presets (see $out/presets.txt)"
 
-	npass=0
-	nall=0
 	for t in $ctests; do
-		nall=$((nall + 1))
 		(cd "$out" && emu "${opts[@]}" "$src/ctests/$t" TESTS_QUIET) > "$out/ctest_$t.txt" 2>&1
-		if grep -q "PASSED" "$out/ctest_$t.txt"; then
-			npass=$((npass + 1))
-		else
-			echo "  ctest $t: $(grep -m1 -E 'FAILED|SKIPPED|WARNING|Error' "$out/ctest_$t.txt" || echo 'no verdict')"
-		fi
+		judge_ctest "$variant" "$t" "$out/ctest_$t.txt"
 	done
-	[ $npass -eq $nall ] && ok "$variant ctests: $npass/$nall passed" || bad "$variant ctests: $npass/$nall passed"
 done
-echo "papi tests: $pass ok, $fail failed"
+echo "papi tests: $pass ok, $xfail xfail (documented), $fail failed"
 [ $fail -eq 0 ]

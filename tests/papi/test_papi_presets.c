@@ -7,78 +7,44 @@
  * as the preset says (NOT_DERIVED, DERIVED_ADD, DERIVED_SUB). Built and run by run-papi-tests.sh.
  */
 #include <CUnit/Basic.h>
-#include <dlfcn.h>
-#include <inttypes.h>
-#include <linux/perf_event.h>
 #include <papi.h>
-#include <perfmon/pfmlib_perf_event.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "rvemu.h"
+#include "papi_emu_truth.h"
 
 #define ADVANCE_CYCLES 1000000ULL
 
-typedef int (*advance_fn)(uint64_t);
-typedef int (*truth_fn)(const char *, uint64_t *);
-typedef int (*truth_raw_fn)(uint64_t, uint64_t *);
-
-static advance_fn emu_advance;
-static truth_fn emu_truth;
-static truth_raw_fn emu_truth_raw;
 static int presets_checked, presets_available;
 
-/* Ground truth of one native event (a PAPI native name) for the calling thread. */
-static int native_truth(const char *name, uint64_t *out)
+/* PAPI's count of the preset over ADVANCE_CYCLES virtual cycles == the truth of its terms combined. */
+static void count_and_compare(int set, const PAPI_event_info_t *info)
 {
-	struct perf_event_attr attr;
-	pfm_perf_encode_arg_t arg;
+	uint64_t before[PAPI_MAX_INFO_TERMS], after[PAPI_MAX_INFO_TERMS], delta[PAPI_MAX_INFO_TERMS];
+	long long value = -1, want = -2;
 
-	memset(&attr, 0, sizeof(attr));
-	memset(&arg, 0, sizeof(arg));
-	arg.attr = &attr;
-	arg.size = sizeof(arg);
-	if (pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT, &arg) != PFM_SUCCESS) {
-		fprintf(stderr, "libpfm4 cannot encode %s\n", name);
-		return -1;
-	}
-	if (attr.type == PERF_TYPE_HARDWARE && attr.config == PERF_COUNT_HW_CPU_CYCLES)
-		return emu_truth("CYCLES", out);
-	if (attr.type == PERF_TYPE_HARDWARE && attr.config == PERF_COUNT_HW_INSTRUCTIONS)
-		return emu_truth("INSTRUCTIONS", out);
-	if (attr.type == PERF_TYPE_RAW)
-		return emu_truth_raw(attr.config, out);
-	fprintf(stderr, "%s: unexpected perf type %u\n", name, attr.type);
-	return -1;
-}
-
-/* Truth of every term of the preset, in the preset's order. */
-static int preset_terms_truth(const PAPI_event_info_t *info, uint64_t *terms)
-{
+	CU_ASSERT_EQUAL(PAPI_start(set), PAPI_OK);
+	CU_ASSERT_EQUAL(event_terms_truth(info, before), 0);
+	CU_ASSERT_EQUAL(emu_advance(ADVANCE_CYCLES), 0);
+	CU_ASSERT_EQUAL(event_terms_truth(info, after), 0);
+	CU_ASSERT_EQUAL(PAPI_stop(set, &value), PAPI_OK);
 	for (unsigned i = 0; i < info->count; i++)
-		if (native_truth(info->name[i], &terms[i]) != 0)
-			return -1;
-	return 0;
-}
-
-static long long combine(const PAPI_event_info_t *info, const uint64_t *delta)
-{
-	long long v = (long long)delta[0];
-	for (unsigned i = 1; i < info->count; i++) {
-		if (strcmp(info->derived, "DERIVED_SUB") == 0)
-			v -= (long long)delta[i];
-		else
-			v += (long long)delta[i];
-	}
-	return v;
+		delta[i] = after[i] - before[i];
+	CU_ASSERT_EQUAL(combine_terms(info, delta, &want), 0);
+	if (value != want)
+		fprintf(stderr, "%s (%s, %u terms): PAPI %lld, truth %lld\n", info->symbol, info->derived,
+		        info->count, value, want);
+	CU_ASSERT_EQUAL(value, want);
+	if (want == 0) /* the model's profile has no such events: the check proves less */
+		printf("\n  %s: truth is 0 in this profile", info->symbol);
+	presets_checked++;
 }
 
 static void check_one_preset(int code, const PAPI_event_info_t *info)
 {
 	int set = PAPI_NULL;
-	long long value = -1;
-	uint64_t before[PAPI_MAX_INFO_TERMS], after[PAPI_MAX_INFO_TERMS], delta[PAPI_MAX_INFO_TERMS];
 
 	CU_ASSERT_EQUAL_FATAL(PAPI_create_eventset(&set), PAPI_OK);
 	int rc = PAPI_add_event(set, code);
@@ -86,23 +52,8 @@ static void check_one_preset(int code, const PAPI_event_info_t *info)
 		fprintf(stderr, "%s is reported available but cannot be added alone: %s\n", info->symbol,
 		        PAPI_strerror(rc));
 	CU_ASSERT_EQUAL(rc, PAPI_OK);
-	if (rc == PAPI_OK) {
-		CU_ASSERT_EQUAL(PAPI_start(set), PAPI_OK);
-		CU_ASSERT_EQUAL(preset_terms_truth(info, before), 0);
-		CU_ASSERT_EQUAL(emu_advance(ADVANCE_CYCLES), 0);
-		CU_ASSERT_EQUAL(preset_terms_truth(info, after), 0);
-		CU_ASSERT_EQUAL(PAPI_stop(set, &value), PAPI_OK);
-		for (unsigned i = 0; i < info->count; i++)
-			delta[i] = after[i] - before[i];
-		long long want = combine(info, delta);
-		if (value != want)
-			fprintf(stderr, "%s (%s, %u terms): PAPI %lld, truth %lld\n", info->symbol,
-			        info->derived, info->count, value, want);
-		CU_ASSERT_EQUAL(value, want);
-		if (want == 0) /* the model's profile has no such events: the check proves less */
-			printf("\n  %s: truth is 0 in this profile", info->symbol);
-		presets_checked++;
-	}
+	if (rc == PAPI_OK)
+		count_and_compare(set, info);
 	PAPI_cleanup_eventset(set);
 	PAPI_destroy_eventset(&set);
 }
@@ -148,10 +99,7 @@ static void test_domains_are_honest(void)
 
 int main(void)
 {
-	emu_advance = RVEMU_SYM(advance_fn, rvemu_advance);
-	emu_truth = RVEMU_SYM(truth_fn, rvemu_truth);
-	emu_truth_raw = RVEMU_SYM(truth_raw_fn, rvemu_truth_raw);
-	if (emu_advance == NULL || emu_truth == NULL || emu_truth_raw == NULL) {
+	if (truth_bind() != 0) {
 		fprintf(stderr, "test_papi_presets: run me under rvemu-run --clock virtual\n");
 		return 1;
 	}
