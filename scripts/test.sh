@@ -84,9 +84,12 @@ count_programs() {
 		"$1"/tests/test-suite.log 2>/dev/null || echo "0 0 0"
 }
 read -r p_run p_pass p_fail <<<"$(count_programs "$RVPAPI_BUILD/obj")"
+# The PAPI checks under the emulator (utilities, presets vs truth, ctests, examples), as their runners summed them.
+papi_counts=$(grep -hE '^papi (tests|examples):' "$log_dir/papi.log" 2>/dev/null | sed 's/^papi //' | paste -sd ';' -)
 stages_ok=$(printf '%s\n' "${results[@]}" | grep -c ':ok$')
 echo
 echo "TEST SUMMARY: $stages_ok/${#results[@]} stages passed; test programs: $p_pass/$p_run passed ($p_fail failed);" \
 	"CUnit tests: $c_pass/$c_run passed ($c_fail failed)," \
-	"under ASan/UBSan: $a_pass/$a_run passed ($a_fail failed); logs in $log_dir"
+	"under ASan/UBSan: $a_pass/$a_run passed ($a_fail failed); PAPI under the emulator: ${papi_counts:-not run};" \
+	"logs in $log_dir"
 [ "$failed" -eq 0 ]
