@@ -6,6 +6,7 @@
 
 #include "bank_test.h"
 #include "rvemu_tables.h"
+#include "cunit_run.h"
 
 static struct bank_api api;
 
@@ -86,7 +87,6 @@ static void test_boom_counts_follow_work(void)
 static int run_suite(const char *model)
 {
 	CU_pSuite suite;
-	unsigned failures;
 
 	if (!bank_api_load(&api) || strcmp(api.model_name(), model) != 0) {
 		fprintf(stderr, "test_bank_cputime: emulator control API incomplete or wrong model\n");
@@ -105,11 +105,7 @@ static int run_suite(const char *model)
 	else
 		CU_add_test(suite, "HPC counts follow CPU time, ratios within 1%",
 		            test_hpc_counts_follow_work);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures == 0 ? 0 : 1;
+	return cunit_run_all();
 }
 
 /* Parent: run one child per model; child (argv[1] = model): run under the emulator with the CPU clock. */

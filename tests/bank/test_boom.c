@@ -4,6 +4,7 @@
 #include "bank_test.h"
 #include "emu_core.h" /* emu_scale */
 #include "rvemu_tables.h"
+#include "cunit_run.h"
 
 #define KERNEL_PERMILLE  "50"
 #define MACHINE_PERMILLE "10"
@@ -140,7 +141,6 @@ static void test_bad_input(void)
 int main(int argc, char **argv)
 {
 	CU_pSuite suite;
-	unsigned failures;
 
 	(void)argc;
 	setenv("RVEMU_BOOM_KERNEL_PERMILLE", KERNEL_PERMILLE, 1);
@@ -158,9 +158,5 @@ int main(int argc, char **argv)
 	CU_add_test(suite, "procTag and pfc_enable gate counting", test_proctag_gating);
 	CU_add_test(suite, "pfc_maxPriv levels", test_maxpriv_levels);
 	CU_add_test(suite, "bad input", test_bad_input);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures == 0 ? 0 : 1;
+	return cunit_run_all();
 }

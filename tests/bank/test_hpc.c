@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include "bank_test.h"
+#include "cunit_run.h"
 
 #define CORE_ALL 0x7full
 /* The latency knobs this test sets (see emu_hpc.c): a hop costs HOP cycles, a counter COUNTER cycles, and
@@ -448,7 +449,6 @@ static void test_bad_configuration(void)
 int main(int argc, char **argv)
 {
 	CU_pSuite suite;
-	unsigned failures;
 	uint64_t v;
 
 	(void)argc;
@@ -491,9 +491,5 @@ int main(int argc, char **argv)
 	CU_add_test(suite, "bad input, cycle/instret CSRs", test_bad_input_and_other_csrs);
 	CU_add_test(suite, "statistics", test_statistics);
 	CU_add_test(suite, "bad configuration is reported", test_bad_configuration);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures == 0 ? 0 : 1;
+	return cunit_run_all();
 }

@@ -3,6 +3,7 @@
 #include <CUnit/Basic.h>
 
 #include "bank_test.h"
+#include "cunit_run.h"
 
 static void test_backend(void)
 {
@@ -46,7 +47,6 @@ static void test_bad_arguments(void)
 int main(void)
 {
 	CU_pSuite suite;
-	unsigned failures;
 
 	if (dlsym(RTLD_DEFAULT, "rvemu_api_version") != NULL) {
 		fprintf(stderr, "test_nohw: must run without librvemu.so preloaded\n");
@@ -60,9 +60,5 @@ int main(void)
 	CU_add_test(suite, "no hardware: RVHW_ENOHW", test_no_hardware);
 #endif
 	CU_add_test(suite, "bad arguments", test_bad_arguments);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures == 0 ? 0 : 1;
+	return cunit_run_all();
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "emu_test.h"
+#include "cunit_run.h"
 
 struct emu_api api;
 const struct rvemu_model *model;
@@ -200,11 +201,7 @@ static void test_rvemu_run(void)
 
 static int run_cunit(void)
 {
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	return cunit_run_all();
 }
 
 static int launcher(void)

@@ -48,7 +48,7 @@ emu() { timeout 120 "$run" "$@"; } # a hang is a failure, not a stuck suite
 [ -x "$run" ] || { echo "run-papi-tests: rvemu-run not found at $run" >&2; exit 1; }
 
 # The test program against the built PAPI and our libpfm4.
-cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$prefix/include" -I"$src" -I"$top/emulator" \
+cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$prefix/include" -I"$src" -I"$top/emulator" -I"$top/tests" \
 	"$top/tests/papi/test_papi_presets.c" -o "$work/test_papi_presets" -L"$prefix/lib" -L"$src" \
 	-lpapi -lpfm -lcunit -ldl || { echo "run-papi-tests: cannot build test_papi_presets" >&2; exit 1; }
 cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$prefix/include" -I"$top/emulator" \

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "papi_emu_truth.h"
+#include "cunit_run.h"
 
 #define ADVANCE_CYCLES 1000000ULL
 
@@ -112,9 +113,5 @@ int main(void)
 	CU_pSuite s = CU_add_suite("papi_presets", NULL, NULL);
 	CU_add_test(s, "every available preset alone equals the truth", test_every_available_preset);
 	CU_add_test(s, "counting domains are what the kernel accepts", test_domains_are_honest);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	unsigned failed = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failed == 0 ? 0 : 1;
+	return cunit_run_all();
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "riscv_cpuinfo.h"
+#include "cunit_run.h"
 
 static FILE *text_file(const char *text)
 {
@@ -127,9 +128,5 @@ int main(void)
 	CU_add_test(s, "x86 cpuinfo is not RISC-V", test_x86_is_not_riscv);
 	CU_add_test(s, "ISA extension matching", test_isa_extensions);
 	CU_add_test(s, "buffers are not overrun", test_truncation);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	unsigned failed = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failed == 0 ? 0 : 1;
+	return cunit_run_all();
 }

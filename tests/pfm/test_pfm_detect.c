@@ -14,6 +14,7 @@
 #include "riscv_known_machines.h"
 
 #include "pfm_test_util.h"
+#include "cunit_run.h"
 
 static const char *const riscv_pmus[] = {"riscv_sifive_u74", "riscv_openhwgroup_cva6", "riscv_generic",
                                          "riscv_lowrisc_hpc", "riscv_ucb_boom"};
@@ -205,9 +206,5 @@ int main(void)
 	CU_add_test(s, "isa extensions", test_isa_extensions);
 	CU_add_test(s, "machines of events/models.csv", test_known_machines);
 	CU_add_test(s, "LIBPFM_FORCE_PMU activates each model", test_force_each_model);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	int failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	return cunit_run_all();
 }

@@ -16,6 +16,7 @@
 #include <perfmon/pfmlib.h>
 
 #include "pfm_test_util.h"
+#include "cunit_run.h"
 
 static struct csv_table u74, cva6, generic, hpc, boom;
 
@@ -302,9 +303,5 @@ int main(void)
 	CU_add_test(s, "distributed HPC events, hart/slice modifiers", test_hpc_events_and_managers);
 	CU_add_test(s, "BOOM counter index", test_boom_counter_index);
 	CU_add_test(s, "event counts per model", test_event_counts);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	int failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	return cunit_run_all();
 }

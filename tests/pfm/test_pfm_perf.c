@@ -15,6 +15,7 @@
 #include <perfmon/pfmlib_perf_event.h>
 
 #include "pfm_test_util.h"
+#include "cunit_run.h"
 
 static struct csv_table u74, cva6, generic;
 
@@ -251,9 +252,5 @@ int main(void)
 	CU_add_test(s, "generic core", test_generic);
 	CU_add_test(s, "counter banks are not perf PMUs", test_banks_are_not_perf_pmus);
 	CU_add_test(s, "raw config must fit bits 47:0", test_raw_config_fits_47_0);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	int failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	return cunit_run_all();
 }
