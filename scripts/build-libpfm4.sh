@@ -8,7 +8,7 @@
 #   build-libpfm4.sh validate        run libpfm4's own tests/validate (non-zero exit on failure)
 # Env: RVPAPI_BUILD (default <repo>/build), GENERATED (holds libpfm/ headers; default $RVPAPI_BUILD/generated,
 # generated with scripts/gen_events.py when missing). The tree is $RVPAPI_BUILD/libpfm4; it is copied afresh
-# whenever the port or the generated headers change (content hash in .rvpapi-overlay.sha256), else reused.
+# whenever the port or the generated headers change (content hash in .rvpapi-inputs, see scripts/overlay-tree.sh), else reused.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${RVPAPI_BUILD:-$top/build}
@@ -16,8 +16,9 @@ gen=${GENERATED:-$build/generated}
 version=4.13.0
 pristine=$build/upstream/libpfm4-$version
 tree=$build/libpfm4
-stamp=$tree/.rvpapi-overlay.sha256
 log=$build/libpfm4-build.log
+# shellcheck source=overlay-tree.sh
+. "$top/scripts/overlay-tree.sh"
 die() { echo "build-libpfm4: error: $*" >&2; exit 1; }
 
 # upstream's own flags only (its -Werror set); a caller's CFLAGS (e.g. sanitizers) are for our code
@@ -35,17 +36,11 @@ overlay_hash() {
      cd "$gen/libpfm" && find . -name 'riscv_*.h' | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -d' ' -f1
 }
 
+apply_port() { "$top/libpfm4-riscv/apply.sh" "$tree" "$gen/libpfm" > /dev/null; }
+
 prepare_tree() {
-    local want
-    want=$(overlay_hash)
-    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-        return 0
-    fi
-    echo "build-libpfm4: fresh copy of libpfm4 $version with the RISC-V port in $tree"
-    rm -rf "$tree"
-    cp -a "$pristine" "$tree"
-    "$top/libpfm4-riscv/apply.sh" "$tree" "$gen/libpfm" > /dev/null
-    echo "$want" > "$stamp.new" # becomes the stamp once the build succeeds
+    overlay_tree_prepare build-libpfm4 "$pristine" "$tree" "$(overlay_hash)" apply_port ||
+        die "applying libpfm4-riscv/ failed"
 }
 
 do_build() {
@@ -59,7 +54,7 @@ do_build() {
         tail -n 40 "$log" >&2
         die "libpfm4 build failed (full log: $log)"
     fi
-    [ -f "$stamp.new" ] && mv "$stamp.new" "$stamp"
+    overlay_tree_built "$tree"
     for f in lib/libpfm.a tests/validate examples/showevtinfo examples/check_events; do
         [ -f "$tree/$f" ] || die "$tree/$f was not built"
     done

@@ -16,6 +16,8 @@ version=7.0.0
 pristine=$build/upstream/papi-$version
 tree=$build/papi
 log=$build/papi-build.log
+# shellcheck source=overlay-tree.sh
+. "$top/scripts/overlay-tree.sh"
 die() { echo "build-papi: error: $*" >&2; exit 1; }
 
 libpfm_dir() {
@@ -45,18 +47,11 @@ overlay_hash() {
 }
 
 # A fresh copy of the pristine tree whenever our overlay (or the libpfm4 we build against) changed.
+apply_overlay() { "$top/papi-component/apply.sh" "$tree" "$top/events/presets.csv" >>"$log"; }
+
 prepare_tree() {
-	local want stamp=$tree/.rvpapi-build-inputs
-	want=$(overlay_hash)
-	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-		return 0
-	fi
-	echo "build-papi: fresh copy of PAPI $version with the RISC-V overlay in $tree"
-	rm -rf "$tree"
-	cp -a "$pristine" "$tree"
-	"$top/papi-component/apply.sh" "$tree" "$top/events/presets.csv" >> "$log" ||
+	overlay_tree_prepare build-papi "$pristine" "$tree" "$(overlay_hash)" apply_overlay ||
 		die "applying papi-component/ failed (see $log)"
-	echo "$want" > "$stamp"
 }
 
 configure_papi() {
@@ -90,6 +85,7 @@ do_build() {
 	fi
 	[ -f "$tree/src/libpapi.so" ] && [ -x "$tree/src/utils/papi_avail" ] && [ -x "$tree/src/ctests/zero" ] ||
 		die "PAPI build finished without libpapi.so, utils or ctests (see $log)"
+	overlay_tree_built "$tree"
 	echo "build-papi: built $tree/src/libpapi.so, utilities and ctests against $(libpfm_dir)"
 }
 
