@@ -203,6 +203,19 @@ def fixed_entries(t):
     return out
 
 
+def raw_entries(rows):
+    """Programmable events (PERF_TYPE_RAW, code = mhpmevent), then the fork's aliases of them (.equiv)."""
+    out = []
+    for r in rows:
+        out.append(f"\t{{ .name = {c_str(r['name'])}, .desc = {c_str(r['description'])}, "
+                   f".code = {as_int(r, 'mhpmevent_value'):#x}, .kind = RISCV_EV_RAW }},")
+    for r in rows:
+        if r["alias"] and r["alias"] != r["name"]:
+            out.append(f"\t{{ .name = {c_str(r['alias'])}, .desc = {c_str(r['description'] + ' (alias)')}, "
+                       f".code = {as_int(r, 'mhpmevent_value'):#x}, .kind = RISCV_EV_RAW, .equiv = {c_str(r['name'])} }},")
+    return out
+
+
 def gen_libpfm(t, outdir):
     """libpfm4 headers. Types (riscv_entry_t, riscv_umask_t, RISCV_EV_*) are in libpfm4-riscv/pfmlib_riscv_priv.h."""
     # U74: one event per class (unit masks = its bits), the flat per-bit names, the fixed counters.
@@ -220,26 +233,14 @@ def gen_libpfm(t, outdir):
         lines.append(f"\t{{ .name = {c_str(cname)}, .desc = {c_str(f'Event class {cls}: counts any of the selected unit masks (combinable within the class)')}, "
                      f".code = {cls:#x}, .kind = RISCV_EV_CLASS, .numasks = {n}, "
                      f".umasks = riscv_sifive_u74_{cname.lower()}_umasks }},")
-    for r in t["u74"]:
-        lines.append(f"\t{{ .name = {c_str(r['name'])}, .desc = {c_str(r['description'])}, "
-                     f".code = {as_int(r, 'mhpmevent_value'):#x}, .kind = RISCV_EV_RAW }},")
-    for r in t["u74"]:
-        if r["alias"]:
-            lines.append(f"\t{{ .name = {c_str(r['alias'])}, .desc = {c_str(r['description'] + ' (alias)')}, "
-                         f".code = {as_int(r, 'mhpmevent_value'):#x}, .kind = RISCV_EV_RAW, .equiv = {c_str(r['name'])} }},")
+    lines += raw_entries(t["u74"])
     lines += fixed_entries(t)
     lines.append("};")
     write(os.path.join(outdir, "riscv_sifive_u74_events.h"), "\n".join(lines) + "\n")
 
     lines = [banner("OpenHW Group CVA6 events for libpfm4 (riscv_openhwgroup_cva6)"),
              "static const riscv_entry_t riscv_openhwgroup_cva6_pe[] = {"]
-    for r in t["cva6"]:
-        lines.append(f"\t{{ .name = {c_str(r['name'])}, .desc = {c_str(r['description'])}, "
-                     f".code = {as_int(r, 'mhpmevent_value'):#x}, .kind = RISCV_EV_RAW }},")
-    for r in t["cva6"]:
-        if r["alias"] and r["alias"] != r["name"]:
-            lines.append(f"\t{{ .name = {c_str(r['alias'])}, .desc = {c_str(r['description'] + ' (alias)')}, "
-                         f".code = {as_int(r, 'mhpmevent_value'):#x}, .kind = RISCV_EV_RAW, .equiv = {c_str(r['name'])} }},")
+    lines += raw_entries(t["cva6"])
     lines += fixed_entries(t)
     lines.append("};")
     write(os.path.join(outdir, "riscv_openhwgroup_cva6_events.h"), "\n".join(lines) + "\n")
