@@ -33,8 +33,9 @@ pid_t test_gettid(void);
 /* Spin on the CPU for about `ms` of thread CPU time. */
 void burn_cpu_ms(unsigned ms);
 
-void add_count_suites(void);   /* test_emu_count.c */
-void add_sample_suites(void);  /* test_emu_sample.c */
-void add_machine_suites(void); /* test_emu_machine.c */
+void add_count_suites(void);       /* test_emu_count.c */
+void add_sample_suites(void);      /* test_emu_sample.c */
+void add_machine_suites(void);     /* test_emu_machine.c */
+void add_read_advance_suite(void); /* test_emu_count.c: runs with RVEMU_READ_ADVANCE=10^9 */
 
 #endif

@@ -162,6 +162,25 @@ static void test_unknown_model_refused(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "Sscofpmf"));
 }
 
+/* RVEMU_READ_ADVANCE: each read() advances the virtual clock first (what makes papi_command_line's counts
+ * exact); a child runs the "read_advance" suite with it; with the CPU-time clock it is refused at load. */
+static void test_read_advance(void)
+{
+	char err[1024];
+	char *argv[] = {(char *)self_path, NULL};
+	setenv("RVEMU_READ_ADVANCE", "1000000000", 1);
+	setenv("EMU_TEST_ONLY", "read_advance", 1);
+	CU_ASSERT_EQUAL(run_under_emulator(argv, "sifive-u74", "virtual", 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(run_under_emulator(argv, "cva6", "virtual", 0, NULL, 0), 0);
+	char *true_argv[] = {"/bin/true", NULL};
+	CU_ASSERT_EQUAL(run_under_emulator(true_argv, "sifive-u74", "cputime", 0, err, sizeof(err)), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "RVEMU_READ_ADVANCE"));
+	setenv("RVEMU_READ_ADVANCE", "lots", 1);
+	CU_ASSERT_EQUAL(run_under_emulator(true_argv, "sifive-u74", "virtual", 0, err, sizeof(err)), 2);
+	unsetenv("RVEMU_READ_ADVANCE");
+	unsetenv("EMU_TEST_ONLY");
+}
+
 static int run_shell(const char *cmd, char *out, size_t cap)
 {
 	FILE *p = popen(cmd, "r");
@@ -214,6 +233,7 @@ static int launcher(void)
 	CU_add_test(s, "unknown model / clock / option refused at load", test_unknown_model_refused);
 	CU_add_test(s, "rvemu-run", test_rvemu_run);
 	CU_add_test(s, "every model x clock x Sscofpmf configuration", test_every_configuration);
+	CU_add_test(s, "RVEMU_READ_ADVANCE: reads advance the virtual clock", test_read_advance);
 	return run_cunit();
 }
 
@@ -245,6 +265,11 @@ static int child(void)
 	sscofpmf = !strcmp(getenv("RVEMU_SSCOFPMF"), "1");
 	printf("\n=== model %s, clock %s, sscofpmf %d ===\n", model->model,
 	       virtual_clock ? "virtual" : "cputime", sscofpmf);
+	const char *only = getenv("EMU_TEST_ONLY");
+	if (only && !strcmp(only, "read_advance")) {
+		add_read_advance_suite();
+		return run_cunit();
+	}
 	add_machine_suites();
 	add_count_suites();
 	add_sample_suites();

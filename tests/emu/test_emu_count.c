@@ -435,6 +435,37 @@ static void test_cputime_ratios(void)
 		close(fds[i]);
 }
 
+/* With RVEMU_READ_ADVANCE=10^9 every read() first advances the thread by 10^9 cycles, so an event enabled
+ * on a 10^9 boundary reads exactly its rate per 10^9 cycles, then twice that. */
+static void test_read_advance_exact(void)
+{
+	for (size_t i = 0; i < model->nevents; i++) {
+		const struct rvemu_event *e = &model->events[i];
+		struct perf_event_attr a;
+		attr_for_event(&a, e);
+		int fd = perf_open(&a, 0, -1, -1, 0);
+		CU_ASSERT_FATAL(fd >= 0);
+		CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+		uint64_t before = api.thread_cycles();
+		uint64_t first = read_count(fd);
+		CU_ASSERT_EQUAL(api.thread_cycles() - before, 1000000000u);
+		uint64_t second = read_count(fd);
+		if (first != e->ppb || second != 2 * e->ppb)
+			fprintf(stderr, "%s: read %llu then %llu, rate %llu per 1e9 cycles\n", e->name,
+			        (unsigned long long)first, (unsigned long long)second,
+			        (unsigned long long)e->ppb);
+		CU_ASSERT_EQUAL(first, e->ppb);
+		CU_ASSERT_EQUAL(second, 2 * e->ppb);
+		close(fd);
+	}
+}
+
+void add_read_advance_suite(void)
+{
+	CU_pSuite s = CU_add_suite("RVEMU_READ_ADVANCE", NULL, NULL);
+	CU_add_test(s, "each read advances 10^9 cycles: exact per-10^9 rates", test_read_advance_exact);
+}
+
 void add_count_suites(void)
 {
 	CU_pSuite s = CU_add_suite("counting", NULL, NULL);
