@@ -108,20 +108,41 @@ print(next(r[sys.argv[3]] for r in rows if r['model'] == sys.argv[2]))
 PY
 }
 
-events_of_pmu() { # every event name (and alias) libpfm4 must show for a core PMU
-	case "$1" in
-	riscv_sifive_u74) f=sifive_u74.csv ;; riscv_openhwgroup_cva6) f=openhwgroup_cva6.csv ;; *) f= ;;
-	esac
-	python3 - "$top/events" "$f" <<'PY'
-import csv, sys, os
+# Every event of events/ that papi_native_avail must list for a core PMU -- names, the fork's aliases, and
+# for each U74 class exactly its unit masks. Prints what is missing or wrong, one per line.
+native_avail_problems() { # native_avail_problems PMU NATIVE_AVAIL_OUTPUT
+	python3 - "$top/events" "$1" "$2" <<'PY'
+import csv, os, re, sys
+events, pmu, listing = sys.argv[1:4]
 def rows(name):
-    return csv.DictReader(l for l in open(os.path.join(sys.argv[1], name)) if not l.startswith('#'))
-names = [r['name'] for r in rows('riscv_generic.csv')]
-if sys.argv[2]:
-    for r in rows(sys.argv[2]):
-        names.append(r['name'])
-        if 'class_name' in r: names.append(r['class_name'])
-print('\n'.join(sorted(set(names))))
+    return list(csv.DictReader(l for l in open(os.path.join(events, name)) if not l.startswith('#')))
+table = {'riscv_sifive_u74': 'sifive_u74.csv', 'riscv_openhwgroup_cva6': 'openhwgroup_cva6.csv'}.get(pmu)
+want = rows('riscv_generic.csv') + (rows(table) if table else [])
+# papi_native_avail: an event line "| NAME   |", its unit masks "|     :UMASK   |" until the next event
+listed, current = {}, None
+for line in open(listing):
+    m = re.match(r'^\| (?:\w+::)?([A-Za-z]\w*)\s+\|$', line)
+    if m:
+        current = m.group(1)
+        listed[current] = set()
+        continue
+    m = re.match(r'^\|\s+:(\w+)\s+\|$', line)
+    if m and current:
+        listed[current].add(m.group(1))
+problems = []
+for r in want:
+    for name in filter(None, {r['name'], r.get('alias', '')}):
+        if name not in listed:
+            problems.append('missing event ' + name)
+classes = {}
+for r in want:
+    if r.get('class_name'):
+        classes.setdefault(r['class_name'], set()).add(r['name'])
+for cls, masks in classes.items():
+    got = {u for u in listed.get(cls, set()) if u.isupper()}  # modifiers (u, k, period...) are lower case
+    if got != masks:
+        problems.append('%s unit masks: missing %s, extra %s' % (cls, sorted(masks - got), sorted(got - masks)))
+print('\n'.join(problems))
 PY
 }
 
@@ -153,6 +174,12 @@ for variant in sifive-u74 sifive-u74+sscofpmf cva6 lowrisc-hpc boom; do
 	else
 		bad "$variant papi_avail: vendor/model string (see $out/avail.txt)"
 	fi
+	# The host's x86 cpuid must not leak into the RISC-V machine's description (overlay patch 09).
+	if grep -q "^Running in a VM *: *no" "$out/avail.txt"; then
+		ok "$variant papi_avail: not reported as running in a VM (no x86 cpuid probe)"
+	else
+		bad "$variant papi_avail: $(grep '^Running in a VM\|^VM Vendor' "$out/avail.txt" | tr -s ' ' | paste -sd ';' -)"
+	fi
 	want=$(awk -F, -v cpu="CPU,$pmu" '$0==cpu{on=1;next} /^CPU,/{on=0} on&&/^PRESET,/{n++} END{print n+0}' \
 		"$top/events/presets.csv")
 	got=$(grep -c "^PAPI_[A-Z0-9_]* *0x[0-9a-f]* *Yes" "$out/avail.txt")
@@ -160,12 +187,12 @@ for variant in sifive-u74 sifive-u74+sscofpmf cva6 lowrisc-hpc boom; do
 		bad "$variant papi_avail: $got presets available, want $want"
 
 	emu "${opts[@]}" "$src/utils/papi_native_avail" > "$out/native_avail.txt" 2>&1
-	missing=0
-	for ev in $(events_of_pmu "$pmu"); do
-		grep -q "${pmu}::$ev\b\|^|  *:$ev\b\|[: ]$ev\b" "$out/native_avail.txt" || { missing=$((missing + 1)); echo "  missing $ev"; }
-	done
-	[ $missing -eq 0 ] && ok "$variant papi_native_avail: every event of events/ listed" ||
-		bad "$variant papi_native_avail: $missing events of events/ missing"
+	problems=$(native_avail_problems "$pmu" "$out/native_avail.txt")
+	if [ -z "$problems" ]; then
+		ok "$variant papi_native_avail: every event of events/ listed, each U74 class with exactly its unit masks"
+	else
+		bad "$variant papi_native_avail: $(echo "$problems" | paste -sd ';' -)"
+	fi
 
 	native=${pmu}::CYCLES
 	[ "$pmu" = riscv_sifive_u74 ] && native="${pmu}::INSTRUCTION_COMMIT:INTEGER_LOAD_RETIRED:FP_LOAD_RETIRED"
