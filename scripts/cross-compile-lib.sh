@@ -27,12 +27,15 @@ for f in emu_csr.c emu_hpc.c emu_boom.c; do
 done
 echo "cross-compiled: $out/librvhw.so $out/rvhw_probe"
 
-if ! command -v qemu-riscv64 >/dev/null || [ ! -d "$sysroot" ]; then
-	echo "qemu-riscv64 or $sysroot missing: not running (Debian: qemu-user, libc6-riscv64-cross)"
-	exit 0
+if [ "$(uname -m)" = riscv64 ]; then # on a board the probe runs natively
+	run() { LD_LIBRARY_PATH="$out" "$out/rvhw_probe" "$@"; }
+elif command -v qemu-riscv64 >/dev/null && [ -d "$sysroot" ]; then
+	run() { qemu-riscv64 -L "$sysroot" -E LD_LIBRARY_PATH="$out" "$out/rvhw_probe" "$@"; }
+else
+	echo "cross-compile-lib: qemu-riscv64 or $sysroot missing (scripts/deps.sh installs qemu-user and libc6-riscv64-cross)"
+	exit 1
 fi
-run() { qemu-riscv64 -L "$sysroot" -E LD_LIBRARY_PATH="$out" "$out/rvhw_probe" "$@"; }
-echo "== run under qemu-riscv64: standard counters"
+echo "== run the probe (qemu-riscv64, or natively on riscv64): standard counters"
 run
 echo "== BOOM hint on a non-BOOM core"
 run boom
