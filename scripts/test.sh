@@ -59,6 +59,34 @@ valgrind_tests() {
 stage valgrind valgrind_tests
 stage libpfm4-validate "$top/scripts/build-libpfm4.sh" validate
 [ -x "$top/scripts/build-papi.sh" ] && stage papi "$top/scripts/build-papi.sh" check "$PREFIX"
+# valgrind on the emulator itself, with real clients: the bank and core test programs (already under
+# LD_PRELOAD, so they do not re-execute) and PAPI programs. Sampling *signal timing* tests are left to the
+# native runs: valgrind delivers a signal a thread queues to itself later than the kernel does.
+valgrind_emulator() {
+	local emu=$RVPAPI_BUILD/obj/emulator/.libs/librvemu.so rc=0 t cfg
+	vg() { # vg ENV... -- PROGRAM ARGS...: run under valgrind with the emulator preloaded
+		local envs=()
+		while [ "$1" != -- ]; do envs+=("$1"); shift; done
+		shift
+		echo "== valgrind ${envs[*]} $*"
+		env "${envs[@]}" LD_PRELOAD="$emu" valgrind -q --error-exitcode=1 "$@" || rc=1
+	}
+	cd "$RVPAPI_BUILD/obj/tests" || return 1
+	vg LD_LIBRARY_PATH=../lib/.libs RVEMU_MODEL=lowrisc-hpc RVEMU_CLOCK=virtual -- bank/.libs/test_hpc
+	vg LD_LIBRARY_PATH=../lib/.libs RVEMU_MODEL=boom RVEMU_CLOCK=virtual RVEMU_BOOM_KERNEL_PERMILLE=50 \
+		RVEMU_BOOM_MACHINE_PERMILLE=10 -- bank/.libs/test_boom
+	for cfg in sifive-u74 cva6 lowrisc-hpc boom; do
+		vg EMU_TEST_CHILD=1 RVEMU_MODEL=$cfg RVEMU_CLOCK=virtual RVEMU_SSCOFPMF=0 -- emu/test_emu
+	done
+	t=$PREFIX/bin
+	vg LD_LIBRARY_PATH="$PREFIX/lib" RVEMU_MODEL=sifive-u74 RVEMU_CLOCK=virtual RVEMU_READ_ADVANCE=1000000 -- \
+		"$t/papi_command_line" PAPI_TOT_CYC PAPI_TOT_INS riscv_sifive_u74::INSTRUCTION_COMMIT:INTEGER_LOAD_RETIRED
+	vg LD_LIBRARY_PATH="$PREFIX/lib" RVEMU_MODEL=sifive-u74 RVEMU_SSCOFPMF=1 -- "$RVPAPI_BUILD/examples/profil_hot"
+	vg LD_LIBRARY_PATH="$PREFIX/lib" RVEMU_MODEL=cva6 RVEMU_CLOCK=virtual PAPI_EVENTS=PAPI_TOT_CYC,PAPI_TOT_INS \
+		PAPI_OUTPUT_DIRECTORY="$RVPAPI_BUILD/valgrind-hl" -- "$RVPAPI_BUILD/examples/hl_region"
+	return $rc
+}
+[ -x "$top/scripts/build-papi.sh" ] && stage valgrind-emulator valgrind_emulator
 stage cross-riscv64-lib "$top/scripts/cross-compile-lib.sh"
 [ -x "$top/scripts/cross-compile-papi.sh" ] && stage cross-riscv64-papi "$top/scripts/cross-compile-papi.sh"
 san="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
