@@ -51,26 +51,60 @@ static unsigned my_hart(void)
 	return 0;
 }
 
-static void check_exact(uint32_t id, uint64_t bitmap)
+/* Interruptions the emulator has seen, injected or real. The host descheduling this thread during a request
+ * sets `interrupted` exactly as an injected context switch does (that is the model); tests of the protocol
+ * account for those instead of failing when the machine is busy. */
+static uint64_t interruptions(void)
 {
-	uint64_t want[64], got[64];
+	struct rvemu_stats s;
+	api.get_stats(&s);
+	return s.hpc_interruptions;
+}
+
+/* Algorithm 2, checking that it retried exactly once per interruption that happened meanwhile. */
+static int algorithm2_checked(uint32_t id, uint64_t bitmap, uint64_t *values)
+{
+	uint64_t seen = interruptions();
+	int retries = hpc_algorithm2(id, bitmap, values);
+	CU_ASSERT_EQUAL(retries, (int)(interruptions() - seen));
+	return retries;
+}
+
+/* One run of the exactness check; 0 if the host descheduled the thread during it (nothing asserted). */
+static int check_exact_once(uint32_t id, uint64_t bitmap)
+{
+	uint64_t want[64], got1[64], got2[64], hpcm = 0, seen = interruptions();
 	unsigned n = popcount64(bitmap);
 
 	CU_ASSERT_EQUAL_FATAL(api.advance(12345678), 0);
 	truth_of(id, bitmap, want);
-	CU_ASSERT_EQUAL_FATAL(hpc_algorithm1(id, bitmap, got), 0);
+	int alg1 = hpc_algorithm1(id, bitmap, got1);
+	uint64_t hpcc_after = hpcc_read();
+	int hpcm_read = rvhw_csr_read(RVHW_CSR_HPCM, &hpcm);
+	int alg2_retries = hpc_algorithm2(id, bitmap, got2);
+	if (interruptions() != seen)
+		return 0;
+	CU_ASSERT_EQUAL_FATAL(alg1, 0);
 	for (unsigned i = 0; i < n; i++)
-		CU_ASSERT_EQUAL(got[i], want[i]);
-	CU_ASSERT_EQUAL(hpcc_read() & (RVHW_HPCC_TRIGGER | RVHW_HPCC_READERROR | RVHW_HPCC_INTERRUPTED), 0);
-	CU_ASSERT_TRUE(hpcc_read() & RVHW_HPCC_EMPTY);
+		CU_ASSERT_EQUAL(got1[i], want[i]);
+	CU_ASSERT_EQUAL(hpcc_after & (RVHW_HPCC_TRIGGER | RVHW_HPCC_READERROR | RVHW_HPCC_INTERRUPTED), 0);
+	CU_ASSERT_TRUE(hpcc_after & RVHW_HPCC_EMPTY);
 	/* hpcm has been refilled bit by bit to the requested bitmap */
-	uint64_t hpcm = 0;
-	CU_ASSERT_EQUAL(rvhw_csr_read(RVHW_CSR_HPCM, &hpcm), RVHW_OK);
+	CU_ASSERT_EQUAL(hpcm_read, RVHW_OK);
 	CU_ASSERT_EQUAL(hpcm, bitmap);
 	/* and Algorithm 2 agrees without a retry */
-	CU_ASSERT_EQUAL(hpc_algorithm2(id, bitmap, got), 0);
+	CU_ASSERT_EQUAL(alg2_retries, 0);
 	for (unsigned i = 0; i < n; i++)
-		CU_ASSERT_EQUAL(got[i], want[i]);
+		CU_ASSERT_EQUAL(got2[i], want[i]);
+	return 1;
+}
+
+static void check_exact(uint32_t id, uint64_t bitmap)
+{
+	for (int attempt = 0; attempt < 20; attempt++)
+		if (check_exact_once(id, bitmap))
+			return;
+	CU_FAIL("the host descheduled the thread during 20 attempts in a row");
 }
 
 static void test_core_manager_exact(void)
@@ -161,11 +195,13 @@ static void test_injected_context_switch_retry(void)
 	api.get_stats(&before);
 	api.hpc_force_interrupt(2);
 	truth_of(core_id(h), CORE_ALL, want);
-	CU_ASSERT_EQUAL(hpc_algorithm2(core_id(h), CORE_ALL, got), 2);
+	int retries = hpc_algorithm2(core_id(h), CORE_ALL, got);
 	for (unsigned i = 0; i < 7; i++)
 		CU_ASSERT_EQUAL(got[i], want[i]);
 	api.get_stats(&after);
-	CU_ASSERT_EQUAL(after.hpc_interruptions - before.hpc_interruptions, 2);
+	/* the two injected interruptions, plus any real descheduling of this thread meanwhile */
+	CU_ASSERT_TRUE(after.hpc_interruptions - before.hpc_interruptions >= 2);
+	CU_ASSERT_EQUAL((uint64_t)retries, after.hpc_interruptions - before.hpc_interruptions);
 	/* Algorithm 1 does not look: the bit is there for whoever does */
 	api.hpc_force_interrupt(1);
 	CU_ASSERT_EQUAL(hpc_algorithm1(core_id(h), CORE_ALL, got), 0);
@@ -260,7 +296,7 @@ static void test_unknown_manager_never_answers(void)
 	CU_ASSERT_EQUAL(hpc_wait_not_empty(), BANK_POLL_LIMIT);
 	CU_ASSERT_TRUE(hpcc_read() & RVHW_HPCC_TRIGGER);
 	/* Algorithm 2 starts by cancelling, so it recovers */
-	CU_ASSERT_EQUAL(hpc_algorithm2(core_id(0), CORE_ALL, values), 0);
+	CU_ASSERT_TRUE(algorithm2_checked(core_id(0), CORE_ALL, values) >= 0);
 }
 
 static void test_l2_invariants(void)
@@ -269,12 +305,12 @@ static void test_l2_invariants(void)
 
 	api.advance(987654321);
 	for (unsigned hart = 0; hart < nharts; hart++) {
-		CU_ASSERT_EQUAL_FATAL(hpc_algorithm2(core_id(hart), CORE_ALL, v), 0);
+		CU_ASSERT_FATAL(algorithm2_checked(core_id(hart), CORE_ALL, v) >= 0);
 		l1_refills += v[1] + v[3] + v[5];
 		l1_writebacks += v[6];
 	}
 	for (unsigned s = 0; s < nslices; s++) {
-		CU_ASSERT_EQUAL_FATAL(hpc_algorithm2(l2_id(s), 0x5, v), 0); /* read, write */
+		CU_ASSERT_FATAL(algorithm2_checked(l2_id(s), 0x5, v) >= 0); /* read, write */
 		l2_reads += v[0];
 		l2_writes += v[1];
 	}
