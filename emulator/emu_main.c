@@ -393,12 +393,32 @@ static void atfork_parent(void)
 	pthread_mutex_unlock(&perf_lock);
 }
 
+/* The forked child's inherited events hand their counts to the parent's when the child exits. */
+static void inherit_flush_at_exit(void)
+{
+	if (!self)
+		return;
+	emu_lock();
+	emu_inherit_flush(self);
+	emu_unlock();
+}
+
 static void atfork_child(void)
 {
+	struct emu_thread *parent = self; /* the forking thread's record, as copied into the child */
 	pthread_mutex_unlock(&threads_lock);
 	pthread_mutex_unlock(&perf_lock);
 	self = NULL;
 	inside = 0;
+	if (!parent || !parent->ctx.groups)
+		return;
+	struct emu_thread *child = emu_thread_self();
+	emu_lock();
+	emu_inherit_fork_child(parent, child);
+	emu_unlock();
+	static int registered; /* per process: the child's copy of this flag is 0 unless it forked before */
+	if (!registered && atexit(inherit_flush_at_exit) == 0)
+		registered = 1;
 }
 
 int emu_in_emulator(void)

@@ -315,10 +315,28 @@ static void sync_event(struct emu_event *ev)
 }
 
 /* --------------------------------------------------------------------------------------------- read */
+/* What an event reads: its own count and times, plus those its exited children handed over (inherit). */
+static uint64_t total_count(const struct emu_event *e)
+{
+	return e->count + (e->acc && !e->inherited ? __atomic_load_n(&e->acc->count, __ATOMIC_RELAXED) : 0);
+}
+
+static uint64_t total_enabled(const struct emu_event *e)
+{
+	return e->time_enabled +
+	       (e->acc && !e->inherited ? __atomic_load_n(&e->acc->time_enabled, __ATOMIC_RELAXED) : 0);
+}
+
+static uint64_t total_running(const struct emu_event *e)
+{
+	return e->time_running +
+	       (e->acc && !e->inherited ? __atomic_load_n(&e->acc->time_running, __ATOMIC_RELAXED) : 0);
+}
+
 static size_t put_one(const struct emu_event *e, uint64_t fmt, uint64_t *out)
 {
 	size_t n = 0;
-	out[n++] = e->count;
+	out[n++] = total_count(e);
 	if (fmt & PERF_FORMAT_ID)
 		out[n++] = e->id;
 	if (fmt & PERF_FORMAT_LOST)
@@ -343,9 +361,9 @@ size_t emu_read_values(struct emu_event *ev, uint64_t *out, size_t max_words)
 		for_each_member(leader, e) nr++;
 		PUT(nr);
 		if (fmt & PERF_FORMAT_TOTAL_TIME_ENABLED)
-			PUT(leader->time_enabled);
+			PUT(total_enabled(leader));
 		if (fmt & PERF_FORMAT_TOTAL_TIME_RUNNING)
-			PUT(leader->time_running);
+			PUT(total_running(leader));
 		for_each_member(leader, e)
 		{
 			size_t k = put_one(e, fmt, tmp);
@@ -353,11 +371,11 @@ size_t emu_read_values(struct emu_event *ev, uint64_t *out, size_t max_words)
 				PUT(tmp[i]);
 		}
 	} else {
-		PUT(ev->count);
+		PUT(total_count(ev));
 		if (fmt & PERF_FORMAT_TOTAL_TIME_ENABLED)
-			PUT(ev->time_enabled);
+			PUT(total_enabled(ev));
 		if (fmt & PERF_FORMAT_TOTAL_TIME_RUNNING)
-			PUT(ev->time_running);
+			PUT(total_running(ev));
 		if (fmt & PERF_FORMAT_ID)
 			PUT(ev->id);
 		if (fmt & PERF_FORMAT_LOST)
@@ -431,7 +449,7 @@ static int copy_attr(const struct perf_event_attr *u, struct perf_event_attr *a)
 		return -EINVAL;
 	if (a->freq ? a->sample_freq > 100000 : (a->sample_period >> 63) != 0)
 		return -EINVAL; /* perf_event_max_sample_rate; a period must fit in 63 bits */
-	/* inherit is accepted, but children are not counted (see docs/emulator-core.md) */
+	/* inherit: forked children are counted (emu_inherit_fork_child); see docs/emulator-core.md */
 	return 0;
 }
 
@@ -578,6 +596,16 @@ static long perf_event_open_emulated(const struct perf_event_attr *uattr, int pi
 	*ev = tmp;
 	if (ev->leader == &tmp)
 		ev->leader = ev;
+	if (tmp.attr.inherit) {
+		ev->acc = EMU_REAL(mmap)(NULL, sizeof(*ev->acc), PROT_READ | PROT_WRITE,
+		                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (ev->acc == MAP_FAILED) {
+			EMU_REAL(close)(fd);
+			free(ev);
+			emu_unlock();
+			return -ENOMEM;
+		}
+	}
 	ev->fd = fd;
 	ev->refs = 1;
 	ev->id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
@@ -839,9 +867,65 @@ static void event_destroy(struct emu_event *ev)
 		*pp = ev->sibling;
 	}
 	emu_ring_unmap(ev);
+	if (ev->acc && !ev->inherited)
+		EMU_REAL(munmap)(ev->acc, sizeof(*ev->acc));
 	ctx_schedule(t);
 	emu_timer_rearm(t);
 	free(ev);
+}
+
+/* ------------------------------------------------------------------------------------------ inherit */
+/*
+ * fork with attr.inherit (perf_event_init_task): the child's task gets its own copy of each inherited group
+ * of the forking thread, counting the child from its start, in the same state. Sampling events are not
+ * inherited (their records would go to the parent's ring buffer; not modelled). When the child exits, its
+ * counts and times are added to the parent event (sync_child_event), which reads them from then on; a
+ * grandchild's copies share the same accumulator, so everything reaches the event the user opened. Unlike
+ * the kernel, a running child's counts are not visible before it exits.
+ */
+void emu_inherit_fork_child(struct emu_thread *parent, struct emu_thread *child)
+{
+	for_each_group(&parent->ctx, g)
+	{
+		if (!g->attr.inherit || is_sampling(g))
+			continue;
+		struct emu_event *leader = NULL;
+		for_each_member(g, e)
+		{
+			struct emu_event *c = calloc(1, sizeof(*c));
+			if (!c)
+				break; /* out of memory in a fresh child: this group's counts are lost */
+			c->attr = e->attr;
+			c->id = e->id;
+			c->fd = -1;
+			c->kind = e->kind;
+			c->evmask = e->evmask;
+			c->target = child;
+			c->cpu = e->cpu;
+			c->leader = leader ? leader : c;
+			c->state = e->state == EV_ACTIVE ? EV_INACTIVE : e->state;
+			c->acc = e->acc;
+			c->inherited = 1;
+			if (!leader)
+				leader = c;
+			ctx_insert(c);
+		}
+	}
+	ctx_schedule(child);
+}
+
+void emu_inherit_flush(struct emu_thread *t)
+{
+	emu_ctx_sync(t, emu_cycles_of(t), 0);
+	for_each_group(&t->ctx, g) for_each_member(g, e)
+	{
+		if (!e->inherited || !e->acc)
+			continue;
+		__atomic_fetch_add(&e->acc->count, e->count, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&e->acc->time_enabled, e->time_enabled, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&e->acc->time_running, e->time_running, __ATOMIC_RELAXED);
+		e->count = e->time_enabled = e->time_running = 0;
+	}
 }
 
 static void fd_release(int fd, struct emu_event *ev)

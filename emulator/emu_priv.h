@@ -60,6 +60,11 @@ enum emu_ev_kind { EK_CYCLES, EK_INSTRET, EK_PROG, EK_TASK_CLOCK };
 
 struct emu_thread;
 
+/* attr.inherit: what forked children counted, in memory shared with them (MAP_SHARED, inherited by fork). */
+struct emu_inherit_acc {
+	uint64_t count, time_enabled, time_running;
+};
+
 struct emu_event {
 	int refs; /* fds referring to it (dup) */
 	int fd;   /* the fd perf_event_open returned (a memfd) */
@@ -91,6 +96,10 @@ struct emu_event {
 	int owner_type; /* F_OWNER_TID / F_OWNER_PID / F_OWNER_PGRP */
 	pid_t owner;
 	int signo; /* F_SETSIG value, 0 = SIGIO */
+	/* attr.inherit: a parent event reads its own count plus acc (its children's); a child's copy
+	 * (inherited = 1, no fd) adds its count into the same acc when the child exits */
+	struct emu_inherit_acc *acc;
+	int inherited;
 };
 
 /* The perf context of one thread ("task"): every event that counts it. */
@@ -130,6 +139,9 @@ EMU_HIDDEN int emu_in_emulator(void);
 /* perf layer (emu_perf.c) */
 EMU_HIDDEN struct emu_event *emu_event_of_fd(int fd);
 EMU_HIDDEN void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip);
+/* fork: copy the parent thread's inherit events into the child's context; exit: hand their counts over. */
+EMU_HIDDEN void emu_inherit_fork_child(struct emu_thread *parent, struct emu_thread *child);
+EMU_HIDDEN void emu_inherit_flush(struct emu_thread *t);
 EMU_HIDDEN void emu_ctx_inject(struct emu_thread *t, int evidx, uint64_t n, uint64_t ip);
 EMU_HIDDEN size_t emu_read_values(struct emu_event *ev, uint64_t *out, size_t max_words);
 

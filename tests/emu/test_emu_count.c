@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
@@ -401,6 +402,51 @@ static void test_fork(void)
 	close(fd);
 }
 
+/* Events a task that starts its clock at 0 counts in `cycles` cycles. */
+static uint64_t task_count(const struct rvemu_event *e, uint64_t cycles)
+{
+	return (uint64_t)(((unsigned __int128)cycles * e->ppb) / RVEMU_PPB);
+}
+
+/* attr.inherit: a forked child (and its own child) count in copies of the event; their counts and times
+ * reach the event the parent opened when they exit. */
+static void test_inherit(void)
+{
+	const struct rvemu_event *ins = &model->events[1];
+	struct perf_event_attr a;
+	attr_for_event(&a, ins);
+	a.disabled = 0;
+	a.inherit = 1;
+	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	uint64_t t0 = truth_of(ins);
+	api.advance(1000000);
+	uint64_t parent_part = truth_of(ins) - t0;
+	fflush(NULL); /* the children exit() and must not write our buffered output twice */
+	pid_t pid = fork();
+	if (pid == 0) {
+		api.advance(3000000);
+		pid_t grandchild = fork();
+		if (grandchild == 0) {
+			api.advance(2000000);
+			exit(0);
+		}
+		int gst = -1;
+		exit(waitpid(grandchild, &gst, 0) == grandchild && WIFEXITED(gst) ? 0 : 1);
+	}
+	CU_ASSERT_FATAL(pid > 0);
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	uint64_t v[3] = {0};
+	CU_ASSERT_EQUAL(read(fd, v, sizeof(v)), (ssize_t)sizeof(v));
+	CU_ASSERT_EQUAL(v[0], parent_part + task_count(ins, 3000000) + task_count(ins, 2000000));
+	CU_ASSERT(v[1] == v[2] && v[1] > 0); /* the times include the children's; it always fitted */
+	close(fd);
+	/* without inherit a child's work is not seen: test_fork */
+}
+
 /* cputime mode: counts follow the thread's CPU time; ratios between events follow the profile. */
 static void test_cputime_ratios(void)
 {
@@ -479,6 +525,7 @@ void add_count_suites(void)
 		CU_add_test(s, "ENABLE, DISABLE, RESET", test_enable_disable_reset);
 		CU_add_test(s, "per-thread counting", test_per_thread);
 		CU_add_test(s, "fork: the child is a new task", test_fork);
+		CU_add_test(s, "inherit: forked children's counts reach the parent", test_inherit);
 	} else {
 		CU_add_test(s, "cputime: counts grow, ratios follow the profile within 1%",
 		            test_cputime_ratios);
