@@ -501,6 +501,10 @@ void emu_hpc_init(void)
 		fprintf(stderr, "rvemu: cannot set up the distributed HPC model\n");
 		exit(2);
 	}
+	/* fork must not copy the lock held: a thread inside client_access holds it while it waits for the
+	 * core's threads_lock, which the core's fork handler holds. Registered after the core's handlers, so
+	 * this prepare runs first and the lock order stays hpc -> threads. */
+	pthread_atfork(hpc_lock, hpc_unlock, hpc_unlock);
 	hpc.present = 1;
 }
 

@@ -383,24 +383,73 @@ void emu_unlock(void)
  * (events inherited through fds keep counting the parent's threads, as the kernel's do). */
 static void atfork_prepare(void)
 {
-	pthread_mutex_lock(&perf_lock);
+	emu_lock(); /* marks the thread inside: a sampling tick arriving now is deferred, not deadlocked */
 	pthread_mutex_lock(&threads_lock);
 }
 
 static void atfork_parent(void)
 {
 	pthread_mutex_unlock(&threads_lock);
-	pthread_mutex_unlock(&perf_lock);
+	emu_unlock(); /* and runs the ticks that arrived meanwhile */
 }
 
 /* The forked child's inherited events hand their counts to the parent's when the child exits. */
 static void inherit_flush_at_exit(void)
 {
-	if (!self)
+	if (!self ||
+	    inside) /* inside: _exit from a handler that interrupted the emulator; its lock is held */
 		return;
 	emu_lock();
 	emu_inherit_flush(self);
 	emu_unlock();
+}
+
+/* A child that leaves with _exit() or replaces itself with exec() hands its inherited counts over first
+ * (exit() does it through atexit). After exec the new image starts a fresh emulator: what it counts is
+ * not attributed to the parent's events. */
+static void (*emu_real__exit)(int);
+static void (*emu_real__Exit)(int);
+static int (*emu_real_execve)(const char *, char *const[], char *const[]);
+static int (*emu_real_execv)(const char *, char *const[]);
+static int (*emu_real_execvp)(const char *, char *const[]);
+static int (*emu_real_execvpe)(const char *, char *const[], char *const[]);
+
+EMU_EXPORT void _exit(int status)
+{
+	inherit_flush_at_exit();
+	EMU_REAL(_exit)(status);
+	__builtin_unreachable();
+}
+
+EMU_EXPORT void _Exit(int status)
+{
+	inherit_flush_at_exit();
+	EMU_REAL(_Exit)(status);
+	__builtin_unreachable();
+}
+
+EMU_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	inherit_flush_at_exit();
+	return EMU_REAL(execve)(path, argv, envp);
+}
+
+EMU_EXPORT int execv(const char *path, char *const argv[])
+{
+	inherit_flush_at_exit();
+	return EMU_REAL(execv)(path, argv);
+}
+
+EMU_EXPORT int execvp(const char *file, char *const argv[])
+{
+	inherit_flush_at_exit();
+	return EMU_REAL(execvp)(file, argv);
+}
+
+EMU_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	inherit_flush_at_exit();
+	return EMU_REAL(execvpe)(file, argv, envp);
 }
 
 static void atfork_child(void)

@@ -340,7 +340,7 @@ static size_t put_one(const struct emu_event *e, uint64_t fmt, uint64_t *out)
 	if (fmt & PERF_FORMAT_ID)
 		out[n++] = e->id;
 	if (fmt & PERF_FORMAT_LOST)
-		out[n++] = 0;
+		out[n++] = e->lost_total;
 	return n;
 }
 
@@ -379,7 +379,7 @@ size_t emu_read_values(struct emu_event *ev, uint64_t *out, size_t max_words)
 		if (fmt & PERF_FORMAT_ID)
 			PUT(ev->id);
 		if (fmt & PERF_FORMAT_LOST)
-			PUT(ev->lost);
+			PUT(ev->lost_total);
 	}
 #undef PUT
 	return n;

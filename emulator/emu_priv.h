@@ -83,8 +83,9 @@ struct emu_event {
 	/* sampling */
 	uint64_t period;
 	int64_t period_left;
-	int event_limit; /* IOC_REFRESH budget; 0 = unlimited */
-	uint64_t lost;   /* samples dropped since the last PERF_RECORD_LOST */
+	int event_limit;     /* IOC_REFRESH budget; 0 = unlimited */
+	uint64_t lost;       /* samples dropped since the last PERF_RECORD_LOST */
+	uint64_t lost_total; /* all samples dropped (read_format PERF_FORMAT_LOST) */
 	uint64_t samples_since_wakeup;
 	/* ring buffer (our own mapping of the memfd the user maps too) */
 	struct perf_event_mmap_page *page;

@@ -87,8 +87,13 @@ static size_t build_sample(struct emu_event *ev, uint64_t ip, uint64_t *rec, siz
 		rec[n++] = t->hart;
 	if (st & PERF_SAMPLE_PERIOD)
 		rec[n++] = ev->period;
-	if (st & PERF_SAMPLE_READ)
-		n += emu_read_values(ev, rec + n, max - n);
+	if (st & PERF_SAMPLE_READ) {
+		size_t need = emu_read_values(ev, rec + n, max - n);
+		if (need > max - n)
+			return 0; /* a group too large for one record: counted as lost, never padded with
+			             stack */
+		n += need;
+	}
 	struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, (uint16_t)(n * 8)};
 	memcpy(&rec[0], &h, sizeof(h));
 	return n * 8;
@@ -102,6 +107,7 @@ void emu_sample_write(struct emu_event *ev, uint64_t ip)
 	size_t size = build_sample(ev, ip, rec, sizeof(rec) / sizeof(rec[0]));
 	if (!ev->page || !ev->data_size) {
 		ev->lost++;
+		ev->lost_total++;
 		EMU_STAT_ADD(samples_lost, 1);
 		return;
 	}
@@ -112,8 +118,9 @@ void emu_sample_write(struct emu_event *ev, uint64_t ip)
 	uint64_t head = ev->page->data_head;
 	uint64_t tail = __atomic_load_n(&ev->page->data_tail, __ATOMIC_ACQUIRE);
 	size_t need = size + (ev->lost ? sizeof(lost) : 0);
-	if (head - tail + need > ev->data_size) {
+	if (head - tail + need > ev->data_size || size == 0) {
 		ev->lost++;
+		ev->lost_total++;
 		EMU_STAT_ADD(samples_lost, 1);
 		return;
 	}
@@ -185,10 +192,14 @@ static long send_one(struct pending_signal *p)
 
 void emu_flush_signals(void)
 {
+	/* Send from a copy: a signal sent here runs the user's handler at once, and what it does (read,
+	 * ioctl, a tick) may queue new signals into `pending` while this loop runs. */
+	struct pending_signal batch[MAX_PENDING];
 	unsigned n = npending;
+	memcpy(batch, pending, n * sizeof(batch[0]));
 	npending = 0;
 	for (unsigned i = 0; i < n; i++) {
-		struct pending_signal *p = &pending[i];
+		struct pending_signal *p = &batch[i];
 		long r;
 		r = send_one(p);
 		if (r != 0 && errno == EPERM) {

@@ -150,6 +150,45 @@ static void test_virtual_lost(void)
 	CU_ASSERT_EQUAL(w.lost, lost);
 	CU_ASSERT_EQUAL(w.samples, written + 1);
 	CU_ASSERT_EQUAL(w.in_hot, w.samples);
+	/* read_format LOST counts every lost sample ever, also after the LOST record went out */
+	uint64_t v[2] = {0};
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	a.read_format = PERF_FORMAT_LOST;
+	int fl = perf_open(&a, 0, -1, -1, 0); /* a fresh event reads 0 lost */
+	CU_ASSERT_FATAL(fl >= 0);
+	CU_ASSERT_EQUAL(read(fl, v, sizeof(v)), (ssize_t)sizeof(v));
+	CU_ASSERT_EQUAL(v[1], 0);
+	close(fl);
+	ring_close(&r);
+}
+
+/* PERF_FORMAT_LOST is cumulative: an event whose reader lags reports all its lost samples, before and after
+ * the PERF_RECORD_LOST that announced them. */
+static void test_lost_is_cumulative(void)
+{
+	struct perf_event_attr a;
+	struct ring r;
+	struct walk w;
+	struct rvemu_stats s0, s1;
+	uint64_t v[2] = {0};
+	memset(&w, 0, sizeof(w));
+	sample_attr(&a, 1000);
+	a.read_format = PERF_FORMAT_LOST;
+	CU_ASSERT_FATAL(ring_open(&r, &a, 0) == 0);
+	api.get_stats(&s0);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	hot_virtual_kernel(2000 * 1000);
+	api.get_stats(&s1);
+	uint64_t lost = s1.samples_lost - s0.samples_lost;
+	CU_ASSERT(lost > 0);
+	CU_ASSERT_EQUAL(read(r.fd, v, sizeof(v)), (ssize_t)sizeof(v));
+	CU_ASSERT_EQUAL(v[1], lost);
+	ring_walk(&r, &a, "hot_virtual_kernel", &w);
+	hot_virtual_kernel(1000); /* writes the PERF_RECORD_LOST and one sample */
+	ring_walk(&r, &a, "hot_virtual_kernel", &w);
+	CU_ASSERT_EQUAL(w.lost, lost);
+	CU_ASSERT_EQUAL(read(r.fd, v, sizeof(v)), (ssize_t)sizeof(v));
+	CU_ASSERT_EQUAL(v[1], lost);
 	ring_close(&r);
 }
 
@@ -340,6 +379,7 @@ void add_sample_suites(void)
 	if (virtual_clock) {
 		CU_add_test(s, "samples with IPs in the hot function", test_virtual_samples);
 		CU_add_test(s, "lagging reader: PERF_RECORD_LOST, no silent loss", test_virtual_lost);
+		CU_add_test(s, "read_format LOST is cumulative", test_lost_is_cumulative);
 		CU_add_test(s, "signals go to the F_SETOWN_EX thread", test_signals_to_owner_thread);
 		CU_add_test(s, "IOC_REFRESH budget and IOC_PERIOD", test_refresh);
 		CU_add_test(s, "privilege filtering", test_privilege_filter);
