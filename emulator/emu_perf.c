@@ -621,6 +621,12 @@ static long perf_event_open_emulated(const struct perf_event_attr *uattr, int pi
 	return fd;
 }
 
+static void release_if_event(int fd);
+static int (*emu_real_close_range)(unsigned, unsigned, int);
+static void (*emu_real_closefrom)(int);
+
+static void release_range(unsigned first, unsigned last);
+
 EMU_EXPORT long syscall(long number, ...)
 {
 	va_list ap;
@@ -644,6 +650,11 @@ EMU_EXPORT long syscall(long number, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
+	if (number == SYS_close && a[0] >= 0)
+		release_if_event((int)a[0]);
+	else if (number == SYS_close_range && !(a[2] & CLOSE_RANGE_CLOEXEC) &&
+	         (unsigned)a[0] <= (unsigned)a[1])
+		release_range((unsigned)a[0], (unsigned)a[1]);
 	EMU_STAT_ADD(syscalls_forwarded, 1);
 	return EMU_REAL(syscall)(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
@@ -775,6 +786,8 @@ static void mirror_fcntl(struct emu_event *ev, int cmd, unsigned long arg)
 	emu_unlock();
 }
 
+static int dup_track(int oldfd, int newfd);
+
 static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, unsigned long arg)
 {
 	int r = real(fd, cmd, arg);
@@ -784,6 +797,8 @@ static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, unsigned lo
 		return r;
 	}
 	EMU_STAT_ADD(syscalls_emulated, 1);
+	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+		return dup_track(fd, r); /* the copy refers to the same event, like dup() */
 	if (r != -1)
 		mirror_fcntl(ev, cmd, arg);
 	return r;
@@ -972,6 +987,28 @@ static void release_if_event(int fd)
 	struct emu_event *ev = emu_event_of_fd(fd);
 	if (ev)
 		fd_release(fd, ev);
+}
+
+/* Every way an fd can be closed must forget its event, or the next file to get that number would be served
+ * as the event: close, dup2/dup3 over it, close_range, closefrom, syscall(SYS_close / SYS_close_range). */
+static void release_range(unsigned first, unsigned last)
+{
+	for (size_t fd = first; fd <= last && fd < fdtab_len; fd++)
+		release_if_event((int)fd);
+}
+
+EMU_EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+	if (!(flags & CLOSE_RANGE_CLOEXEC) && first <= last)
+		release_range(first, last); /* CLOEXEC only marks: the fds stay open until an exec */
+	return EMU_REAL(close_range)(first, last, flags);
+}
+
+EMU_EXPORT void closefrom(int lowfd)
+{
+	if (lowfd >= 0)
+		release_range((unsigned)lowfd, ~0u);
+	EMU_REAL(closefrom)(lowfd);
 }
 
 EMU_EXPORT int dup(int fd)

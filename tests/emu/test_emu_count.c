@@ -3,11 +3,13 @@
  * same events as ratio tests (counts grow with work; ratios follow the profile within 1%). */
 #include <CUnit/Basic.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -402,6 +404,41 @@ static void test_fork(void)
 	close(fd);
 }
 
+/* An fd closed any way forgets its event: the next file given that number is served by libc. A copy made
+ * with fcntl(F_DUPFD) refers to the same event. */
+static void test_fd_lifetimes(void)
+{
+	struct perf_event_attr a;
+	attr_for_event(&a, &model->events[0]);
+	a.disabled = 0;
+	for (int way = 0; way < 4; way++) {
+		int fd = perf_open(&a, 0, -1, -1, 0);
+		CU_ASSERT_FATAL(fd >= 0);
+		if (way == 0) {
+			int copy = fcntl(fd, F_DUPFD, 100);
+			CU_ASSERT_FATAL(copy >= 100);
+			api.advance(1000);
+			uint64_t v1 = read_count(fd), v2 = read_count(copy);
+			CU_ASSERT(v1 == v2 && v1 >= 1000);
+			close(copy);
+			CU_ASSERT_EQUAL(close(fd), 0);
+			continue;
+		}
+		if (way == 1)
+			CU_ASSERT_EQUAL(close_range((unsigned)fd, (unsigned)fd, 0), 0);
+		if (way == 2)
+			CU_ASSERT_EQUAL(syscall(SYS_close, fd), 0);
+		if (way == 3)
+			CU_ASSERT_EQUAL(syscall(SYS_close_range, fd, fd, 0), 0);
+		int file = open("/proc/self/exe", O_RDONLY); /* takes the lowest free number: fd */
+		CU_ASSERT_EQUAL(file, fd);
+		char magic[4] = {0};
+		CU_ASSERT_EQUAL(read(file, magic, sizeof(magic)), (ssize_t)sizeof(magic));
+		CU_ASSERT_EQUAL(memcmp(magic, "\177ELF", 4), 0);
+		close(file);
+	}
+}
+
 /* Events a task that starts its clock at 0 counts in `cycles` cycles. */
 static uint64_t task_count(const struct rvemu_event *e, uint64_t cycles)
 {
@@ -525,6 +562,7 @@ void add_count_suites(void)
 		CU_add_test(s, "ENABLE, DISABLE, RESET", test_enable_disable_reset);
 		CU_add_test(s, "per-thread counting", test_per_thread);
 		CU_add_test(s, "fork: the child is a new task", test_fork);
+		CU_add_test(s, "an fd closed any way forgets its event; F_DUPFD copies", test_fd_lifetimes);
 		CU_add_test(s, "inherit: forked children's counts reach the parent", test_inherit);
 	} else {
 		CU_add_test(s, "cputime: counts grow, ratios follow the profile within 1%",
