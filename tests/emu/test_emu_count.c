@@ -107,13 +107,14 @@ static int open_group_member(struct perf_event_attr *a, int leader)
 	return perf_open(a, 0, -1, leader, 0);
 }
 
-/* A group of every counter the model has: cycles, instret and all programmable counters, read at once. */
-static void test_group_full(void)
+/* Opens one group of the model's first `max` events, in table order (cycles, instret, then programmable
+ * ones), skipping programmable events rarer than `min_ppb`; returns how many it opened. */
+static unsigned open_event_group(int *fds, const struct rvemu_event **evs, unsigned max, uint64_t min_ppb)
 {
-	int fds[2 + 8];
-	const struct rvemu_event *evs[2 + 8];
 	unsigned n = 0;
-	for (size_t i = 0; i < model->nevents && n < 2 + model->prog_counters; i++) {
+	for (size_t i = 0; i < model->nevents && n < max; i++) {
+		if (model->events[i].kind == RVEMU_EV_PROGRAMMABLE && model->events[i].ppb < min_ppb)
+			continue;
 		struct perf_event_attr a;
 		attr_for_event(&a, &model->events[i]);
 		evs[n] = &model->events[i];
@@ -121,6 +122,15 @@ static void test_group_full(void)
 		CU_ASSERT_FATAL(fds[n] >= 0);
 		n++;
 	}
+	return n;
+}
+
+/* A group of every counter the model has: cycles, instret and all programmable counters, read at once. */
+static void test_group_full(void)
+{
+	int fds[2 + 8];
+	const struct rvemu_event *evs[2 + 8];
+	unsigned n = open_event_group(fds, evs, 2 + model->prog_counters, 0);
 	uint64_t t0[10] = {0}, t1[10] = {0};
 	for (unsigned i = 0; i < n; i++)
 		t0[i] = truth_of(evs[i]);
@@ -489,17 +499,8 @@ static void test_cputime_ratios(void)
 {
 	int fds[4];
 	const struct rvemu_event *evs[4];
-	unsigned n = 0;
-	for (size_t i = 0; i < model->nevents && n < 2 + (model->prog_counters ? 2 : 0); i++) {
-		if (model->events[i].kind == RVEMU_EV_PROGRAMMABLE && model->events[i].ppb < 1000000)
-			continue; /* too rare to give a 1% ratio in a short run */
-		struct perf_event_attr a;
-		attr_for_event(&a, &model->events[i]);
-		evs[n] = &model->events[i];
-		fds[n] = open_group_member(&a, n ? fds[0] : -1);
-		CU_ASSERT_FATAL(fds[n] >= 0);
-		n++;
-	}
+	/* events rarer than 10^6 per 10^9 cycles are too rare to give a 1% ratio in a short run */
+	unsigned n = open_event_group(fds, evs, 2 + (model->prog_counters ? 2 : 0), 1000000);
 	CU_ASSERT_EQUAL(ioctl(fds[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP), 0);
 	uint64_t b1[3 + 2 * 4], b2[3 + 2 * 4];
 	burn_cpu_ms(30);
