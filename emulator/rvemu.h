@@ -33,6 +33,7 @@ struct rvemu_stats {
 	uint64_t samples_lost;    /* samples that did not fit (reported as PERF_RECORD_LOST) */
 	uint64_t multiplex_rotations;
 	uint64_t hpc_requests, hpc_readerrors, hpc_interruptions;
+	uint64_t throttles; /* events throttled at perf_event_max_sample_rate (PERF_RECORD_THROTTLE) */
 };
 
 /* Library version of this API (RVEMU_API_VERSION). */

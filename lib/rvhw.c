@@ -64,6 +64,9 @@ static int check_boom_args(unsigned tag, const uint64_t *out)
 		break;
 /* Eight consecutive read tags (clang-format's layout of this macro is not stable, so it is left alone). */
 /* clang-format off */
+#define CSR_READ_CASES8(base) \
+	CSR_READ_CASE(base) CSR_READ_CASE(base + 1) CSR_READ_CASE(base + 2) CSR_READ_CASE(base + 3) \
+	CSR_READ_CASE(base + 4) CSR_READ_CASE(base + 5) CSR_READ_CASE(base + 6) CSR_READ_CASE(base + 7)
 #define BOOM_HINT_CASES8(base) \
 	BOOM_HINT_CASE(base) BOOM_HINT_CASE(base + 1) BOOM_HINT_CASE(base + 2) BOOM_HINT_CASE(base + 3) \
 	BOOM_HINT_CASE(base + 4) BOOM_HINT_CASE(base + 5) BOOM_HINT_CASE(base + 6) BOOM_HINT_CASE(base + 7)
@@ -83,6 +86,14 @@ int rvhw_csr_read(unsigned csr, uint64_t *value)
 		CSR_READ_CASE(0xC00)
 		CSR_READ_CASE(0xC01)
 		CSR_READ_CASE(0xC02)
+		CSR_READ_CASES8(0xC03)
+		CSR_READ_CASES8(0xC0B)
+		CSR_READ_CASES8(0xC13)
+		CSR_READ_CASE(0xC1B)
+		CSR_READ_CASE(0xC1C)
+		CSR_READ_CASE(0xC1D)
+		CSR_READ_CASE(0xC1E)
+		CSR_READ_CASE(0xC1F)
 	default:
 		return RVHW_EINVAL;
 	}

@@ -1,14 +1,17 @@
 /* What seam 2 knows: which CSR numbers and BOOM hint tags exist, and which CSRs user code may write.
- * Shared by lib/rvhw.c (real instructions) and the emulator (emulator/emu_csr.c) so both reject the same
+ * Shared by lib/rvhw.c (real instructions) and the emulator (emulator/fe_csr.c) so both reject the same
  * requests with the same error codes. Not installed. */
 #ifndef RVHW_KNOWN_H
 #define RVHW_KNOWN_H
 #include "rvhw.h"
 
-/* Standard unprivileged counters (Zicntr): read-only in user mode. */
-#define RVHW_CSR_CYCLE   0xC00u
-#define RVHW_CSR_TIME    0xC01u
-#define RVHW_CSR_INSTRET 0xC02u
+/* Standard unprivileged counters (Zicntr, Zihpm): read-only in user mode, and readable only where the
+ * kernel's scounteren allows it (Linux: kernel.perf_user_access); elsewhere the read traps. */
+#define RVHW_CSR_CYCLE        0xC00u
+#define RVHW_CSR_TIME         0xC01u
+#define RVHW_CSR_INSTRET      0xC02u
+#define RVHW_CSR_HPMCOUNTER3  0xC03u
+#define RVHW_CSR_HPMCOUNTER31 0xC1Fu
 
 static inline int rvhw_csr_known(unsigned csr)
 {
@@ -21,7 +24,7 @@ static inline int rvhw_csr_known(unsigned csr)
 	case RVHW_CSR_INSTRET:
 		return 1;
 	default:
-		return 0;
+		return csr >= RVHW_CSR_HPMCOUNTER3 && csr <= RVHW_CSR_HPMCOUNTER31;
 	}
 }
 

@@ -49,6 +49,8 @@ def read_table(name, required):
         raise TableError(f"{path}: no rows")
     return rows
 
+CACHE_RE = re.compile(r"^[1-3]:(Instruction|Data|Unified):[1-9][0-9]*:[1-9][0-9]*:[1-9][0-9]*(:shared)?$")
+
 
 def as_int(row, col):
     try:
@@ -104,7 +106,15 @@ def load():
     t["boom"] = boom
     t["models"] = read_table("models.csv", ["model", "description", "core_pmu", "bank_pmu", "uarch", "mvendorid",
                                             "marchid", "mimpid", "isa", "mmu", "prog_counters", "prog_width",
-                                            "freq_mhz", "overflow_irq"])
+                                            "freq_mhz", "overflow_irq", "event_encoding", "first_hart",
+                                            "caches"])
+    for m in t["models"]:
+        if m["event_encoding"] not in ("class_mask", "value"):
+            raise TableError(f"{m['_where']}: event_encoding '{m['event_encoding']}' is not class_mask or value")
+        as_int(m, "first_hart")
+        for leaf in filter(None, m["caches"].split(";")):
+            if not CACHE_RE.match(leaf):
+                raise TableError(f"{m['_where']}: cache leaf '{leaf}' is not level:type:size_kib:ways:line[:shared]")
     check_names(t["generic"] + t["u74"], "riscv_sifive_u74")
     check_names(t["generic"] + t["cva6"], "riscv_openhwgroup_cva6")
     check_names(t["boom"], "riscv_ucb_boom")
@@ -305,6 +315,8 @@ def gen_emulator(t, outdir):
          "\tconst char *model, *description, *core_pmu, *bank_pmu;",
          "\tconst char *uarch, *mvendorid, *marchid, *mimpid, *isa, *mmu;",
          "\tunsigned prog_counters, prog_width, freq_mhz;",
+         "\tunsigned first_hart; /* hart id of Linux CPU 0 */",
+         "\tconst char *caches; /* cache leaves: \"level:type:size_kib:ways:line[:shared]\" joined by ';' */",
          "\tint overflow_irq_with_sscofpmf; /* 1: overflow interrupts exist when the isa has Sscofpmf */",
          "\tconst struct rvemu_event *events; size_t nevents; /* cycles, instret, then the programmable ones */",
          "\tint class_masks; /* 1: mhpmevent = class | mask, several bits of one class may be set (U74) */",
@@ -346,8 +358,9 @@ def gen_emulator(t, outdir):
         fields = ", ".join(c_str(m[k]) for k in ("model", "description", "core_pmu", "bank_pmu", "uarch", "mvendorid",
                                                  "marchid", "mimpid", "isa", "mmu"))
         c.append(f"\t{{ {fields}, {as_int(m, 'prog_counters')}, {as_int(m, 'prog_width')}, {as_int(m, 'freq_mhz')}, "
+                 f"{as_int(m, 'first_hart')}, {c_str(m['caches'])}, "
                  f"{1 if m['overflow_irq'] == 'sscofpmf' else 0}, {sym}, sizeof({sym}) / sizeof({sym}[0]), "
-                 f"{1 if m['model'] == 'sifive-u74' else 0} }},")
+                 f"{1 if m['event_encoding'] == 'class_mask' else 0} }},")
     c.append("};\nconst size_t rvemu_nmodels = sizeof(rvemu_models) / sizeof(rvemu_models[0]);\n")
     c.append("const struct rvemu_hpc_profile rvemu_hpc_profiles[] = {")
     for b, p in t["profiles"]["lowrisc-hpc"].items():

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Style and static checks on our own C code (never on fetched upstream trees or generated files):
-# clang-format (the repository's .clang-format) and cppcheck. Non-zero exit on any finding.
+# clang-format (the repository's .clang-format) and cppcheck; and the emulator's layer rule. Non-zero exit on any finding.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -16,6 +16,11 @@ if ! cppcheck --quiet --enable=warning,style,performance,portability --error-exi
 	--std=c11 -D__GNUC__ -D__x86_64__ -D__linux__ --suppress=missingIncludeSystem \
 	-I lib -I emulator "${files[@]}"; then
 	echo "lint: cppcheck findings"
+	status=1
+fi
+# The emulator's layers: machine <- perf core <- front ends, no upward use, no cycle (from the objects).
+if ! "$top/scripts/check-layers.sh"; then
+	echo "lint: emulator layer violations (docs/emulator-core.md)"
 	status=1
 fi
 [ $status -eq 0 ] && echo "lint: ${#files[@]} files clean (clang-format, cppcheck)"

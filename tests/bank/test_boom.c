@@ -2,7 +2,7 @@
 #include <CUnit/Basic.h>
 
 #include "bank_test.h"
-#include "emu_core.h" /* emu_scale */
+#include "mach.h" /* emu_scale */
 #include "rvemu_tables.h"
 #include "cunit_run.h"
 

@@ -437,10 +437,12 @@ static void test_bad_input_and_other_csrs(void)
 	CU_ASSERT_EQUAL(api.hpc_truth(core_id(nharts), 0, &v), -1);
 	CU_ASSERT_STRING_EQUAL(rvhw_backend(), "emulator");
 	api.advance(4242);
-	CU_ASSERT_EQUAL(rvhw_csr_read(0xC00, &cycles), RVHW_OK);
-	CU_ASSERT_EQUAL(cycles, api.thread_cycles());
-	CU_ASSERT_EQUAL(rvhw_csr_read(0xC02, &v), RVHW_OK);
-	CU_ASSERT_TRUE(v > 0 && v < cycles); /* lowRISC's profile: IPC 0.34 */
+	/* kernel.perf_user_access = 1 (Linux 6.6+): cycle and instret trap without a mapped perf event of
+	 * this thread on them (tests/emu covers the mapped case); time is always readable */
+	CU_ASSERT_EQUAL(rvhw_csr_read(0xC00, &cycles), RVHW_EPERM);
+	CU_ASSERT_EQUAL(rvhw_csr_read(0xC02, &v), RVHW_EPERM);
+	CU_ASSERT_EQUAL(rvhw_csr_read(0xC01, &v), RVHW_OK);
+	CU_ASSERT_EQUAL(rvhw_csr_read(0xC03, &v), RVHW_ENOHW); /* no programmable counters on this core */
 }
 
 static void test_statistics(void)

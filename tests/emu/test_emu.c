@@ -181,6 +181,48 @@ static void test_read_advance(void)
 	unsetenv("EMU_TEST_ONLY");
 }
 
+/* Without CAP_PERFMON: RVEMU_CAP_PERFMON=0 at paranoid 1, 2 (mainline), 3 (Debian) and 4 (Ubuntu), with and
+ * without Sscofpmf; and a really unprivileged process (setpriv to nobody when we are root), whose missing
+ * capability the emulator finds itself. */
+static void test_permissions_launch(void)
+{
+	char *argv[] = {(char *)self_path, NULL};
+	static const char *const levels[] = {"1", "2", "3", "4"};
+	setenv("EMU_TEST_ONLY", "permissions", 1);
+	setenv("RVEMU_CAP_PERFMON", "0", 1);
+	for (int ssc = 0; ssc < 2; ssc++)
+		for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+			setenv("RVEMU_PARANOID", levels[i], 1);
+			int st = run_under_emulator(argv, "sifive-u74", "virtual", ssc, NULL, 0);
+			if (st)
+				fprintf(stderr, "permissions: paranoid %s, sscofpmf %d failed\n", levels[i],
+				        ssc);
+			CU_ASSERT_EQUAL(st, 0);
+		}
+	unsetenv("RVEMU_CAP_PERFMON");
+	unsetenv("RVEMU_PARANOID");
+	if (geteuid() == 0) {
+		char *nobody[] = {"setpriv",
+		                  "--reuid=65534",
+		                  "--regid=65534",
+		                  "--clear-groups",
+		                  "--inh-caps=-all",
+		                  (char *)self_path,
+		                  NULL};
+		char path[4096];
+		/* setpriv is in PATH; the test binary must be reachable by nobody (the build tree is) */
+		snprintf(path, sizeof(path), "%s", "/usr/bin/setpriv");
+		nobody[0] = path;
+		int st = run_under_emulator(nobody, "sifive-u74", "virtual", 0, NULL, 0);
+		if (st)
+			fprintf(stderr, "permissions: setpriv --reuid=65534 run failed (status %d)\n", st);
+		CU_ASSERT_EQUAL(st, 0);
+	} else {
+		CU_ASSERT_EQUAL(run_under_emulator(argv, "sifive-u74", "virtual", 0, NULL, 0), 0);
+	}
+	unsetenv("EMU_TEST_ONLY");
+}
+
 static int run_shell(const char *cmd, char *out, size_t cap)
 {
 	FILE *p = popen(cmd, "r");
@@ -234,6 +276,7 @@ static int launcher(void)
 	CU_add_test(s, "rvemu-run", test_rvemu_run);
 	CU_add_test(s, "every model x clock x Sscofpmf configuration", test_every_configuration);
 	CU_add_test(s, "RVEMU_READ_ADVANCE: reads advance the virtual clock", test_read_advance);
+	CU_add_test(s, "permissions of an ordinary user (paranoid 1-4, setpriv)", test_permissions_launch);
 	return run_cunit();
 }
 
@@ -270,9 +313,14 @@ static int child(void)
 		add_read_advance_suite();
 		return run_cunit();
 	}
+	if (only && !strcmp(only, "permissions")) {
+		add_permission_suite();
+		return run_cunit();
+	}
 	add_machine_suites();
 	add_count_suites();
 	add_sample_suites();
+	add_linux_suites();
 	return run_cunit();
 }
 

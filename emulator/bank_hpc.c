@@ -34,8 +34,7 @@
  *   the emulator raises SIGILL in the calling thread. If a handler returns, the write had no effect and
  *   rvhw_csr_write returns RVHW_EPERM (hardware would re-execute the instruction).
  */
-#include "emu_bank.h"
-#include "emu_core.h"
+#include "mach.h"
 #include "rvhw.h"
 
 #include <pthread.h>
@@ -148,10 +147,10 @@ static struct hpc_client *client_get(void)
 		return c;
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
-		fprintf(stderr, "rvemu: out of memory for an HPC client\n");
+		fprintf(stderr, "librvemu: out of memory for an HPC client\n");
 		abort();
 	}
-	c->hart = emu_thread_hart();
+	c->hart = emu_thread_self()->hart;
 	c->useren = 1;
 	c->last_cycles = emu_thread_cycles();
 	tls_client = c;
@@ -345,7 +344,7 @@ static uint64_t hpcr_pop(struct hpc_client *c)
 	return c->hpcr;
 }
 
-int emu_hpc_csr_read(unsigned csr, uint64_t *value)
+static int hpc_csr_read(unsigned csr, uint64_t *value)
 {
 	struct hpc_client *c = client_access();
 
@@ -389,7 +388,7 @@ static void request_start(struct hpc_client *c)
 	int manager = manager_index(c->manager_id);
 
 	if (r == NULL) {
-		fprintf(stderr, "rvemu: out of memory for an HPC request\n");
+		fprintf(stderr, "librvemu: out of memory for an HPC request\n");
 		abort();
 	}
 	for (unsigned bit = 0; bit < HPC_MAX_COUNTERS; bit++)
@@ -450,7 +449,7 @@ static void hpcm_write(struct hpc_client *c, uint64_t v)
 	c->readerror = 0;
 }
 
-int emu_hpc_csr_write(unsigned csr, uint64_t value)
+static int hpc_csr_write(unsigned csr, uint64_t value)
 {
 	struct hpc_client *c = client_access();
 
@@ -465,48 +464,41 @@ int emu_hpc_csr_write(unsigned csr, uint64_t value)
 	}
 }
 
-int emu_hpc_present(void)
-{
-	return hpc.present;
-}
-
 static const struct rvemu_hpc_profile *profile_by_name(const char *name)
 {
 	for (size_t i = 0; i < rvemu_nhpc_profiles; i++)
 		if (strcmp(rvemu_hpc_profiles[i].name, name) == 0)
 			return &rvemu_hpc_profiles[i];
-	fprintf(stderr, "rvemu: RVEMU_PROFILE=%s is not a known HPC workload profile; known:", name);
-	for (size_t i = 0; i < rvemu_nhpc_profiles; i++)
-		fprintf(stderr, " %s", rvemu_hpc_profiles[i].name);
-	fprintf(stderr, "\n");
-	exit(2);
+	char known[512] = "";
+	for (size_t i = 0; i < rvemu_nhpc_profiles; i++) {
+		strncat(known, " ", sizeof(known) - strlen(known) - 1);
+		strncat(known, rvemu_hpc_profiles[i].name, sizeof(known) - strlen(known) - 1);
+	}
+	emu_config_error("RVEMU_PROFILE=%s is not a known HPC workload profile; known:%s", name, known);
 }
 
-void emu_hpc_init(void)
+static void hpc_init(void)
 {
-	const struct rvemu_model *model = emu_model();
 	const char *profile = getenv("RVEMU_PROFILE");
 
-	if (model == NULL || model->bank_pmu == NULL || strcmp(model->bank_pmu, "riscv_lowrisc_hpc") != 0)
-		return;
 	hpc.profile = profile_by_name(profile != NULL && *profile != '\0' ? profile : "gcc");
 	hpc.nharts = emu_nharts();
-	hpc.nslices = (unsigned)emu_bank_env_u64("RVEMU_L2_SLICES", 2, 1, HPC_MAX_SLICES);
-	hpc.hop_cycles = emu_bank_env_u64("RVEMU_HPC_HOP_CYCLES", 4, 0, 1000000);
-	hpc.counter_cycles = emu_bank_env_u64("RVEMU_HPC_COUNTER_CYCLES", 2, 1, 1000000);
-	hpc.csr_cycles = emu_bank_env_u64("RVEMU_HPC_CSR_CYCLES", 1, 1, 1000000);
-	hpc.forced_interrupts = (unsigned)emu_bank_env_u64("RVEMU_HPC_FORCE_INTERRUPT", 0, 0, 1000000000);
+	hpc.nslices = (unsigned)emu_env_u64("RVEMU_L2_SLICES", 2, 1, HPC_MAX_SLICES);
+	hpc.hop_cycles = emu_env_u64("RVEMU_HPC_HOP_CYCLES", 4, 0, 1000000);
+	hpc.counter_cycles = emu_env_u64("RVEMU_HPC_COUNTER_CYCLES", 2, 1, 1000000);
+	hpc.csr_cycles = emu_env_u64("RVEMU_HPC_CSR_CYCLES", 1, 1, 1000000);
+	hpc.forced_interrupts = (unsigned)emu_env_u64("RVEMU_HPC_FORCE_INTERRUPT", 0, 0, 1000000000);
 	hpc.manager_free_at = calloc(hpc.nharts + hpc.nslices, sizeof(*hpc.manager_free_at));
-	if (hpc.manager_free_at == NULL || pthread_key_create(&hpc.client_key, client_destroy) != 0) {
-		fprintf(stderr, "rvemu: cannot set up the distributed HPC model\n");
-		exit(2);
-	}
+	if (hpc.manager_free_at == NULL || pthread_key_create(&hpc.client_key, client_destroy) != 0)
+		emu_config_error("cannot set up the distributed HPC model (out of memory)");
 	/* fork must not copy the lock held: a thread inside client_access holds it while it waits for the
-	 * core's threads_lock, which the core's fork handler holds. Registered after the core's handlers, so
-	 * this prepare runs first and the lock order stays hpc -> threads. */
+	 * thread registry's lock, which the registry's fork handler holds. Registered after the registry's
+	 * handlers, so this prepare runs first and the lock order stays hpc -> registry. */
 	pthread_atfork(hpc_lock, hpc_unlock, hpc_unlock);
 	hpc.present = 1;
 }
+
+const struct emu_bank emu_bank_hpc = {"riscv_lowrisc_hpc", hpc_init, hpc_csr_read, hpc_csr_write, NULL};
 
 /* ---- control API (rvemu.h) ---- */
 

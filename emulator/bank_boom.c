@@ -16,8 +16,7 @@
  *   the last reset (or since the thread started).
  * - Tags outside the interface (lib/rvhw_known.h) never reach here: RVHW_EINVAL.
  */
-#include "emu_bank.h"
-#include "emu_core.h"
+#include "mach.h"
 #include "rvhw.h"
 
 #include <stdio.h>
@@ -91,7 +90,7 @@ static void boom_reset(struct boom_thread *t)
 	t->truth_start = t->segment_start;
 }
 
-int emu_boom_hint(unsigned tag, uint64_t in, uint64_t *out)
+static int boom_op(unsigned tag, uint64_t in, uint64_t *out)
 {
 	struct boom_thread *t = boom_thread_get();
 	uint64_t result = in; /* set hints leave rs1 unchanged */
@@ -127,25 +126,14 @@ int emu_boom_hint(unsigned tag, uint64_t in, uint64_t *out)
 	return RVHW_OK;
 }
 
-int emu_boom_present(void)
+static void boom_init(void)
 {
-	return boom.present;
-}
-
-void emu_boom_init(void)
-{
-	const struct rvemu_model *model = emu_model();
 	uint64_t kernel, machine;
 
-	if (model == NULL || model->bank_pmu == NULL || strcmp(model->bank_pmu, "riscv_ucb_boom") != 0)
-		return;
-	kernel = emu_bank_env_u64("RVEMU_BOOM_KERNEL_PERMILLE", 50, 0, 1000);
-	machine = emu_bank_env_u64("RVEMU_BOOM_MACHINE_PERMILLE", 10, 0, 1000);
-	if (kernel + machine > 1000) {
-		fprintf(stderr,
-		        "rvemu: RVEMU_BOOM_KERNEL_PERMILLE + RVEMU_BOOM_MACHINE_PERMILLE exceed 1000\n");
-		exit(2);
-	}
+	kernel = emu_env_u64("RVEMU_BOOM_KERNEL_PERMILLE", 50, 0, 1000);
+	machine = emu_env_u64("RVEMU_BOOM_MACHINE_PERMILLE", 10, 0, 1000);
+	if (kernel + machine > 1000)
+		emu_config_error("RVEMU_BOOM_KERNEL_PERMILLE + RVEMU_BOOM_MACHINE_PERMILLE exceed 1000");
 	for (unsigned n = 0; n < RVEMU_BOOM_COUNTERS; n++) {
 		uint64_t rate = rvemu_boom_events[n].ppb;
 		boom.level_ppb[BOOM_SUPERVISOR][n] = rate * kernel / 1000;
@@ -154,6 +142,8 @@ void emu_boom_init(void)
 	}
 	boom.present = 1;
 }
+
+const struct emu_bank emu_bank_boom = {"riscv_ucb_boom", boom_init, NULL, NULL, boom_op};
 
 /* ---- control API (rvemu.h) ---- */
 

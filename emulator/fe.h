@@ -1,0 +1,14 @@
+/* Between the front ends' own files only. */
+#ifndef EMU_FE_H
+#define EMU_FE_H
+#include <stddef.h>
+
+/* The text of a served /proc or /sys file. */
+struct fe_text {
+	char text[16384];
+	size_t len;
+};
+/* 1: `path` is ours and b holds its text (or *is_dir); 0: not ours; -ENOENT: hidden host entry. */
+int fe_file_content(const char *path, struct fe_text *b, int *is_dir);
+
+#endif

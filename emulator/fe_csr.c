@@ -1,0 +1,71 @@
+/* Seam 2 under the emulator: librvemu.so exports the rvhw_* symbols of lib/rvhw.h, so under LD_PRELOAD
+ * they take precedence over librvhw's and every CSR access / BOOM hint lands here. Arguments are checked
+ * exactly as lib/rvhw.c checks them (lib/rvhw_known.h). The counter CSRs (cycle, instret, hpmcounterN)
+ * answer as the perf core says the kernel's scounteren would (kernel.perf_user_access); time is always
+ * readable; the bank CSRs and hints go to the model's counter bank (mach_bank.c). A machine without the
+ * CSR answers RVHW_ENOHW. */
+#include <errno.h>
+#include <time.h>
+
+#include "mach.h"
+#include "perf.h"
+#include "rvhw.h"
+#include "rvhw_known.h"
+
+/* The time CSR counts at the platform timebase; 1 MHz is what the boards' device trees say. */
+#define EMU_TIMEBASE_HZ 1000000ull
+
+static uint64_t time_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * EMU_TIMEBASE_HZ +
+	       (uint64_t)ts.tv_nsec / (1000000000ull / EMU_TIMEBASE_HZ);
+}
+
+int rvhw_csr_read(unsigned csr, uint64_t *value)
+{
+	if (value == NULL || !rvhw_csr_known(csr))
+		return RVHW_EINVAL;
+	EMU_STAT_ADD(csr_reads, 1);
+	if (csr == RVHW_CSR_TIME) {
+		*value = time_now();
+		return RVHW_OK;
+	}
+	if (csr == RVHW_CSR_CYCLE || csr == RVHW_CSR_INSTRET ||
+	    (csr >= RVHW_CSR_HPMCOUNTER3 && csr <= RVHW_CSR_HPMCOUNTER31)) {
+		if (csr >= RVHW_CSR_HPMCOUNTER3 + emu_model()->prog_counters && csr <= RVHW_CSR_HPMCOUNTER31)
+			return RVHW_ENOHW; /* a counter this core does not implement */
+		int r = perf_user_counter_read(csr, value);
+		return r == 0 ? RVHW_OK : RVHW_EPERM; /* the read would trap: SIGILL on the board */
+	}
+	const struct emu_bank *bank = emu_bank_active();
+	return bank && bank->csr_read ? bank->csr_read(csr, value) : RVHW_ENOHW;
+}
+
+int rvhw_csr_write(unsigned csr, uint64_t value)
+{
+	if (!rvhw_csr_known(csr))
+		return RVHW_EINVAL;
+	if (!rvhw_csr_user_writable(csr))
+		return RVHW_EPERM;
+	EMU_STAT_ADD(csr_writes, 1);
+	const struct emu_bank *bank = emu_bank_active();
+	return bank && bank->csr_write ? bank->csr_write(csr, value) : RVHW_ENOHW;
+}
+
+int rvhw_boom_op(unsigned tag, uint64_t in, uint64_t *out)
+{
+	if (!rvhw_boom_tag_known(tag))
+		return RVHW_EINVAL;
+	if (out == NULL && rvhw_boom_tag_returns(tag))
+		return RVHW_EINVAL;
+	EMU_STAT_ADD(boom_ops, 1);
+	const struct emu_bank *bank = emu_bank_active();
+	return bank && bank->op ? bank->op(tag, in, out) : RVHW_ENOHW;
+}
+
+const char *rvhw_backend(void)
+{
+	return "emulator";
+}

@@ -1,0 +1,258 @@
+/* The files through which Linux describes the machine: /proc/cpuinfo in the RISC-V kernel's format
+ * (arch/riscv/kernel/cpu.c), the perf sysctls, the SBI PMU's sysfs entries (drivers/perf/riscv_pmu_sbi.c),
+ * and the /sys/devices/system/{cpu,node} entries PAPI and libpfm4 read, caches included
+ * (drivers/base/cacheinfo.c; the leaves in arch/riscv/kernel/cacheinfo.c's order). fe_libc.c serves them
+ * through the interposed open/fopen/access family; this file only says what they contain. */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fe.h"
+#include "mach.h"
+
+static void vprint(struct fe_text *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void vprint(struct fe_text *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(b->text + b->len, sizeof(b->text) - b->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		b->len += (size_t)n < sizeof(b->text) - b->len ? (size_t)n : sizeof(b->text) - b->len - 1;
+}
+
+/* The isa string: the model's, plus _sscofpmf when the option is on. */
+static void isa_string(char *out, size_t cap)
+{
+	snprintf(out, cap, "%s%s", emu_model()->isa, emu_cfg()->sscofpmf ? "_sscofpmf" : "");
+}
+
+static void gen_cpuinfo(struct fe_text *b)
+{
+	const struct rvemu_model *m = emu_model();
+	char isa[256];
+	isa_string(isa, sizeof(isa));
+	for (unsigned cpu = 0; cpu < emu_nharts(); cpu++) {
+		vprint(b, "processor\t: %u\nhart\t\t: %u\nisa\t\t: %s\nmmu\t\t: %s\nuarch\t\t: %s\n", cpu,
+		       emu_cpu_hart_id(cpu), isa, m->mmu, m->uarch);
+		vprint(b, "mvendorid\t: %s\nmarchid\t\t: %s\nmimpid\t\t: %s\nhart isa\t: %s\n\n",
+		       m->mvendorid, m->marchid, m->mimpid, isa);
+	}
+}
+
+/* cpumask as the kernel prints it (%*pb): hex, 32-bit groups separated by commas. */
+static void print_mask(struct fe_text *b, unsigned first, unsigned count)
+{
+	unsigned n = emu_nharts(), groups = (n + 31) / 32;
+	for (unsigned g = groups; g-- > 0;) {
+		uint32_t word = 0;
+		for (unsigned bit = 0; bit < 32; bit++) {
+			unsigned cpu = g * 32 + bit;
+			if (cpu >= first && cpu < first + count)
+				word |= 1u << bit;
+		}
+		unsigned width = g == groups - 1 ? ((n - g * 32) + 3) / 4 : 8;
+		vprint(b, "%0*x%s", (int)width, word, g ? "," : "\n");
+	}
+}
+
+static void print_list(struct fe_text *b, unsigned first, unsigned count)
+{
+	if (count == 1)
+		vprint(b, "%u\n", first);
+	else
+		vprint(b, "%u-%u\n", first, first + count - 1);
+}
+
+/* One cache leaf of the model (events/models.csv caches: "level:type:size_kib:ways:line[:shared]"). */
+struct cache_leaf {
+	unsigned level, size_kib, ways, line;
+	char type[16];
+	int shared;
+};
+
+static int cache_leaf(unsigned index, struct cache_leaf *out)
+{
+	const char *p = emu_model()->caches;
+	for (unsigned i = 0; p && *p; i++) {
+		char shared[8] = "";
+		memset(out, 0, sizeof(*out));
+		int n = sscanf(p, "%u:%15[A-Za-z]:%u:%u:%u:%7[a-z]", &out->level, out->type, &out->size_kib,
+		               &out->ways, &out->line, shared);
+		if (n < 5)
+			return 0;
+		out->shared = strcmp(shared, "shared") == 0;
+		if (i == index)
+			return 1;
+		p = strchr(p, ';');
+		p = p ? p + 1 : NULL;
+	}
+	return 0;
+}
+
+/* cpuN/cache/indexK/...: 1 served, 0 not ours, -ENOENT for a leaf this machine does not have. */
+static int gen_cache(unsigned cpu, const char *f, struct fe_text *b, int *is_dir)
+{
+	char *end;
+	if (!*f) {
+		*is_dir = 1;
+		return emu_model()->caches[0] ? 1 : -ENOENT;
+	}
+	if (strncmp(f, "index", 5))
+		return -ENOENT; /* the host's other entries (e.g. uevent) */
+	unsigned long index = strtoul(f + 5, &end, 10);
+	struct cache_leaf c;
+	if (end == f + 5 || (*end && *end != '/') || !cache_leaf((unsigned)index, &c))
+		return -ENOENT;
+	const char *attr = *end ? end + 1 : "";
+	unsigned sets = c.size_kib * 1024u / (c.ways * c.line);
+	if (!*attr)
+		*is_dir = 1;
+	else if (!strcmp(attr, "level"))
+		vprint(b, "%u\n", c.level);
+	else if (!strcmp(attr, "type"))
+		vprint(b, "%s\n", c.type);
+	else if (!strcmp(attr, "size"))
+		vprint(b, "%uK\n", c.size_kib);
+	else if (!strcmp(attr, "ways_of_associativity"))
+		vprint(b, "%u\n", c.ways);
+	else if (!strcmp(attr, "coherency_line_size"))
+		vprint(b, "%u\n", c.line);
+	else if (!strcmp(attr, "number_of_sets"))
+		vprint(b, "%u\n", sets);
+	else if (!strcmp(attr, "physical_line_partition"))
+		vprint(b, "1\n");
+	else if (!strcmp(attr, "shared_cpu_map"))
+		print_mask(b, c.shared ? 0 : cpu, c.shared ? emu_nharts() : 1);
+	else if (!strcmp(attr, "shared_cpu_list"))
+		print_list(b, c.shared ? 0 : cpu, c.shared ? emu_nharts() : 1);
+	else if (!strcmp(attr, "id"))
+		vprint(b, "%u\n", c.shared ? 0 : cpu);
+	else
+		return -ENOENT;
+	return 1;
+}
+
+#define SYS_CPU  "/sys/devices/system/cpu/"
+#define SYS_NODE "/sys/devices/system/node/"
+
+/* Per-CPU files: 1 served, 0 not ours (forward), -ENOENT for a CPU or entry this machine does not have. */
+static int gen_sys_cpu(const char *rest, struct fe_text *b, int *is_dir)
+{
+	char *end;
+	unsigned long cpu = strtoul(rest, &end, 10);
+	if (end == rest || (*end && *end != '/'))
+		return 0;
+	if (cpu >= emu_nharts())
+		return -ENOENT;
+	const char *f = *end ? end + 1 : "";
+	unsigned khz = emu_model()->freq_mhz * 1000u;
+	if (!strncmp(f, "cache", 5) && (f[5] == 0 || f[5] == '/'))
+		return gen_cache((unsigned)cpu, f[5] ? f + 6 : "", b, is_dir);
+	if (!*f || !strcmp(f, "topology") || !strcmp(f, "cpufreq"))
+		*is_dir = 1;
+	else if (!strcmp(f, "topology/thread_siblings"))
+		print_mask(b, (unsigned)cpu, 1);
+	else if (!strcmp(f, "topology/core_siblings") || !strcmp(f, "topology/package_cpus"))
+		print_mask(b, 0, emu_nharts());
+	else if (!strcmp(f, "topology/thread_siblings_list"))
+		vprint(b, "%lu\n", cpu);
+	else if (!strcmp(f, "topology/core_id"))
+		vprint(b, "%lu\n", cpu);
+	else if (!strcmp(f, "topology/physical_package_id"))
+		vprint(b, "0\n");
+	else if (!strcmp(f, "online"))
+		vprint(b, "1\n");
+	else if (!strcmp(f, "cpufreq/cpuinfo_max_freq") || !strcmp(f, "cpufreq/cpuinfo_min_freq") ||
+	         !strcmp(f, "cpufreq/scaling_cur_freq"))
+		vprint(b, "%u\n", khz);
+	else
+		return 0;
+	return 1;
+}
+
+static int gen_sys_node(const char *rest, struct fe_text *b, int *is_dir)
+{
+	if (!strcmp(rest, "online") || !strcmp(rest, "possible")) {
+		vprint(b, "0\n");
+		return 1;
+	}
+	if (strncmp(rest, "node", 4))
+		return 0;
+	char *end;
+	unsigned long node = strtoul(rest + 4, &end, 10);
+	if (end == rest + 4 || (*end && *end != '/'))
+		return 0;
+	if (node != 0)
+		return -ENOENT;
+	if (!*end)
+		*is_dir = 1;
+	else if (!strcmp(end, "/cpumap"))
+		print_mask(b, 0, emu_nharts());
+	else if (!strcmp(end, "/cpulist"))
+		print_list(b, 0, emu_nharts());
+	else
+		return 0;
+	return 1;
+}
+
+/* The SBI PMU registers as "cpu" with type PERF_TYPE_RAW and two format attributes; it has no events/
+ * directory (perf's JSON tables name the events). The host's own PMU behind the same paths is hidden. */
+static int gen_pmu(const char *rest, struct fe_text *b, int *is_dir)
+{
+	if (!*rest || !strcmp(rest, "format"))
+		*is_dir = 1;
+	else if (!strcmp(rest, "type"))
+		vprint(b, "%d\n", PERF_TYPE_RAW);
+	else if (!strcmp(rest, "format/event"))
+		vprint(b, "config:0-47\n");
+	else if (!strcmp(rest, "format/firmware"))
+		vprint(b, "config:63\n");
+	else if (!strcmp(rest, "perf_event_mux_interval_ms"))
+		vprint(b, "%llu\n", (unsigned long long)(emu_cycles_to_ns(emu_cfg()->mux_cycles) / 1000000u));
+	else
+		return -ENOENT; /* events/, caps/, the host's other attributes */
+	return 1;
+}
+
+int fe_file_content(const char *path, struct fe_text *b, int *is_dir)
+{
+	const struct emu_config *c = emu_cfg();
+	*is_dir = 0;
+	b->len = 0;
+	b->text[0] = 0;
+	if (!path)
+		return 0;
+	if (!strcmp(path, "/proc/cpuinfo"))
+		gen_cpuinfo(b);
+	else if (!strcmp(path, "/proc/sys/kernel/perf_event_paranoid"))
+		vprint(b, "%d\n", c->paranoid);
+	else if (!strcmp(path, "/proc/sys/kernel/perf_user_access"))
+		vprint(b, "%d\n", c->perf_user_access);
+	else if (!strcmp(path, "/proc/sys/kernel/nmi_watchdog"))
+		vprint(b, "0\n");
+	else if (!strcmp(path, "/proc/sys/kernel/perf_event_max_sample_rate"))
+		vprint(b, "%u\n", c->max_sample_rate);
+	else if (!strcmp(path, "/proc/sys/kernel/perf_event_mux_interval_ms"))
+		vprint(b, "%llu\n", (unsigned long long)(emu_cycles_to_ns(c->mux_cycles) / 1000000u));
+	else if (!strncmp(path, "/sys/bus/event_source/devices/cpu", 33) &&
+	         (path[33] == 0 || path[33] == '/'))
+		return gen_pmu(path[33] ? path + 34 : "", b, is_dir);
+	else if (!strncmp(path, "/sys/devices/cpu", 16) && (path[16] == 0 || path[16] == '/'))
+		return gen_pmu(path[16] ? path + 17 : "", b, is_dir);
+	else if (!strcmp(path, SYS_CPU "online") || !strcmp(path, SYS_CPU "possible") ||
+	         !strcmp(path, SYS_CPU "present"))
+		print_list(b, 0, emu_nharts());
+	else if (!strcmp(path, SYS_CPU "offline"))
+		vprint(b, "\n");
+	else if (!strncmp(path, SYS_CPU "cpu", sizeof(SYS_CPU "cpu") - 1))
+		return gen_sys_cpu(path + sizeof(SYS_CPU "cpu") - 1, b, is_dir);
+	else if (!strncmp(path, SYS_NODE, sizeof(SYS_NODE) - 1))
+		return gen_sys_node(path + sizeof(SYS_NODE) - 1, b, is_dir);
+	else
+		return 0;
+	return 1;
+}

@@ -1,0 +1,682 @@
+/* The libc front end: every libc symbol the emulator interposes, in one file. File descriptors become
+ * event objects of the perf core (perf.h) or served /proc and /sys files (fe_files.c); every call on
+ * another fd, every other path and every other syscall number goes to libc unchanged.
+ *
+ * Every emulated event is a real fd (a memfd), so fd numbers never collide with the program's own files.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fe.h"
+#include "perf.h"
+
+/* ------------------------------------------------------------------------------------------ fd table */
+static struct emu_event **fdtab;
+static size_t fdtab_len;
+
+/* One slot per possible fd, reserved as untouched anonymous memory: lookups on every read() are a
+ * bounds check and a load, no lock. */
+static int fdtab_init(void)
+{
+	if (__atomic_load_n(&fdtab, __ATOMIC_ACQUIRE))
+		return 0;
+	struct rlimit rl;
+	size_t n = 1u << 16;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY && rl.rlim_max > n)
+		n = rl.rlim_max;
+	if (n > (1u << 20))
+		n = 1u << 20;
+	void *p = EMU_REAL(mmap)(NULL, n * sizeof(*fdtab), PROT_READ | PROT_WRITE,
+	                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	fdtab_len = n;
+	__atomic_store_n(&fdtab, (struct emu_event **)p, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static struct emu_event *event_of_fd(int fd)
+{
+	struct emu_event **tab = __atomic_load_n(&fdtab, __ATOMIC_ACQUIRE);
+	if (!tab || fd < 0 || (size_t)fd >= fdtab_len)
+		return NULL;
+	return __atomic_load_n(&tab[fd], __ATOMIC_ACQUIRE);
+}
+
+static void fdtab_set(int fd, struct emu_event *ev)
+{
+	__atomic_store_n(&fdtab[fd], ev, __ATOMIC_RELEASE);
+}
+
+static long fail(int err)
+{
+	errno = err;
+	return -1;
+}
+
+static long result(long r)
+{
+	return r < 0 ? fail((int)-r) : r;
+}
+
+/* ----------------------------------------------------------------------------------- load and fork */
+static void fork_prepare(void)
+{
+	perf_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+	perf_fork_parent();
+}
+
+static void fork_child(void)
+{
+	perf_fork_child();
+	static int registered; /* per process: the child's copy of this flag is 0 unless it forked before */
+	if (!registered && atexit(perf_exit_flush) == 0)
+		registered = 1;
+}
+
+/* Load time: a bad configuration stops the program before it runs on a machine it did not ask for. The
+ * perf core's fork handlers are registered after the machine's, so its prepare runs first: lock order
+ * perf lock -> bank locks -> thread registry. */
+__attribute__((constructor)) static void fe_constructor(void)
+{
+	emu_init();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* ------------------------------------------------------------------------------- perf_event_open */
+EMU_EXPORT long syscall(long number, ...);
+static void release_fd(int fd);
+static void release_range(unsigned first, unsigned last);
+
+static long perf_event_open_fe(const struct perf_event_attr *attr, int pid, int cpu, int group_fd,
+                               unsigned long flags)
+{
+	emu_init();
+	EMU_STAT_ADD(syscalls_emulated, 1);
+	if (fdtab_init() != 0)
+		return fail(ENOMEM);
+	struct emu_event *group = group_fd >= 0 ? event_of_fd(group_fd) : NULL;
+	if (group_fd < -1)
+		return fail(EBADF);
+	int fd = memfd_create("perf_event", (flags & PERF_FLAG_FD_CLOEXEC) ? MFD_CLOEXEC : 0);
+	if (fd < 0)
+		return -1;
+	if ((size_t)fd >= fdtab_len) {
+		EMU_REAL(close)(fd);
+		return fail(EMFILE);
+	}
+	struct emu_event *ev;
+	int r = perf_open(attr, pid, cpu, group, group_fd != -1, flags, fd, &ev);
+	if (r < 0) {
+		EMU_REAL(close)(fd);
+		return fail(-r);
+	}
+	fdtab_set(fd, ev);
+	return fd;
+}
+
+EMU_EXPORT long syscall(long number, ...)
+{
+	va_list ap;
+	va_start(ap, number);
+	if (number == SYS_perf_event_open) {
+		/* pid, cpu and group_fd are int in the kernel's prototype: read them as int varargs. */
+		const struct perf_event_attr *attr = va_arg(ap, const struct perf_event_attr *);
+		int pid = va_arg(ap, int), cpu = va_arg(ap, int), group_fd = va_arg(ap, int);
+		unsigned long flags = va_arg(ap, unsigned long);
+		va_end(ap);
+		return perf_event_open_fe(attr, pid, cpu, group_fd, flags);
+	}
+	long a[6];
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (number == SYS_close && a[0] >= 0)
+		release_fd((int)a[0]);
+	else if (number == SYS_close_range && !(a[2] & CLOSE_RANGE_CLOEXEC) &&
+	         (unsigned)a[0] <= (unsigned)a[1])
+		release_range((unsigned)a[0], (unsigned)a[1]);
+	EMU_STAT_ADD(syscalls_forwarded, 1);
+	return EMU_REAL(syscall)(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* ------------------------------------------------------------------------------ read, write, lseek */
+EMU_EXPORT ssize_t read(int fd, void *buf, size_t len)
+{
+	struct emu_event *ev = event_of_fd(fd);
+	if (!ev) {
+		EMU_STAT_ADD(syscalls_forwarded, 1);
+		return EMU_REAL(read)(fd, buf, len);
+	}
+	EMU_STAT_ADD(syscalls_emulated, 1);
+	uint64_t advance = emu_cfg()->read_advance;
+	if (advance) /* the cycles run before this read; the read then sees them */
+		perf_advance_self(advance, (uint64_t)(uintptr_t)__builtin_return_address(0));
+	return result(perf_read(ev, buf, len));
+}
+
+/* perf's file operations have no write (EINVAL) and no llseek (ESPIPE): the memfd behind an event must
+ * not be written or moved through its fd. */
+EMU_EXPORT ssize_t write(int fd, const void *buf, size_t len)
+{
+	if (event_of_fd(fd))
+		return fail(EINVAL);
+	return EMU_REAL(write)(fd, buf, len);
+}
+
+EMU_EXPORT off_t lseek(int fd, off_t off, int whence)
+{
+	if (event_of_fd(fd))
+		return fail(ESPIPE);
+	return EMU_REAL(lseek)(fd, off, whence);
+}
+
+EMU_EXPORT off64_t lseek64(int fd, off64_t off, int whence)
+{
+	if (event_of_fd(fd))
+		return fail(ESPIPE);
+	return EMU_REAL(lseek64)(fd, off, whence);
+}
+
+/* ------------------------------------------------------------------------------------------- ioctl */
+EMU_EXPORT int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	va_start(ap, req);
+	unsigned long arg = va_arg(ap, unsigned long);
+	va_end(ap);
+	struct emu_event *ev = event_of_fd(fd);
+	if (!ev) {
+		EMU_STAT_ADD(syscalls_forwarded, 1);
+		return EMU_REAL(ioctl)(fd, req, arg);
+	}
+	EMU_STAT_ADD(syscalls_emulated, 1);
+	if (req == PERF_EVENT_IOC_SET_OUTPUT)
+		return (int)result(perf_set_output(ev, event_of_fd((int)arg), (int)arg != -1));
+	return (int)result(perf_ioctl(ev, req, arg));
+}
+
+/* ------------------------------------------------------------------------------------------- fcntl */
+static int dup_track(int oldfd, int newfd);
+
+static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, unsigned long arg)
+{
+	int r = real(fd, cmd, arg);
+	struct emu_event *ev = event_of_fd(fd);
+	if (!ev) {
+		EMU_STAT_ADD(syscalls_forwarded, 1);
+		return r;
+	}
+	EMU_STAT_ADD(syscalls_emulated, 1);
+	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+		return dup_track(fd, r); /* the copy refers to the same event, like dup() */
+	if (r != -1)
+		perf_fcntl(ev, cmd, arg);
+	return r;
+}
+
+EMU_EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	va_start(ap, cmd);
+	unsigned long arg = va_arg(ap, unsigned long); /* int or pointer: both fit, as glibc reads it */
+	va_end(ap);
+	return fcntl_common(EMU_REAL(fcntl), fd, cmd, arg);
+}
+
+EMU_EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	va_start(ap, cmd);
+	unsigned long arg = va_arg(ap, unsigned long);
+	va_end(ap);
+	return fcntl_common(EMU_REAL(fcntl64), fd, cmd, arg);
+}
+
+/* ------------------------------------------------------------------------------------ mmap, munmap */
+/* The user's mappings of event buffers: the event lives until the last one is gone (perf_mmap_close). */
+struct user_map {
+	void *addr;
+	size_t len;
+	struct emu_event *ev;
+};
+#define MAX_USER_MAPS 4096
+static struct user_map user_maps[MAX_USER_MAPS];
+static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
+
+EMU_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	struct emu_event *ev = event_of_fd(fd);
+	if (!ev)
+		return EMU_REAL(mmap)(addr, len, prot, flags, fd, off);
+	EMU_STAT_ADD(syscalls_emulated, 1);
+	int err = perf_mmap(ev, len, flags, off);
+	if (err) {
+		errno = -err;
+		return MAP_FAILED;
+	}
+	void *p = EMU_REAL(mmap)(addr, len, prot, flags, fd, 0);
+	if (p == MAP_FAILED)
+		return p;
+	pthread_mutex_lock(&maps_lock);
+	for (size_t i = 0; i < MAX_USER_MAPS; i++)
+		if (!user_maps[i].addr) {
+			user_maps[i] = (struct user_map){p, len, ev};
+			perf_mapped(ev);
+			break;
+		}
+	pthread_mutex_unlock(&maps_lock);
+	return p;
+}
+
+EMU_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return mmap(addr, len, prot, flags, fd, off);
+}
+
+EMU_EXPORT int munmap(void *addr, size_t len)
+{
+	int r = EMU_REAL(munmap)(addr, len);
+	if (r != 0)
+		return r;
+	char *lo = addr, *hi = lo + len;
+	pthread_mutex_lock(&maps_lock);
+	for (size_t i = 0; i < MAX_USER_MAPS; i++) {
+		char *a = user_maps[i].addr;
+		if (a && a < hi && lo < a + user_maps[i].len) { /* any overlap unmaps the buffer */
+			struct emu_event *ev = user_maps[i].ev;
+			user_maps[i].addr = NULL;
+			pthread_mutex_unlock(&maps_lock);
+			perf_unmapped(ev);
+			pthread_mutex_lock(&maps_lock);
+		}
+	}
+	pthread_mutex_unlock(&maps_lock);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------- poll */
+/* Event fds answer from the perf core (perf_poll); the others from libc. With any event fd in the set,
+ * poll waits in short slices (1 ms), since the emulator's wakeups are not kernel wakeups. */
+static int poll_common(struct pollfd *fds, nfds_t n, int timeout_ms)
+{
+	int any = 0;
+	for (nfds_t i = 0; i < n; i++)
+		if (event_of_fd(fds[i].fd))
+			any = 1;
+	if (!any)
+		return -2;
+	EMU_STAT_ADD(syscalls_emulated, 1);
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		int ready = 0, others = 0;
+		for (nfds_t i = 0; i < n; i++) {
+			struct emu_event *ev = event_of_fd(fds[i].fd);
+			fds[i].revents = 0;
+			if (ev) {
+				short r = perf_poll(ev);
+				fds[i].revents = (short)(r & (fds[i].events | POLLHUP | POLLERR));
+				ready += fds[i].revents != 0;
+			} else if (fds[i].fd >= 0) {
+				struct pollfd one = fds[i];
+				if (EMU_REAL(poll)(&one, 1, 0) > 0) {
+					fds[i].revents = one.revents;
+					ready++;
+				}
+				others++;
+			}
+		}
+		if (ready || timeout_ms == 0)
+			return ready;
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long waited = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+		if (timeout_ms > 0 && waited >= timeout_ms)
+			return 0;
+		struct timespec slice = {0, 1000000};
+		nanosleep(&slice, NULL);
+		(void)others;
+	}
+}
+
+EMU_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout_ms)
+{
+	int r = poll_common(fds, n, timeout_ms);
+	return r != -2 ? r : EMU_REAL(poll)(fds, n, timeout_ms);
+}
+
+EMU_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *mask)
+{
+	int ms = tmo ? (int)(tmo->tv_sec * 1000 + tmo->tv_nsec / 1000000) : -1;
+	int r = poll_common(fds, n, ms);
+	return r != -2 ? r : EMU_REAL(ppoll)(fds, n, tmo, mask);
+}
+
+/* ------------------------------------------------------------------------------------------ prctl */
+EMU_EXPORT int prctl(int option, ...)
+{
+	va_list ap;
+	va_start(ap, option);
+	unsigned long a[4];
+	for (int i = 0; i < 4; i++)
+		a[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (option == PR_TASK_PERF_EVENTS_ENABLE || option == PR_TASK_PERF_EVENTS_DISABLE) {
+		perf_task_events_enable(option == PR_TASK_PERF_EVENTS_ENABLE);
+		return 0;
+	}
+	return EMU_REAL(prctl)(option, a[0], a[1], a[2], a[3]);
+}
+
+/* --------------------------------------------------------------------------------- close and dup */
+static void release_fd(int fd)
+{
+	struct emu_event *ev = event_of_fd(fd);
+	if (!ev)
+		return;
+	fdtab_set(fd, NULL);
+	perf_put(ev);
+}
+
+EMU_EXPORT int close(int fd)
+{
+	struct emu_event *ev = event_of_fd(fd);
+	if (!ev) {
+		EMU_STAT_ADD(syscalls_forwarded, 1);
+		return EMU_REAL(close)(fd);
+	}
+	EMU_STAT_ADD(syscalls_emulated, 1);
+	release_fd(fd);
+	return EMU_REAL(close)(fd);
+}
+
+/* A duplicated event fd refers to the same event, as in the kernel (one struct file). */
+static int dup_track(int oldfd, int newfd)
+{
+	struct emu_event *ev = event_of_fd(oldfd);
+	if (newfd < 0 || !ev || newfd == oldfd)
+		return newfd;
+	if ((size_t)newfd >= fdtab_len) {
+		EMU_REAL(close)(newfd);
+		return (int)fail(EMFILE);
+	}
+	perf_get(ev);
+	fdtab_set(newfd, ev);
+	return newfd;
+}
+
+/* Every way an fd can be closed must forget its event, or the next file to get that number would be served
+ * as the event: close, dup2/dup3 over it, close_range, closefrom, syscall(SYS_close / SYS_close_range). */
+static void release_range(unsigned first, unsigned last)
+{
+	for (size_t fd = first; fd <= last && fd < fdtab_len; fd++)
+		release_fd((int)fd);
+}
+
+EMU_EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+	if (!(flags & CLOSE_RANGE_CLOEXEC) && first <= last)
+		release_range(first, last); /* CLOEXEC only marks: the fds stay open until an exec */
+	return EMU_REAL(close_range)(first, last, flags);
+}
+
+EMU_EXPORT void closefrom(int lowfd)
+{
+	if (lowfd >= 0)
+		release_range((unsigned)lowfd, ~0u);
+	EMU_REAL(closefrom)(lowfd);
+}
+
+EMU_EXPORT int dup(int fd)
+{
+	return dup_track(fd, EMU_REAL(dup)(fd));
+}
+
+EMU_EXPORT int dup2(int fd, int newfd)
+{
+	if (fd != newfd && event_of_fd(fd) == NULL && fcntl(fd, F_GETFD) == -1)
+		return EMU_REAL(dup2)(fd, newfd); /* bad oldfd: libc reports it, newfd untouched */
+	if (fd != newfd)
+		release_fd(newfd);
+	return dup_track(fd, EMU_REAL(dup2)(fd, newfd));
+}
+
+EMU_EXPORT int dup3(int fd, int newfd, int flags)
+{
+	if (fd != newfd && event_of_fd(fd) == NULL && fcntl(fd, F_GETFD) == -1)
+		return EMU_REAL(dup3)(fd, newfd, flags);
+	if (fd != newfd)
+		release_fd(newfd);
+	return dup_track(fd, EMU_REAL(dup3)(fd, newfd, flags));
+}
+
+/* ----------------------------------------------------------------------------------- exit and exec */
+/* A child that leaves with _exit() or replaces itself with exec() hands its inherited counts over first
+ * (exit() does it through atexit). After exec the new image starts a fresh emulator: what it counts is
+ * not attributed to the parent's events. */
+EMU_EXPORT void _exit(int status)
+{
+	perf_exit_flush();
+	EMU_REAL(_exit)(status);
+	__builtin_unreachable();
+}
+
+EMU_EXPORT void _Exit(int status)
+{
+	perf_exit_flush();
+	EMU_REAL(_Exit)(status);
+	__builtin_unreachable();
+}
+
+EMU_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	perf_exit_flush();
+	return EMU_REAL(execve)(path, argv, envp);
+}
+
+EMU_EXPORT int execv(const char *path, char *const argv[])
+{
+	perf_exit_flush();
+	return EMU_REAL(execv)(path, argv);
+}
+
+EMU_EXPORT int execvp(const char *file, char *const argv[])
+{
+	perf_exit_flush();
+	return EMU_REAL(execvp)(file, argv);
+}
+
+EMU_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	perf_exit_flush();
+	return EMU_REAL(execvpe)(file, argv, envp);
+}
+
+/* ----------------------------------------------------------------------------- /proc and /sys files */
+/* Opens a served file: a memfd holding its text, positioned at 0. Returns -2 when the path is not ours. */
+static int open_virtual(const char *path, int flags)
+{
+	/* Every open of the program comes through here: leave anything outside /proc and /sys at once. */
+	if (!path || (strncmp(path, "/proc/", 6) != 0 && strncmp(path, "/sys/", 5) != 0))
+		return -2;
+	struct fe_text *b = malloc(sizeof(*b));
+	int is_dir, fd;
+	if (!b)
+		return -2;
+	int r = fe_file_content(path, b, &is_dir);
+	if (r == 0 || (r == 1 && is_dir)) {
+		free(b);
+		return -2; /* directories: the host's (or ENOENT) */
+	}
+	EMU_STAT_ADD(syscalls_emulated, 1);
+	if (r < 0) {
+		free(b);
+		return (int)fail(-r);
+	}
+	if ((flags & O_ACCMODE) != O_RDONLY) {
+		free(b);
+		return (int)fail(EACCES); /* root-only sysctls and read-only sysfs files */
+	}
+	fd = memfd_create("rvemu-proc", (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0);
+	if (fd >= 0 && (EMU_REAL(write)(fd, b->text, b->len) != (ssize_t)b->len ||
+	                EMU_REAL(lseek)(fd, 0, SEEK_SET) != 0)) {
+		EMU_REAL(close)(fd);
+		fd = -1;
+	}
+	free(b);
+	return fd;
+}
+
+static int open_flags_of_mode(const char *mode)
+{
+	int f = strchr(mode, '+') ? O_RDWR : (mode[0] == 'r' ? O_RDONLY : O_WRONLY);
+	return f | (strchr(mode, 'e') ? O_CLOEXEC : 0);
+}
+
+static FILE *fopen_common(FILE *(*real)(const char *, const char *), const char *path, const char *mode)
+{
+	emu_init();
+	int fd = mode ? open_virtual(path, open_flags_of_mode(mode)) : -2;
+	if (fd == -2)
+		return real(path, mode);
+	if (fd < 0)
+		return NULL;
+	FILE *f = fdopen(fd, "r");
+	if (!f)
+		EMU_REAL(close)(fd);
+	return f;
+}
+
+EMU_EXPORT FILE *fopen(const char *path, const char *mode)
+{
+	return fopen_common(EMU_REAL(fopen), path, mode);
+}
+
+EMU_EXPORT FILE *fopen64(const char *path, const char *mode)
+{
+	return fopen_common(EMU_REAL(fopen64), path, mode);
+}
+
+static mode_t mode_arg(int flags, va_list ap)
+{
+	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
+}
+
+/* Only absolute paths are served (relative ones cannot name /proc or /sys unless cwd is there). */
+static int at_virtual(const char *path, int flags)
+{
+	emu_init();
+	return path && path[0] == '/' ? open_virtual(path, flags) : -2;
+}
+
+#define OPEN_INTERPOSER(name, ...)                                                                           \
+	{                                                                                                    \
+		va_list ap;                                                                                  \
+		va_start(ap, flags);                                                                         \
+		mode_t m = mode_arg(flags, ap);                                                              \
+		va_end(ap);                                                                                  \
+		int fd = at_virtual(path, flags);                                                            \
+		return fd != -2 ? fd : EMU_REAL(name)(__VA_ARGS__, m);                                       \
+	}
+
+EMU_EXPORT int open(const char *path, int flags, ...) OPEN_INTERPOSER(open, path, flags) EMU_EXPORT
+    int open64(const char *path, int flags, ...) OPEN_INTERPOSER(open64, path, flags) EMU_EXPORT
+    int openat(int dirfd, const char *path, int flags, ...)
+        OPEN_INTERPOSER(openat, dirfd, path, flags) EMU_EXPORT
+    int openat64(int dirfd, const char *path, int flags, ...) OPEN_INTERPOSER(openat64, dirfd, path, flags)
+
+    /* _FORTIFY_SOURCE variants. */
+    EMU_EXPORT int __open_2(const char *path, int flags)
+{
+	int fd = at_virtual(path, flags);
+	return fd != -2 ? fd : EMU_REAL(__open_2)(path, flags);
+}
+
+EMU_EXPORT int __open64_2(const char *path, int flags)
+{
+	int fd = at_virtual(path, flags);
+	return fd != -2 ? fd : EMU_REAL(__open64_2)(path, flags);
+}
+
+EMU_EXPORT int __openat_2(int dirfd, const char *path, int flags)
+{
+	int fd = at_virtual(path, flags);
+	return fd != -2 ? fd : EMU_REAL(__openat_2)(dirfd, path, flags);
+}
+
+EMU_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
+{
+	int fd = at_virtual(path, flags);
+	return fd != -2 ? fd : EMU_REAL(__openat64_2)(dirfd, path, flags);
+}
+
+/* access(): 1 = answered (result in *r), 0 = forward. */
+static int access_virtual(const char *path, int amode, int *r)
+{
+	if (!path || (strncmp(path, "/proc/", 6) != 0 && strncmp(path, "/sys/", 5) != 0))
+		return 0;
+	struct fe_text *b = malloc(sizeof(*b));
+	int is_dir;
+	if (!b)
+		return 0;
+	emu_init();
+	int v = fe_file_content(path, b, &is_dir);
+	free(b);
+	if (v == 0)
+		return 0;
+	if (v < 0) {
+		*r = (int)fail(-v);
+	} else if ((amode & W_OK) || ((amode & X_OK) && !is_dir)) {
+		*r = (int)fail(EACCES);
+	} else {
+		*r = 0;
+	}
+	return 1;
+}
+
+EMU_EXPORT int access(const char *path, int amode)
+{
+	int r;
+	return access_virtual(path, amode, &r) ? r : EMU_REAL(access)(path, amode);
+}
+
+EMU_EXPORT int faccessat(int dirfd, const char *path, int amode, int flags)
+{
+	int r;
+	return access_virtual(path, amode, &r) ? r : EMU_REAL(faccessat)(dirfd, path, amode, flags);
+}
+
+/* The number of CPUs: glibc reads /sys internally where we cannot see it, so answer here. */
+EMU_EXPORT long sysconf(int name)
+{
+	if (name == _SC_NPROCESSORS_ONLN || name == _SC_NPROCESSORS_CONF)
+		return (long)emu_nharts();
+	return EMU_REAL(sysconf)(name);
+}
+
+EMU_EXPORT int get_nprocs(void)
+{
+	return (int)emu_nharts();
+}
+
+EMU_EXPORT int get_nprocs_conf(void)
+{
+	return (int)emu_nharts();
+}

@@ -1,0 +1,162 @@
+/* The machine layer of the emulator: what the emulated RISC-V board IS, with no knowledge of perf_event
+ * or of libc interposition. Configuration, the models (rows of events/models.csv), threads (tasks) and
+ * their clocks, the count sources that say how many events a thread has had, the counter banks reached
+ * through seam 2, statistics, and the host's real libc functions.
+ *
+ * Layers (scripts/lint.sh checks them from the objects' symbols): machine (mach_*.c, bank_*.c)
+ * <- perf core (perf_*.c) <- front ends (fe_*.c). A file may use only its own layer and the ones below,
+ * and the files of one layer call each other without cycles. See docs/emulator-core.md. */
+#ifndef EMU_MACH_H
+#define EMU_MACH_H
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "rvemu.h"
+#include "rvemu_tables.h"
+
+/* Only the interposed libc entry points and the rvemu_* / rvhw_* API leave the library. */
+#define EMU_EXPORT __attribute__((visibility("default")))
+
+/* ------------------------------------------------------------------------------------- host libc */
+/* The host's own libc functions, resolved with dlsym(RTLD_NEXT) on first use (the first call may come
+ * from another library's constructor, before ours ran). Every layer that needs the real function (and
+ * not our interposed one) calls it through EMU_REAL(fn); the pointers all live in mach_host.c. */
+#define EMU_REAL(fn) ((__typeof__(emu_real_##fn))emu_resolve((void **)&emu_real_##fn, #fn))
+void *emu_dlsym_next(const char *name);
+static inline void *emu_resolve(void **slot, const char *name)
+{
+	void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	if (!p) {
+		p = emu_dlsym_next(name);
+		__atomic_store_n(slot, p, __ATOMIC_RELEASE);
+	}
+	return p;
+}
+#define EMU_REAL_DECL(ret, fn, ...) extern ret (*emu_real_##fn)(__VA_ARGS__)
+#include "mach_host.def"
+#undef EMU_REAL_DECL
+pid_t emu_gettid(void);
+
+/* ---------------------------------------------------------------------------------- configuration */
+/* Set once at load time from the environment (mach_config.c). A malformed value is a configuration
+ * error: one message "librvemu: ..." on stderr and exit status 2. The emulator never guesses. */
+struct emu_config {
+	const struct rvemu_model *model;
+	unsigned harts;
+	int clock_virtual;
+	int sscofpmf;
+	uint64_t mux_cycles;      /* multiplexing rotation interval */
+	uint64_t tick_cycles;     /* scheduler tick: the kernel folds counters into perf counts this often */
+	uint64_t read_advance;    /* RVEMU_READ_ADVANCE: virtual cycles added by each read() of an event */
+	int paranoid;             /* kernel.perf_event_paranoid */
+	int cap_perfmon;          /* the process has CAP_PERFMON (or CAP_SYS_ADMIN) */
+	int perf_user_access;     /* kernel.perf_user_access: 0 off, 1 mapped events, 2 legacy (all) */
+	unsigned max_sample_rate; /* kernel.perf_event_max_sample_rate */
+};
+void emu_init(void); /* every entry point calls it first; idempotent */
+const struct emu_config *emu_cfg(void);
+const struct rvemu_model *emu_model(void);
+unsigned emu_nharts(void);
+int emu_clock_is_virtual(void);
+/* The one environment parser: unsigned decimal (or 0x hex) in [min, max]; def when unset or empty. */
+uint64_t emu_env_u64(const char *name, uint64_t def, uint64_t min, uint64_t max);
+/* One of `choices` (NULL-terminated); returns its index, def when unset. */
+int emu_env_choice(const char *name, int def, const char *const choices[]);
+__attribute__((noreturn, format(printf, 1, 2))) void emu_config_error(const char *fmt, ...);
+
+/* ----------------------------------------------------------------------------------------- model */
+uint64_t emu_cycles_to_ns(uint64_t cycles);
+uint64_t emu_ns_to_cycles(uint64_t ns);
+int emu_model_event_index(const char *name); /* index in emu_model()->events, or -1 */
+/* mhpmevent value -> set of model event indices it counts; 0 or -ENOENT for an undefined encoding. */
+int emu_decode_raw(uint64_t config, uint64_t *evmask);
+/* Linux CPU number -> hart id of the emulated machine (models.csv first_hart). */
+unsigned emu_cpu_hart_id(unsigned cpu);
+/* floor(cycles * rate_ppb / 1e9) without overflow. */
+static inline uint64_t emu_scale(uint64_t cycles, uint64_t rate_ppb)
+{
+	return (uint64_t)(((unsigned __int128)cycles * rate_ppb) / RVEMU_PPB);
+}
+
+/* ---------------------------------------------------------------------------------- threads, clocks */
+/* A task: one thread of a process, known to the machine by its tid (and its process by pid, so several
+ * processes of one run can be held later). perf data hangs off `perf` (opaque to this layer). */
+struct emu_thread {
+	pid_t tid, pid;
+	unsigned hart;        /* assigned round-robin when first seen; no migration is modelled */
+	uint64_t vcycles;     /* virtual clock (atomic access) */
+	uint64_t last_cycles; /* last value seen, kept when the thread has exited */
+	uint64_t *injected;   /* per model event: rvemu_inject counts */
+	struct emu_ctx *perf; /* the perf core's context of this task (owned by the perf core) */
+	pid_t alarm_pid;      /* process that created `alarm` (emu_thread_alarm) */
+	timer_t alarm;
+	struct emu_thread *next;
+};
+struct emu_thread *emu_thread_self(void);
+struct emu_thread *emu_thread_by_tid(pid_t tid); /* a thread of this process, else NULL */
+void emu_thread_forget_self(void);               /* fork child: the forking thread's record is not ours */
+uint64_t emu_cycles_of(struct emu_thread *t);    /* cycles the thread has run (monotonic) */
+uint64_t emu_thread_cycles(void);                /* ... of the calling thread */
+uint64_t emu_hart_cycles(unsigned hart);         /* cycles run on a hart by every thread assigned to it */
+/* The id of a thread's CPU-time clock (the kernel's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
+clockid_t emu_thread_cpuclock(pid_t tid);
+/* Host context switches of the calling thread so far (getrusage), for the HPC's `interrupted` bit. */
+uint64_t emu_thread_context_switches(void);
+/* The thread's real accounting, for software events: page faults (minor, major), context switches. */
+struct emu_thread_acct {
+	uint64_t minflt, majflt, nvcsw, nivcsw;
+};
+int emu_thread_acct(const struct emu_thread *t, struct emu_thread_acct *out);
+/* A one-shot alarm on the thread's CPU clock delivering `signo` to that thread after `ns` of its CPU
+ * time (0 disarms). Returns 0 or -1. */
+int emu_thread_alarm(struct emu_thread *t, int signo, uint64_t ns);
+/* The registry lock (fork handlers; lock order: perf lock -> bank locks -> registry lock). */
+void emu_threads_lock(void);
+void emu_threads_unlock(void);
+
+/* --------------------------------------------------------------------------------- count sources */
+/* "How many occurrences of model event E has thread T had up to thread cycle C", and "at which cycle
+ * will a set of events have had N more": the seam between what the machine executes and what the perf
+ * core counts. Today's source is the workload profile (rate x clock); an execution-driven source (e.g. a
+ * QEMU TCG plugin reporting the real instruction stream) registers another struct and nothing above
+ * this layer changes. Injected counts (rvemu_inject) come on top of any source. */
+struct emu_count_source {
+	const char *name;
+	/* occurrences of model event `ev` in thread t up to its cycle `cycles` (not counting injections) */
+	uint64_t (*count)(const struct emu_thread *t, size_t ev, uint64_t cycles);
+	/* first cycle c in (from, limit] at which the events of `evmask` have had `need` occurrences since
+	 * `from`; limit + 1 if they do not get there by `limit` */
+	uint64_t (*cycle_reaching)(const struct emu_thread *t, uint64_t evmask, uint64_t from, uint64_t limit,
+	                           uint64_t need);
+	/* a lower bound on the cycles the events of `evmask` need for `need` occurrences (timer planning);
+	 * UINT64_MAX when they never occur */
+	uint64_t (*cycles_for)(const struct emu_thread *t, uint64_t evmask, uint64_t need);
+};
+const struct emu_count_source *emu_count_source(void);
+/* Occurrences of the events of evmask in thread t between its cycles a and b (a <= b). */
+uint64_t emu_events_between(const struct emu_thread *t, uint64_t evmask, uint64_t a, uint64_t b);
+/* Ground truth of one model event: the source's count up to `cycles` plus injections. */
+uint64_t emu_truth_at(const struct emu_thread *t, size_t ev, uint64_t cycles);
+
+/* ------------------------------------------------------------------------------------ counter banks */
+/* A counter bank reached through seam 2 (lib/rvhw.h), not through perf_event: registered in
+ * mach_bank.c, chosen by the model's bank_pmu column. Return RVHW_* codes. */
+struct emu_bank {
+	const char *pmu; /* libpfm4 PMU name, as in events/models.csv bank_pmu */
+	void (*init)(void);
+	int (*csr_read)(unsigned csr, uint64_t *value);      /* NULL: the bank has no CSRs */
+	int (*csr_write)(unsigned csr, uint64_t value);      /* NULL: the bank has no CSRs */
+	int (*op)(unsigned tag, uint64_t in, uint64_t *out); /* custom instruction (BOOM hints); NULL: none */
+};
+const struct emu_bank *emu_bank_active(void); /* the model's bank, or NULL */
+
+/* --------------------------------------------------------------------------------------- statistics */
+extern struct rvemu_stats emu_stats;
+#define EMU_STAT_ADD(field, n) __atomic_fetch_add(&emu_stats.field, (n), __ATOMIC_RELAXED)
+
+#endif

@@ -1,0 +1,77 @@
+/* Count sources: how many events a thread has had. The profile source counts floor(cycles x rate / 1e9)
+ * per model event (rates: events/profiles, per 10^9 cycles), exactly and deterministically. */
+#include "mach.h"
+
+static uint64_t profile_count(const struct emu_thread *t, size_t ev, uint64_t cycles)
+{
+	(void)t;
+	return emu_scale(cycles, emu_model()->events[ev].ppb);
+}
+
+static uint64_t mask_delta(const struct emu_thread *t, uint64_t evmask, uint64_t a, uint64_t b)
+{
+	const struct rvemu_model *m = emu_model();
+	uint64_t d = 0;
+	for (size_t i = 0; i < m->nevents; i++)
+		if (evmask & (1ull << i))
+			d += profile_count(t, i, b) - profile_count(t, i, a);
+	return d;
+}
+
+/* Every count is monotonic in the cycles: bisect. */
+static uint64_t profile_cycle_reaching(const struct emu_thread *t, uint64_t evmask, uint64_t from,
+                                       uint64_t limit, uint64_t need)
+{
+	if (mask_delta(t, evmask, from, limit) < need)
+		return limit + 1;
+	uint64_t lo = from, hi = limit; /* delta(lo) < need <= delta(hi) */
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (mask_delta(t, evmask, from, mid) >= need)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+static uint64_t profile_cycles_for(const struct emu_thread *t, uint64_t evmask, uint64_t need)
+{
+	(void)t;
+	const struct rvemu_model *m = emu_model();
+	uint64_t ppb = 0;
+	for (size_t i = 0; i < m->nevents; i++)
+		if (evmask & (1ull << i))
+			ppb += m->events[i].ppb;
+	if (!ppb)
+		return UINT64_MAX;
+	return (uint64_t)(((unsigned __int128)need * RVEMU_PPB + ppb - 1) / ppb);
+}
+
+static const struct emu_count_source profile_source = {
+    "profile",
+    profile_count,
+    profile_cycle_reaching,
+    profile_cycles_for,
+};
+
+const struct emu_count_source *emu_count_source(void)
+{
+	return &profile_source;
+}
+
+uint64_t emu_events_between(const struct emu_thread *t, uint64_t evmask, uint64_t a, uint64_t b)
+{
+	const struct emu_count_source *src = emu_count_source();
+	const struct rvemu_model *m = emu_model();
+	uint64_t d = 0;
+	for (size_t i = 0; i < m->nevents; i++)
+		if (evmask & (1ull << i))
+			d += src->count(t, i, b) - src->count(t, i, a);
+	return d;
+}
+
+uint64_t emu_truth_at(const struct emu_thread *t, size_t ev, uint64_t cycles)
+{
+	return emu_count_source()->count(t, ev, cycles) + t->injected[ev];
+}

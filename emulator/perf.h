@@ -1,0 +1,53 @@
+/* The perf core: the kernel side of perf_event (kernel/events/core.c and the RISC-V PMU driver), on event
+ * objects. It knows nothing of libc: the front ends turn file descriptors and libc calls into these
+ * operations. Return values are 0 / a count, or -errno as the kernel's. */
+#ifndef EMU_PERF_H
+#define EMU_PERF_H
+#include <linux/perf_event.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "mach.h"
+
+struct emu_event;
+
+/* The one lock of the perf core. emu_lock marks the thread as inside the emulator so the sampling tick's
+ * handler defers instead of deadlocking; emu_unlock runs deferred ticks and sends queued signals. */
+void emu_lock(void);
+void emu_unlock(void);
+int emu_in_emulator(void);
+
+/* perf_event_open(2) on an fd the front end made (the event's file). group: the group_fd's event. */
+int perf_open(const struct perf_event_attr *uattr, int pid, int cpu, struct emu_event *group,
+              int group_fd_valid, unsigned long flags, int fd, struct emu_event **out);
+ssize_t perf_read(struct emu_event *ev, void *buf, size_t len);
+int perf_ioctl(struct emu_event *ev, unsigned long req, unsigned long arg);
+int perf_mmap(struct emu_event *ev, size_t len, int flags, off_t off); /* checks and sets up the buffer */
+void perf_mapped(struct emu_event *ev);                                /* a user mapping was made */
+void perf_unmapped(struct emu_event *ev); /* ... and removed (the event may go away) */
+short perf_poll(struct emu_event *ev);    /* revents now; 0 = wait */
+void perf_get(struct emu_event *ev);      /* another fd refers to it (dup) */
+void perf_put(struct emu_event *ev);      /* an fd referring to it was closed */
+void perf_fcntl(struct emu_event *ev, int cmd, unsigned long arg); /* F_SETFL, F_SETOWN(_EX), F_SETSIG */
+int perf_event_fd(const struct emu_event *ev);
+/* PERF_EVENT_IOC_SET_OUTPUT: to_valid = 0 for fd -1; to = NULL for an fd that is not an event. */
+int perf_set_output(struct emu_event *ev, struct emu_event *to, int to_valid);
+/* prctl(PR_TASK_PERF_EVENTS_ENABLE / _DISABLE): every event the calling process opened. */
+void perf_task_events_enable(int on);
+
+/* fork and exit (attr.inherit, and the state a forked child sees through its fds) */
+void perf_fork_prepare(void);
+void perf_fork_parent(void);
+void perf_fork_child(void);
+void perf_exit_flush(void); /* exit, _exit, exec: inherited counts go to the parent's events */
+
+/* The control API's operations on the calling thread. */
+void perf_advance_self(uint64_t cycles, uint64_t ip); /* virtual clock */
+void perf_inject_self(size_t ev, uint64_t n, uint64_t ip);
+
+/* User-space counter reads (seam 2): the value of counter CSR `csr` (0xC00 + n) as the calling thread
+ * would read it, or -EPERM where the kernel's scounteren would make the read trap. */
+int perf_user_counter_read(unsigned csr, uint64_t *value);
+
+#endif

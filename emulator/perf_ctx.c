@@ -1,0 +1,606 @@
+/* Task contexts: scheduling events onto the model's counters, counting, the scheduler tick, overflows,
+ * throttling, and the lock. What kernel/events/core.c does for a task context, with the RISC-V PMU
+ * driver's counter update (riscv_pmu_event_update).
+ *
+ * Counting is lazy: a context is accounted up to "now" whenever something looks at it (a read, an ioctl,
+ * the sampling timer, rvemu_advance). The interval is cut at every point where the kernel would act:
+ *  - a scheduler tick (RVEMU_TICK_CYCLES of thread time, 4 ms): the kernel folds each counter into the
+ *    64-bit perf count at least this often (context switches, reads, ioctls too), so a counter narrower
+ *    than 64 bits (U74: 40) loses multiples of 2^width only if more than 2^width events happen between two
+ *    folds -- as riscv_pmu_event_update masks the delta to the counter width. Ticks also end throttling.
+ *  - a multiplexing rotation (RVEMU_MUX_CYCLES);
+ *  - the next overflow of a sampling event (from the count source's cycle_reaching).
+ * An overflow whose IOC_REFRESH budget runs out turns the event off once the overflow has been delivered,
+ * which is "now": on hardware the interrupt comes at the overflow and the handler runs microseconds later,
+ * so the event counts until the emulator delivers it, never losing the emulator's own latency. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ucontext.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perf_priv.h"
+
+/* --------------------------------------------------------------------------------------------- lock */
+static pthread_mutex_t perf_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread int inside __attribute__((tls_model("initial-exec")));
+
+int emu_in_emulator(void)
+{
+	return inside;
+}
+
+void emu_lock(void)
+{
+	inside = 1;
+	pthread_mutex_lock(&perf_lock);
+}
+
+void emu_unlock(void)
+{
+	pthread_mutex_unlock(&perf_lock);
+	inside = 0;
+	struct emu_thread *t = emu_thread_self();
+	struct emu_ctx *ctx = t->perf;
+	/* A sampling tick arrived while we held the lock: handle it now, at the PC it interrupted. */
+	while (ctx && ctx->tick_pending) {
+		ctx->tick_pending = 0;
+		inside = 1;
+		pthread_mutex_lock(&perf_lock);
+		emu_ctx_sync(t, emu_cycles_of(t), ctx->tick_ip);
+		emu_timer_rearm(t);
+		pthread_mutex_unlock(&perf_lock);
+		inside = 0;
+	}
+	emu_flush_signals();
+}
+
+/* fork: no perf lock may be held across it (the registry and bank locks have their own handlers). */
+void perf_fork_prepare(void)
+{
+	emu_lock(); /* marks the thread inside: a sampling tick arriving now is deferred, not deadlocked */
+}
+
+void perf_fork_parent(void)
+{
+	emu_unlock(); /* and runs the ticks that arrived meanwhile */
+}
+
+void perf_fork_child_unlock(void)
+{
+	pthread_mutex_unlock(&perf_lock);
+	inside = 0;
+}
+
+/* ------------------------------------------------------------------------------------------ contexts */
+struct emu_ctx *emu_ctx_of(struct emu_thread *t)
+{
+	if (!t->perf) {
+		t->perf = calloc(1, sizeof(*t->perf));
+		if (!t->perf)
+			abort();
+		t->perf->next_tick = emu_cfg()->tick_cycles;
+	}
+	return t->perf;
+}
+
+static int counter_width(const struct emu_event *ev)
+{
+	const struct rvemu_model *m = emu_model();
+	return ev->kind == EK_PROG && m->prog_width < 64 ? (int)m->prog_width : 64;
+}
+
+static uint64_t width_mask(const struct emu_event *ev, uint64_t v)
+{
+	int w = counter_width(ev);
+	return w >= 64 ? v : v & ((1ull << w) - 1);
+}
+
+static int is_clock(const struct emu_event *ev)
+{
+	return ev->kind == EK_SOFTWARE &&
+	       (ev->attr.config == PERF_COUNT_SW_CPU_CLOCK || ev->attr.config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+/* Software events counted from the thread's real accounting (faults, context switches). */
+static int is_accounted(const struct emu_event *ev)
+{
+	return ev->kind == EK_SOFTWARE && !is_clock(ev);
+}
+
+/* Events the counter of `ev` sees between thread cycles a and b (a <= b). */
+static uint64_t event_delta(const struct emu_event *ev, uint64_t a, uint64_t b)
+{
+	if (is_clock(ev))
+		return emu_cycles_to_ns(b) - emu_cycles_to_ns(a);
+	if (ev->kind == EK_SOFTWARE || ev->attr.exclude_user) /* every modelled event is a user event */
+		return 0;
+	return emu_events_between(ev->target, ev->evmask, a, b);
+}
+
+/* First cycle in (a, b] at which `ev` has seen `need` events since a; b + 1 if none. */
+static uint64_t cycle_of_count(const struct emu_event *ev, uint64_t a, uint64_t b, uint64_t need)
+{
+	if (!is_clock(ev)) {
+		if (ev->kind == EK_SOFTWARE || ev->attr.exclude_user)
+			return b + 1;
+		return emu_count_source()->cycle_reaching(ev->target, ev->evmask, a, b, need);
+	}
+	if (event_delta(ev, a, b) < need)
+		return b + 1;
+	uint64_t lo = a, hi = b;
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (event_delta(ev, a, mid) >= need)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+/* What the hardware counter of an active event holds now: its value at the last fold plus what happened
+ * since. Reading a counter CSR changes no kernel state (no fold, no page update). */
+uint64_t emu_counter_now(const struct emu_event *e)
+{
+	const struct emu_ctx *ctx = e->target->perf;
+	uint64_t now = emu_cycles_of(e->target), d = 0;
+	if (ctx && e->state == EV_ACTIVE && !e->throttled && now > ctx->last_cycles)
+		d = event_delta(e, ctx->last_cycles, now);
+	return width_mask(e, e->hw_raw + d);
+}
+
+uint64_t emu_sw_now(const struct emu_event *ev)
+{
+	struct emu_thread_acct a;
+	if (emu_thread_acct(ev->target, &a) != 0)
+		return ev->sw_base;
+	switch (ev->attr.config) {
+	case PERF_COUNT_SW_PAGE_FAULTS:
+		return ev->attr.exclude_user ? 0 : a.minflt + a.majflt;
+	case PERF_COUNT_SW_PAGE_FAULTS_MIN:
+		return ev->attr.exclude_user ? 0 : a.minflt;
+	case PERF_COUNT_SW_PAGE_FAULTS_MAJ:
+		return ev->attr.exclude_user ? 0 : a.majflt;
+	case PERF_COUNT_SW_CONTEXT_SWITCHES:
+		return ev->attr.exclude_kernel ? 0 : a.nvcsw + a.nivcsw; /* counted in the scheduler */
+	default: /* migrations (none modelled), alignment and emulation faults, dummy, bpf-output */
+		return 0;
+	}
+}
+
+struct hw_use {
+	unsigned cycles, instret, prog;
+};
+
+static int group_filtered(const struct emu_event *leader)
+{
+	/* event_filter_match: a per-task event bound to a CPU counts only while the task runs there */
+	return leader->cpu >= 0 && (unsigned)leader->cpu != leader->target->hart;
+}
+
+static int group_fits(struct emu_event *leader, struct hw_use *used)
+{
+	struct hw_use need = {0, 0, 0};
+	for_each_member(leader, e)
+	{
+		if (e->state < EV_INACTIVE)
+			continue;
+		need.cycles += e->kind == EK_CYCLES;
+		need.instret += e->kind == EK_INSTRET;
+		need.prog += e->kind == EK_PROG;
+	}
+	if (used->cycles + need.cycles > 1 || used->instret + need.instret > 1 ||
+	    used->prog + need.prog > emu_model()->prog_counters)
+		return 0;
+	for_each_member(leader, e)
+	{
+		if (e->state < EV_INACTIVE)
+			continue;
+		e->hw_idx = e->kind == EK_CYCLES    ? 0
+		            : e->kind == EK_INSTRET ? 2
+		            : e->kind == EK_PROG    ? 3 + (int)used->prog++
+		                                    : -1;
+	}
+	used->cycles += need.cycles;
+	used->instret += need.instret;
+	return 1;
+}
+
+static int group_is_software(struct emu_event *leader)
+{
+	for_each_member(leader, e) if (e->kind != EK_SOFTWARE) return 0;
+	return 1;
+}
+
+static void group_set_active(struct emu_event *leader, int active)
+{
+	for_each_member(leader, e)
+	{
+		if (e->state == EV_ACTIVE || e->state == EV_INACTIVE) {
+			if (active && e->state != EV_ACTIVE && is_accounted(e))
+				e->sw_base = emu_sw_now(e);
+			e->state = active ? EV_ACTIVE : EV_INACTIVE;
+		}
+		if (!active)
+			e->hw_idx = -1;
+	}
+}
+
+/* Kernel order: pinned groups first (one that cannot go on is put in error state), then flexible groups
+ * in list order until the first that does not fit; rotation moves the first flexible group to the end. */
+void emu_ctx_schedule(struct emu_thread *t)
+{
+	struct emu_ctx *ctx = emu_ctx_of(t);
+	struct hw_use used = {0, 0, 0};
+	int was_rotating = ctx->rotate_needed;
+	ctx->rotate_needed = 0;
+	for_each_group(ctx, g) group_set_active(g, 0);
+	for_each_group(ctx, g)
+	{
+		if (!g->attr.pinned || g->state != EV_INACTIVE || group_filtered(g))
+			continue;
+		if (group_is_software(g) || group_fits(g, &used))
+			group_set_active(g, 1);
+		else
+			g->state = EV_ERROR;
+	}
+	int can_add_hw = 1;
+	for_each_group(ctx, g)
+	{
+		if (g->attr.pinned || g->state != EV_INACTIVE || group_filtered(g))
+			continue;
+		if (group_is_software(g) || (can_add_hw && group_fits(g, &used))) {
+			group_set_active(g, 1);
+		} else {
+			can_add_hw = 0;
+			ctx->rotate_needed = 1;
+		}
+	}
+	if (ctx->rotate_needed && !was_rotating)
+		ctx->slice_end = ctx->last_cycles + emu_cfg()->mux_cycles;
+	ctx->nsampling_active = 0;
+	for_each_group(ctx, g) for_each_member(g, e) if (e->state == EV_ACTIVE && is_sampling(e))
+	    ctx->nsampling_active++;
+}
+
+static void ctx_rotate(struct emu_thread *t)
+{
+	struct emu_ctx *ctx = t->perf;
+	struct emu_event **pp = &ctx->groups, *first = NULL;
+	for (; *pp; pp = &(*pp)->next_group)
+		if (!(*pp)->attr.pinned) {
+			first = *pp;
+			*pp = first->next_group;
+			break;
+		}
+	if (!first)
+		return;
+	first->next_group = NULL;
+	for (pp = &ctx->groups; *pp; pp = &(*pp)->next_group)
+		;
+	*pp = first;
+	EMU_STAT_ADD(multiplex_rotations, 1);
+	ctx->slice_end += emu_cfg()->mux_cycles;
+	emu_ctx_schedule(t);
+}
+
+void emu_ctx_insert(struct emu_event *ev)
+{
+	struct emu_event **pp;
+	if (ev->leader == ev) {
+		for (pp = &emu_ctx_of(ev->target)->groups; *pp; pp = &(*pp)->next_group)
+			;
+	} else {
+		for (pp = &ev->leader->sibling; *pp; pp = &(*pp)->sibling)
+			;
+	}
+	*pp = ev;
+}
+
+/* ------------------------------------------------------------------------------------------ overflow */
+static uint64_t sample_time(struct emu_thread *t)
+{
+	if (emu_clock_is_virtual())
+		return emu_cycles_to_ns(t->perf->last_cycles);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* __perf_event_account_interrupt: more than max_sample_rate / HZ overflows of one event in one tick
+ * stop it until the next tick (PERF_RECORD_THROTTLE, then UNTHROTTLE), so a too-small period cannot
+ * starve the program. Returns 1 when this overflow throttled the event. */
+static int account_interrupt(struct emu_event *ev)
+{
+	unsigned per_tick = (emu_cfg()->max_sample_rate + 249) / 250; /* HZ = 250 */
+	if (++ev->tick_interrupts < per_tick)
+		return 0;
+	ev->throttled = 1;
+	EMU_STAT_ADD(throttles, 1);
+	emu_ring_write_throttle(ev, 1, sample_time(ev->target));
+	return 1;
+}
+
+/* An overflow of a sampling event: the sample, the IOC_REFRESH budget, the signal (sent at unlock). */
+static void overflow(struct emu_event *ev, uint64_t ip)
+{
+	EMU_STAT_ADD(interrupts, 1);
+	int code = POLL_IN;
+	account_interrupt(ev); /* the sample of the overflow that throttles is still written */
+	/* __perf_event_overflow: a budget that reaches 0 disables the event, signal POLL_HUP. */
+	if (ev->event_limit && --ev->event_limit == 0) {
+		code = POLL_HUP;
+		ev->limit_reached = 1;
+		ev->hup = 1;
+	}
+	emu_sample_write(ev, ip, sample_time(ev->target));
+	if (ev->async)
+		emu_queue_signal(ev, code);
+}
+
+/* Count `delta` events on `e`; a sampling event may overflow (once per period, while it may still). */
+static void count_and_overflow(struct emu_event *e, uint64_t delta, uint64_t ip)
+{
+	if (e->throttled)
+		return; /* stopped until the next tick */
+	e->count += width_mask(e, delta);
+	e->hw_raw = width_mask(e, e->hw_raw + delta);
+	if (!is_sampling(e) || e->state != EV_ACTIVE)
+		return;
+	e->period_left -= (int64_t)delta;
+	while (e->period_left <= 0 && !e->limit_reached && !e->throttled) {
+		e->period_left += (int64_t)e->period;
+		overflow(e, ip);
+	}
+	if (e->period_left <= 0 && (e->limit_reached || e->throttled))
+		e->period_left = (int64_t)e->period; /* the next period starts when it is back on */
+}
+
+/* Account thread cycles [last, next) to every event of the context. */
+static void ctx_account(struct emu_ctx *ctx, uint64_t last, uint64_t next, uint64_t ip)
+{
+	uint64_t ns = emu_cycles_to_ns(next) - emu_cycles_to_ns(last);
+	for_each_group(ctx, g)
+	{
+		if (g->state < EV_INACTIVE)
+			continue;
+		for_each_member(g, e)
+		{
+			if (e->state < EV_INACTIVE)
+				continue;
+			e->time_enabled += ns;
+			if (e->state != EV_ACTIVE)
+				continue;
+			e->time_running += ns;
+			if (!is_accounted(e))
+				count_and_overflow(e, event_delta(e, last, next), ip);
+		}
+	}
+}
+
+static uint64_t next_overflow(struct emu_ctx *ctx, uint64_t last, uint64_t now)
+{
+	uint64_t next = now;
+	if (!ctx->nsampling_active)
+		return next;
+	for_each_group(ctx, g) for_each_member(g, e)
+	{
+		if (e->state != EV_ACTIVE || !is_sampling(e) || e->limit_reached || e->throttled)
+			continue;
+		uint64_t c =
+		    cycle_of_count(e, last, next, (uint64_t)(e->period_left > 0 ? e->period_left : 1));
+		if (c <= next)
+			next = c;
+	}
+	return next;
+}
+
+/* A scheduler tick: every counter is folded (done: each accounted interval is masked on its own) and
+ * throttled events come back (perf_adjust_freq_unthr_context). Returns 1 if the schedule changed. */
+static void ctx_tick(struct emu_ctx *ctx)
+{
+	ctx->next_tick += emu_cfg()->tick_cycles;
+	for_each_group(ctx, g) for_each_member(g, e)
+	{
+		e->tick_interrupts = 0;
+		if (e->throttled) {
+			e->throttled = 0;
+			emu_ring_write_throttle(e, 0, sample_time(e->target));
+		}
+	}
+}
+
+/* Accounted software events: what the thread's accounting says since the last look. */
+static void ctx_account_software(struct emu_ctx *ctx)
+{
+	for_each_group(ctx, g) for_each_member(g, e)
+	{
+		if (!is_accounted(e) || e->state < EV_INACTIVE)
+			continue;
+		uint64_t now = emu_sw_now(e);
+		if (e->state == EV_ACTIVE && now > e->sw_base)
+			e->count += now - e->sw_base;
+		e->sw_base = now;
+	}
+}
+
+void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip)
+{
+	struct emu_ctx *ctx = emu_ctx_of(t);
+	int limit_hit = 0;
+	if (ctx->next_tick <= ctx->last_cycles) /* a context made before the configuration's tick */
+		ctx->next_tick = ctx->last_cycles + emu_cfg()->tick_cycles;
+	while (ctx->last_cycles < now) {
+		uint64_t last = ctx->last_cycles, next = now;
+		if (ctx->rotate_needed && ctx->slice_end < next)
+			next = ctx->slice_end;
+		if (ctx->next_tick < next)
+			next = ctx->next_tick;
+		next = next_overflow(ctx, last, next);
+		ctx_account(ctx, last, next, ip);
+		ctx->last_cycles = next;
+		if (next >= ctx->next_tick)
+			ctx_tick(ctx);
+		if (ctx->rotate_needed && next >= ctx->slice_end)
+			ctx_rotate(t);
+	}
+	ctx_account_software(ctx);
+	/* Budgets that ran out: the overflow is delivered now, and the event goes off now. */
+	for_each_group(ctx, g) for_each_member(g, e) if (e->limit_reached)
+	{
+		e->limit_reached = 0;
+		if (e->state >= EV_INACTIVE)
+			e->state = EV_OFF;
+		limit_hit = 1;
+	}
+	if (limit_hit)
+		emu_ctx_schedule(t);
+	for_each_group(ctx, g) for_each_member(g, e) emu_event_publish(e);
+}
+
+void perf_inject_self(size_t evidx, uint64_t n, uint64_t ip)
+{
+	struct emu_thread *t = emu_thread_self();
+	emu_lock();
+	emu_ctx_sync(t, emu_cycles_of(t), ip);
+	t->injected[evidx] += n;
+	struct emu_ctx *ctx = emu_ctx_of(t);
+	for_each_group(ctx, g) for_each_member(g, e)
+	{
+		if (e->state != EV_ACTIVE || !(e->evmask & (1ull << evidx)) || e->attr.exclude_user ||
+		    e->kind == EK_SOFTWARE)
+			continue;
+		count_and_overflow(e, n, ip);
+	}
+	int limit_hit = 0;
+	for_each_group(ctx, g) for_each_member(g, e) if (e->limit_reached)
+	{
+		e->limit_reached = 0;
+		e->state = EV_OFF;
+		limit_hit = 1;
+	}
+	if (limit_hit)
+		emu_ctx_schedule(t);
+	for_each_group(ctx, g) for_each_member(g, e) emu_event_publish(e);
+	emu_unlock();
+}
+
+void perf_advance_self(uint64_t cycles, uint64_t ip)
+{
+	struct emu_thread *t = emu_thread_self();
+	emu_lock();
+	uint64_t now = __atomic_add_fetch(&t->vcycles, cycles, __ATOMIC_RELAXED);
+	emu_ctx_sync(t, now, ip);
+	emu_unlock();
+}
+
+/* ------------------------------------------------------------------------- CPU-time sampling timer */
+static int tick_signal;
+
+static uint64_t interrupted_pc(void *ucv)
+{
+	ucontext_t *uc = ucv;
+#if defined(__x86_64__)
+	return (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__riscv)
+	return (uint64_t)uc->uc_mcontext.__gregs[REG_PC];
+#elif defined(__aarch64__)
+	return (uint64_t)uc->uc_mcontext.pc;
+#else
+	(void)uc;
+	return 0;
+#endif
+}
+
+static void tick_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	int saved = errno;
+	struct emu_thread *t = emu_thread_self();
+	uint64_t pc = interrupted_pc(uc);
+	if (emu_in_emulator()) { /* we hold (or wait for) the lock: emu_unlock handles it */
+		struct emu_ctx *ctx = emu_ctx_of(t);
+		ctx->tick_ip = pc;
+		ctx->tick_pending = 1;
+	} else {
+		emu_lock();
+		emu_ctx_sync(t, emu_cycles_of(t), pc);
+		emu_timer_rearm(t);
+		emu_unlock();
+	}
+	errno = saved;
+}
+
+static int ensure_tick_signal(void)
+{
+	if (tick_signal)
+		return 0;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = tick_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	/* A real-time signal near the top of the range, away from PAPI's SIGRTMIN+2. */
+	int sig = SIGRTMAX - 3;
+	if (sigaction(sig, &sa, NULL) != 0)
+		return -1;
+	tick_signal = sig;
+	return 0;
+}
+
+static uint64_t cycles_to_next_event(struct emu_thread *t)
+{
+	struct emu_ctx *ctx = t->perf;
+	uint64_t best = UINT64_MAX;
+	int any_throttled = 0;
+	for_each_group(ctx, g) for_each_member(g, e)
+	{
+		if (e->state != EV_ACTIVE || !is_sampling(e))
+			continue;
+		if (e->throttled) {
+			any_throttled = 1;
+			continue;
+		}
+		uint64_t left = e->period_left > 0 ? (uint64_t)e->period_left : 1, c;
+		if (is_clock(e))
+			c = emu_ns_to_cycles(left);
+		else if (e->kind == EK_SOFTWARE || e->attr.exclude_user)
+			continue;
+		else
+			c = emu_count_source()->cycles_for(t, e->evmask, left);
+		if (c < best)
+			best = c;
+	}
+	if (any_throttled) { /* wake at the next tick to unthrottle */
+		uint64_t to_tick = ctx->next_tick > ctx->last_cycles ? ctx->next_tick - ctx->last_cycles : 1;
+		if (to_tick < best)
+			best = to_tick;
+	}
+	return best;
+}
+
+/* One-shot alarm on the target thread's CPU clock, at the predicted next overflow (at least 20 us, at
+ * most 100 ms apart so a mis-prediction is corrected soon). */
+void emu_timer_rearm(struct emu_thread *t)
+{
+	if (emu_clock_is_virtual() || !t->perf)
+		return;
+	uint64_t c = t->perf->nsampling_active ? cycles_to_next_event(t) : UINT64_MAX;
+	if (c == UINT64_MAX) {
+		emu_thread_alarm(t, tick_signal, 0);
+		return;
+	}
+	if (ensure_tick_signal() != 0)
+		return;
+	uint64_t ns = emu_cycles_to_ns(c);
+	if (ns < 20000)
+		ns = 20000;
+	if (ns > 100000000)
+		ns = 100000000;
+	emu_thread_alarm(t, tick_signal, ns);
+}

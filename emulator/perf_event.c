@@ -1,0 +1,732 @@
+/* Event objects: perf_event_open's checks (kernel/events/core.c and the riscv_pmu_sbi driver), and the
+ * operations on an open event: read, ioctl, mmap, poll, fcntl state, release; inheritance across fork;
+ * the process-wide prctl switch; user-space counter reads.
+ *
+ * Choices where the real riscv_pmu_sbi driver gives no single answer (see docs/emulator-core.md):
+ *  - an undefined RAW encoding fails at open with ENOENT (the driver accepts it and the SBI firmware then
+ *    finds no counter, so the event never counts); bits 61:48 of a RAW config are ignored as the driver
+ *    masks them, bits 63:62 (SBI firmware events) give ENOENT.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "perf_priv.h"
+
+static struct emu_event *all_events; /* of this process, newest first */
+static uint64_t next_id = 1;
+
+/* ------------------------------------------------------------------------- snapshots for fork children */
+#define SNAP_SLOTS 16384
+static struct emu_event_snap *snap_arena; /* MAP_SHARED: a forked child sees the parent's updates */
+static unsigned snap_used;
+static struct emu_event_snap *snap_free;
+
+static struct emu_event_snap *snap_alloc(void)
+{
+	if (snap_free) {
+		struct emu_event_snap *s = snap_free;
+		memcpy(&snap_free, s, sizeof(snap_free));
+		memset(s, 0, sizeof(*s));
+		return s;
+	}
+	if (!snap_arena) {
+		void *p = EMU_REAL(mmap)(NULL, SNAP_SLOTS * sizeof(*snap_arena), PROT_READ | PROT_WRITE,
+		                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		snap_arena = p;
+	}
+	return snap_used < SNAP_SLOTS ? &snap_arena[snap_used++] : NULL;
+}
+
+static void snap_release(struct emu_event_snap *s)
+{
+	if (!s)
+		return;
+	memcpy(s, &snap_free, sizeof(snap_free));
+	snap_free = s;
+}
+
+/* An event whose task is in another process: a forked child holding its parent's fd. */
+static int is_foreign(const struct emu_event *ev)
+{
+	return ev->target->pid != getpid();
+}
+
+/* ------------------------------------------------------------------------------------ open & validate */
+static int copy_attr(const struct perf_event_attr *u, struct perf_event_attr *a)
+{
+	if (!u)
+		return -EFAULT;
+	uint32_t size = u->size ? u->size : PERF_ATTR_SIZE_VER0;
+	if (size < PERF_ATTR_SIZE_VER0 || size > 4096) {
+		((struct perf_event_attr *)u)->size = sizeof(*a); /* the kernel writes back what it knows */
+		return -E2BIG;
+	}
+	memset(a, 0, sizeof(*a));
+	memcpy(a, u, size < sizeof(*a) ? size : sizeof(*a));
+	for (size_t i = sizeof(*a); i < size; i++)
+		if (((const unsigned char *)u)[i]) {
+			((struct perf_event_attr *)u)->size = sizeof(*a);
+			return -E2BIG;
+		}
+	a->size = size;
+	if (a->__reserved_1 || a->__reserved_2 || a->__reserved_3)
+		return -EINVAL;
+	if (a->sample_type & ~(uint64_t)(PERF_SAMPLE_MAX - 1) ||
+	    a->read_format & ~(uint64_t)(PERF_FORMAT_MAX - 1))
+		return -EINVAL;
+	if (!a->freq && (a->sample_period >> 63) != 0)
+		return -EINVAL; /* a period must fit in 63 bits */
+	return 0;
+}
+
+/* security_perf_event_open and perf_allow_kernel (kernel/events/core.c): paranoid 3 and 4 (Debian's and
+ * Ubuntu's patch) refuse everything without CAP_PERFMON; above 1 an event that does not exclude the
+ * kernel needs CAP_PERFMON. Checked before the PMU sees the event, as the kernel does. */
+static int check_permissions(const struct perf_event_attr *a)
+{
+	const struct emu_config *c = emu_cfg();
+	if (c->cap_perfmon)
+		return 0;
+	if (c->paranoid > 2)
+		return -EACCES;
+	if (!a->exclude_kernel && c->paranoid > 1)
+		return -EACCES;
+	return 0;
+}
+
+#define EMU_SAMPLE_SUPPORTED                                                                                 \
+	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |           \
+	 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ |                   \
+	 PERF_SAMPLE_IDENTIFIER)
+
+static int has_exclude(const struct perf_event_attr *a)
+{
+	return a->exclude_user || a->exclude_kernel || a->exclude_hv || a->exclude_idle || a->exclude_host ||
+	       a->exclude_guest;
+}
+
+/* What the event counts: PERF_TYPE_HARDWARE cycles/instructions, RAW mhpmevent values, software events. */
+static int decode_event(const struct perf_event_attr *a, struct emu_event *ev)
+{
+	const struct rvemu_model *m = emu_model();
+	switch (a->type) {
+	case PERF_TYPE_HARDWARE:
+		if (a->config >= PERF_COUNT_HW_MAX)
+			return -EINVAL; /* pmu_sbi_event_map */
+		for (size_t i = 0; i < m->nevents; i++) {
+			if ((a->config == PERF_COUNT_HW_CPU_CYCLES && m->events[i].kind == RVEMU_EV_CYCLES) ||
+			    (a->config == PERF_COUNT_HW_INSTRUCTIONS &&
+			     m->events[i].kind == RVEMU_EV_INSTRET)) {
+				ev->kind = a->config == PERF_COUNT_HW_CPU_CYCLES ? EK_CYCLES : EK_INSTRET;
+				ev->evmask = 1ull << i;
+				return 0;
+			}
+		}
+		return -ENOENT;
+	case PERF_TYPE_RAW:
+		ev->kind = EK_PROG;
+		return emu_decode_raw(a->config, &ev->evmask);
+	case PERF_TYPE_SOFTWARE:
+		if (a->config >= PERF_COUNT_SW_MAX)
+			return -ENOENT; /* perf_swevent_init */
+		ev->kind = EK_SOFTWARE;
+		return 0;
+	default:
+		return -ENOENT; /* no such PMU type */
+	}
+}
+
+static int check_capabilities(const struct perf_event_attr *a, const struct emu_event *ev)
+{
+	if (ev->kind == EK_SOFTWARE) {
+		/* the software PMU samples its clocks (hrtimer) on every core; counted faults and switches
+		 * are not sampled by the emulator */
+		if (is_sampling(ev) && a->config != PERF_COUNT_SW_CPU_CLOCK &&
+		    a->config != PERF_COUNT_SW_TASK_CLOCK)
+			return -EOPNOTSUPP;
+	} else if (!emu_cfg()->sscofpmf) {
+		/* riscv_pmu_sbi without Sscofpmf: PERF_PMU_CAP_NO_INTERRUPT and PERF_PMU_CAP_NO_EXCLUDE. */
+		if (has_exclude(a))
+			return -EINVAL;
+		if (is_sampling(ev))
+			return -EOPNOTSUPP;
+	}
+	if (is_sampling(ev) && (a->sample_type & ~(uint64_t)EMU_SAMPLE_SUPPORTED))
+		return -EINVAL;
+	return 0;
+}
+
+static uint64_t period_for_freq(const struct emu_event *ev, uint64_t freq)
+{
+	/* The kernel adapts the period until samples arrive at `freq` per second; with a constant workload
+	 * profile that converges to events-per-second / freq, which we use from the start. */
+	uint64_t second = (uint64_t)emu_model()->freq_mhz * 1000000u, per_s;
+	if (ev->kind == EK_SOFTWARE)
+		per_s = 1000000000u; /* clocks count ns */
+	else
+		per_s = ev->attr.exclude_user ? 0 : emu_events_between(ev->target, ev->evmask, 0, second);
+	uint64_t p = freq ? per_s / freq : 0;
+	return p ? p : 1;
+}
+
+static int resolve_target(int pid, int cpu, struct emu_thread **t)
+{
+	if (cpu < -1 || (cpu >= 0 && (unsigned)cpu >= emu_nharts()))
+		return cpu < -1 ? -EINVAL : -ENODEV;
+	if (pid == -1) {
+		if (cpu == -1)
+			return -EINVAL;
+		/* perf_allow_cpu: CPU-wide needs paranoid <= 0 or CAP_PERFMON; counting every task of a CPU
+		 * is not emulated */
+		return emu_cfg()->paranoid > 0 && !emu_cfg()->cap_perfmon ? -EACCES : -EOPNOTSUPP;
+	}
+	if (pid < -1)
+		return -ESRCH;
+	if (pid == 0 || pid == emu_gettid()) {
+		*t = emu_thread_self();
+		return 0;
+	}
+	*t = emu_thread_by_tid(pid);
+	/* Other processes: ESRCH for no such task; attaching to them is not emulated yet (EACCES). */
+	return *t ? 0 : (kill(pid, 0) == 0 || errno == EPERM ? -EACCES : -ESRCH);
+}
+
+static int attach_group(struct emu_event *ev, struct emu_event *g, int has_group, unsigned long flags)
+{
+	if (!has_group || (flags & PERF_FLAG_FD_NO_GROUP)) {
+		ev->leader = ev;
+		if (has_group && !g)
+			return -EBADF;
+		if (flags & PERF_FLAG_FD_OUTPUT) {
+			if (!g)
+				return -EBADF;
+			ev->output = g->output ? g->output : g;
+		}
+		return 0;
+	}
+	if (!g)
+		return -EBADF;
+	if (g->leader != g || g->target != ev->target || g->cpu != ev->cpu)
+		return -EINVAL;
+	if (ev->attr.pinned || ev->attr.exclusive)
+		return -EINVAL; /* only a group leader can be pinned or exclusive */
+	ev->leader = g;
+	if (flags & PERF_FLAG_FD_OUTPUT)
+		ev->output = g->output ? g->output : g;
+	return 0;
+}
+
+int perf_open(const struct perf_event_attr *uattr, int pid, int cpu, struct emu_event *group, int has_group,
+              unsigned long flags, int fd, struct emu_event **out)
+{
+	struct emu_event tmp;
+	int err;
+	memset(&tmp, 0, sizeof(tmp));
+	if (flags &
+	    ~(PERF_FLAG_FD_NO_GROUP | PERF_FLAG_FD_OUTPUT | PERF_FLAG_PID_CGROUP | PERF_FLAG_FD_CLOEXEC))
+		return -EINVAL;
+	if (flags & PERF_FLAG_PID_CGROUP)
+		return -EINVAL; /* cgroup mode needs a CPU-wide event, which is not emulated */
+	if ((err = copy_attr(uattr, &tmp.attr)) || (err = check_permissions(&tmp.attr)))
+		return err;
+	if (tmp.attr.freq && tmp.attr.sample_freq > emu_cfg()->max_sample_rate)
+		return -EINVAL; /* perf_event_max_sample_rate */
+	if ((err = decode_event(&tmp.attr, &tmp)) || (err = check_capabilities(&tmp.attr, &tmp)) ||
+	    (err = resolve_target(pid, cpu, &tmp.target)))
+		return err;
+	tmp.cpu = cpu;
+	emu_lock();
+	if ((err = attach_group(&tmp, group, has_group, flags))) {
+		emu_unlock();
+		return err;
+	}
+	struct emu_event *ev = malloc(sizeof(*ev));
+	if (!ev) {
+		emu_unlock();
+		return -ENOMEM;
+	}
+	*ev = tmp;
+	if (ev->leader == &tmp)
+		ev->leader = ev;
+	if (tmp.attr.inherit) {
+		ev->acc = EMU_REAL(mmap)(NULL, sizeof(*ev->acc), PROT_READ | PROT_WRITE,
+		                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (ev->acc == MAP_FAILED) {
+			free(ev);
+			emu_unlock();
+			return -ENOMEM;
+		}
+	}
+	ev->fd = fd;
+	ev->refs = 1;
+	ev->owner_pid = getpid();
+	ev->hw_idx = -1;
+	ev->snap = snap_alloc();
+	ev->id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
+	ev->period = tmp.attr.freq ? period_for_freq(ev, tmp.attr.sample_freq) : tmp.attr.sample_period;
+	ev->period_left = (int64_t)ev->period;
+	ev->state = tmp.attr.disabled ? EV_OFF : EV_INACTIVE;
+	emu_ctx_sync(ev->target, emu_cycles_of(ev->target), 0);
+	emu_ctx_insert(ev);
+	ev->next_all = all_events;
+	all_events = ev;
+	emu_ctx_schedule(ev->target);
+	emu_event_publish(ev);
+	emu_timer_rearm(ev->target);
+	emu_unlock();
+	*out = ev;
+	return 0;
+}
+
+int perf_event_fd(const struct emu_event *ev)
+{
+	return ev->fd;
+}
+
+static void sync_event(struct emu_event *ev)
+{
+	if (!is_foreign(ev))
+		emu_ctx_sync(ev->target, emu_cycles_of(ev->target),
+		             (uint64_t)(uintptr_t)__builtin_return_address(0));
+}
+
+/* --------------------------------------------------------------------------------------------- read */
+/* A forked child reads its parent's event as the parent last published it. */
+static void load_snapshots(struct emu_event *ev)
+{
+	for (struct emu_event *e = ev->leader; e; e = e->sibling) {
+		struct emu_event_snap *s = e->snap, copy;
+		if (!s)
+			continue;
+		uint64_t seq;
+		do {
+			seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+			memcpy(&copy, s, sizeof(copy));
+		} while ((seq & 1) || __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq);
+		e->count = copy.count;
+		e->time_enabled = copy.time_enabled;
+		e->time_running = copy.time_running;
+		e->lost_total = copy.lost_total;
+		e->acc = NULL; /* the totals include what children handed over */
+		e->state = copy.error ? EV_ERROR : e->state == EV_ERROR ? EV_INACTIVE : e->state;
+	}
+}
+
+ssize_t perf_read(struct emu_event *ev, void *buf, size_t len)
+{
+	uint64_t vals[3 + 3 * 64];
+	emu_lock();
+	if (is_foreign(ev))
+		load_snapshots(ev);
+	else
+		sync_event(ev);
+	if (ev->state == EV_ERROR) { /* a pinned group that could not be scheduled */
+		emu_unlock();
+		return 0;
+	}
+	size_t words = emu_read_values(ev, vals, sizeof(vals) / sizeof(vals[0]));
+	emu_unlock();
+	if (words > sizeof(vals) / sizeof(vals[0]))
+		return -E2BIG;
+	if (len < words * sizeof(uint64_t))
+		return -ENOSPC;
+	memcpy(buf, vals, words * sizeof(uint64_t));
+	return (ssize_t)(words * sizeof(uint64_t));
+}
+
+/* ------------------------------------------------------------------------------------------- ioctl */
+static void set_enabled(struct emu_event *e, int on)
+{
+	if (on && e->state < EV_INACTIVE) {
+		e->state = EV_INACTIVE; /* also leaves the error state */
+		e->hup = 0;
+	} else if (!on && e->state >= EV_INACTIVE) {
+		e->state = EV_OFF; /* an event in error state stays there */
+	}
+}
+
+static int apply(struct emu_event *ev, unsigned long req, int group)
+{
+	struct emu_event *first = group ? ev->leader : ev;
+	for (struct emu_event *e = first; e; e = group ? e->sibling : NULL) {
+		if (req == PERF_EVENT_IOC_ENABLE)
+			set_enabled(e, 1);
+		else if (req == PERF_EVENT_IOC_DISABLE)
+			set_enabled(e, 0);
+		else
+			e->count = 0; /* RESET: the count only, times stay */
+	}
+	return 0;
+}
+
+static int ioctl_locked(struct emu_event *ev, unsigned long req, unsigned long arg)
+{
+	switch (req) {
+	case PERF_EVENT_IOC_ENABLE:
+	case PERF_EVENT_IOC_DISABLE:
+	case PERF_EVENT_IOC_RESET:
+		return apply(ev, req, (arg & PERF_IOC_FLAG_GROUP) != 0);
+	case PERF_EVENT_IOC_REFRESH:
+		/* _perf_event_refresh: only sampling, non-inherited events; the budget grows by n (the kernel
+		 * adds whatever n is) and the event is enabled */
+		if (!is_sampling(ev) || ev->attr.inherit)
+			return -EINVAL;
+		ev->event_limit += (int)arg;
+		set_enabled(ev, 1);
+		return 0;
+	case PERF_EVENT_IOC_PERIOD: {
+		uint64_t v;
+		if (!arg)
+			return -EFAULT;
+		memcpy(&v, (const void *)arg, sizeof(v));
+		if (!is_sampling(ev) || !v || (v >> 63) || (ev->attr.freq && v > emu_cfg()->max_sample_rate))
+			return -EINVAL;
+		ev->period = ev->attr.freq ? period_for_freq(ev, v) : v;
+		ev->attr.sample_period = ev->attr.freq ? v : ev->period;
+		ev->period_left = (int64_t)ev->period;
+		return 0;
+	}
+	case PERF_EVENT_IOC_ID:
+		if (!arg)
+			return -EFAULT;
+		memcpy((void *)arg, &ev->id, sizeof(ev->id));
+		return 0;
+	case PERF_EVENT_IOC_MODIFY_ATTRIBUTES:
+		return -EOPNOTSUPP; /* perf_event_modify_attr: breakpoints only */
+	case PERF_EVENT_IOC_PAUSE_OUTPUT:
+	case PERF_EVENT_IOC_SET_FILTER:
+	case PERF_EVENT_IOC_SET_BPF:
+	case PERF_EVENT_IOC_QUERY_BPF:
+		return -EINVAL;
+	default:
+		return -ENOTTY;
+	}
+}
+
+int perf_ioctl(struct emu_event *ev, unsigned long req, unsigned long arg)
+{
+	emu_lock();
+	sync_event(ev);
+	int r = ioctl_locked(ev, req, arg);
+	if (!r && !is_foreign(ev) &&
+	    (req == PERF_EVENT_IOC_ENABLE || req == PERF_EVENT_IOC_DISABLE ||
+	     req == PERF_EVENT_IOC_REFRESH)) {
+		emu_ctx_schedule(ev->target);
+		emu_timer_rearm(ev->target);
+	}
+	if (!is_foreign(ev))
+		for (struct emu_event *e = ev->leader; e; e = e->sibling)
+			emu_event_publish(e);
+	emu_unlock();
+	return r;
+}
+
+/* PERF_EVENT_IOC_SET_OUTPUT (perf_event_set_output): records go to `to`'s buffer; -1 undoes it. The two
+ * must be of the same task and CPU and this event must not have a buffer of its own. */
+int perf_set_output(struct emu_event *ev, struct emu_event *to, int to_valid)
+{
+	int r = 0;
+	emu_lock();
+	if (!to_valid)
+		ev->output = NULL;
+	else if (!to)
+		r = -EBADF;
+	else if (to == ev)
+		r = 0;
+	else if (to->target != ev->target || to->cpu != ev->cpu || ev->page)
+		r = -EINVAL;
+	else
+		ev->output = to->output ? to->output : to;
+	emu_unlock();
+	return r;
+}
+
+/* ------------------------------------------------------------------------------------------- fcntl */
+/* The memfd really holds the flags, owner and signal (so F_GET* answer), and we mirror them to know whom
+ * to signal: shmem files have no fasync, so the kernel itself never signals for them. */
+void perf_fcntl(struct emu_event *ev, int cmd, unsigned long arg)
+{
+	emu_lock();
+	if (cmd == F_SETFL) {
+		ev->async = (arg & O_ASYNC) != 0;
+	} else if (cmd == F_SETOWN) {
+		long pid = (long)arg;
+		ev->owner_type = pid < 0 ? F_OWNER_PGRP : F_OWNER_PID;
+		ev->owner = (pid_t)(pid < 0 ? -pid : pid);
+		ev->has_owner = pid != 0;
+	} else if (cmd == F_SETOWN_EX && arg) {
+		struct f_owner_ex o;
+		memcpy(&o, (const void *)arg, sizeof(o));
+		ev->owner_type = o.type;
+		ev->owner = o.pid;
+		ev->has_owner = o.pid != 0;
+	} else if (cmd == F_SETSIG) {
+		ev->signo = (int)arg;
+	}
+	emu_unlock();
+}
+
+/* -------------------------------------------------------------------------------------- mmap & poll */
+static int valid_ring_len(size_t len)
+{
+	size_t page = (size_t)EMU_REAL(sysconf)(_SC_PAGESIZE);
+	if (len < page || len % page)
+		return 0;
+	size_t data_pages = len / page - 1;
+	return data_pages == 0 || (data_pages & (data_pages - 1)) == 0;
+}
+
+int perf_mmap(struct emu_event *ev, size_t len, int flags, off_t off)
+{
+	/* perf_mmap: offset 0, shared, 1 + 2^n pages, the same size for every mapping of one event. */
+	if (off != 0 || !(flags & MAP_SHARED) || !valid_ring_len(len))
+		return -EINVAL;
+	emu_lock();
+	int err = ev->output ? -EINVAL : emu_ring_map(ev, len);
+	if (!err && !is_foreign(ev)) {
+		sync_event(ev);
+		emu_event_publish(ev);
+	}
+	emu_unlock();
+	return err;
+}
+
+/* perf_poll: no buffer -> POLLHUP at once; an event whose budget ended -> POLLHUP; otherwise what the
+ * buffer's wakeups (wakeup_events / watermark) left since the last poll, consumed by this poll. */
+short perf_poll(struct emu_event *ev)
+{
+	short r = 0;
+	emu_lock();
+	sync_event(ev);
+	struct emu_event *rb = ev->output ? ev->output : ev;
+	if (!rb->page)
+		r = POLLHUP;
+	else if (rb->wakeups) {
+		rb->wakeups = 0;
+		r = POLLIN | POLLRDNORM;
+	}
+	if (ev->hup)
+		r |= POLLHUP;
+	emu_unlock();
+	return r;
+}
+
+/* --------------------------------------------------------------------------------------- release */
+static void event_destroy(struct emu_event *ev)
+{
+	struct emu_thread *t = ev->target;
+	sync_event(ev);
+	struct emu_event **pp;
+	if (ev->leader == ev) {
+		for (pp = &emu_ctx_of(t)->groups; *pp && *pp != ev; pp = &(*pp)->next_group)
+			;
+		if (*pp)
+			*pp = ev->next_group;
+		/* Closing a leader turns its members into singleton groups (perf_group_detach). */
+		struct emu_event *s = ev->sibling;
+		while (s) {
+			struct emu_event *n = s->sibling;
+			s->leader = s;
+			s->sibling = NULL;
+			s->next_group = NULL;
+			emu_ctx_insert(s);
+			s = n;
+		}
+	} else {
+		for (pp = &ev->leader->sibling; *pp && *pp != ev; pp = &(*pp)->sibling)
+			;
+		if (*pp)
+			*pp = ev->sibling;
+	}
+	for (pp = &all_events; *pp; pp = &(*pp)->next_all)
+		if (*pp == ev) {
+			*pp = ev->next_all;
+			break;
+		}
+	for (struct emu_event *e = all_events; e; e = e->next_all)
+		if (e->output == ev)
+			e->output = NULL;
+	emu_ring_unmap(ev);
+	if (ev->acc && !ev->inherited)
+		EMU_REAL(munmap)(ev->acc, sizeof(*ev->acc));
+	if (!is_foreign(ev)) {
+		snap_release(ev->snap);
+		emu_ctx_schedule(t);
+		emu_timer_rearm(t);
+	}
+	free(ev);
+}
+
+static void release_if_unused(struct emu_event *ev)
+{
+	/* The kernel keeps the event while its file is open or its buffer mapped (perf_mmap_close). */
+	if (ev->refs == 0 && ev->maps == 0)
+		event_destroy(ev);
+}
+
+void perf_get(struct emu_event *ev)
+{
+	emu_lock();
+	ev->refs++;
+	emu_unlock();
+}
+
+void perf_put(struct emu_event *ev)
+{
+	emu_lock();
+	ev->refs--;
+	release_if_unused(ev);
+	emu_unlock();
+}
+
+void perf_mapped(struct emu_event *ev)
+{
+	emu_lock();
+	ev->maps++;
+	emu_unlock();
+}
+
+void perf_unmapped(struct emu_event *ev)
+{
+	emu_lock();
+	ev->maps--;
+	release_if_unused(ev);
+	emu_unlock();
+}
+
+/* prctl(PR_TASK_PERF_EVENTS_ENABLE/DISABLE): perf_event_task_enable/disable act on the events the
+ * calling task opened (its perf_event_list), whatever they count. */
+void perf_task_events_enable(int on)
+{
+	emu_lock();
+	for (struct emu_event *e = all_events; e; e = e->next_all) {
+		if (e->inherited || is_foreign(e))
+			continue;
+		sync_event(e);
+		set_enabled(e, on);
+		emu_ctx_schedule(e->target);
+		emu_timer_rearm(e->target);
+		emu_event_publish(e);
+	}
+	emu_unlock();
+}
+
+/* ------------------------------------------------------------------------------------------ inherit */
+/*
+ * fork with attr.inherit (perf_event_init_task): the child's task gets its own copy of each inherited group
+ * of the forking thread, counting the child from its start, in the same state. Sampling events are not
+ * inherited (their records would go to the parent's ring buffer; not modelled). When the child exits, its
+ * counts and times are added to the parent event (sync_child_event), which reads them from then on; a
+ * grandchild's copies share the same accumulator, so everything reaches the event the user opened. Unlike
+ * the kernel, a running child's counts are not visible before it exits.
+ */
+static void inherit_fork_child(struct emu_thread *parent, struct emu_thread *child)
+{
+	if (!parent->perf)
+		return;
+	for_each_group(parent->perf, g)
+	{
+		if (!g->attr.inherit || is_sampling(g))
+			continue;
+		struct emu_event *leader = NULL;
+		for_each_member(g, e)
+		{
+			struct emu_event *c = calloc(1, sizeof(*c));
+			if (!c)
+				break; /* out of memory in a fresh child: this group's counts are lost */
+			c->attr = e->attr;
+			c->id = e->id;
+			c->fd = -1;
+			c->kind = e->kind;
+			c->evmask = e->evmask;
+			c->target = child;
+			c->cpu = e->cpu;
+			c->hw_idx = -1;
+			c->leader = leader ? leader : c;
+			c->state = e->state == EV_ACTIVE ? EV_INACTIVE : e->state;
+			c->acc = e->acc;
+			c->inherited = 1;
+			c->owner_pid = getpid();
+			if (!leader)
+				leader = c;
+			emu_ctx_insert(c);
+		}
+	}
+	emu_ctx_schedule(child);
+}
+
+void perf_exit_flush(void)
+{
+	struct emu_thread *t = emu_thread_self();
+	if (emu_in_emulator()) /* _exit from a handler that interrupted the emulator: its lock is held */
+		return;
+	emu_lock();
+	if (t->perf) {
+		emu_ctx_sync(t, emu_cycles_of(t), 0);
+		for_each_group(t->perf, g) for_each_member(g, e)
+		{
+			if (!e->inherited || !e->acc)
+				continue;
+			__atomic_fetch_add(&e->acc->count, e->count, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&e->acc->time_enabled, e->time_enabled, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&e->acc->time_running, e->time_running, __ATOMIC_RELAXED);
+			e->count = e->time_enabled = e->time_running = 0;
+		}
+	}
+	emu_unlock();
+}
+
+/* The child: the events it holds fds of count the parent's threads (it reads them from their snapshots);
+ * its own task starts with copies of the inherit groups. Its snapshot arena is its own from now on. */
+void perf_fork_child(void)
+{
+	struct emu_thread *parent = emu_thread_self(); /* the forking thread's record, as copied */
+	perf_fork_child_unlock();
+	snap_arena = NULL;
+	snap_used = 0;
+	snap_free = NULL;
+	/* the parent's events keep their (shared) snapshot slots: read-only here, never released */
+	emu_thread_forget_self();
+	struct emu_thread *child = emu_thread_self();
+	emu_lock();
+	inherit_fork_child(parent, child);
+	emu_unlock();
+}
+
+/* ------------------------------------------------------------------------------ user counter reads */
+/* scounteren as riscv_pmu_sbi sets it: perf_user_access = 1 opens the counter of each event this thread
+ * has mapped while it is scheduled on a counter; 2 (legacy) opens cycle and instret always; 0 nothing.
+ * (time is always open; the front end serves it.) */
+int perf_user_counter_read(unsigned csr, uint64_t *value)
+{
+	int access = emu_cfg()->perf_user_access, idx = (int)csr - 0xC00, r = -EPERM;
+	struct emu_thread *t = emu_thread_self();
+	emu_lock();
+	if (access == 2 && (idx == 0 || idx == 2)) {
+		const struct rvemu_model *m = emu_model();
+		for (size_t i = 0; i < m->nevents; i++)
+			if (m->events[i].kind == (idx == 0 ? RVEMU_EV_CYCLES : RVEMU_EV_INSTRET))
+				*value = emu_truth_at(t, i, emu_cycles_of(t));
+		r = 0;
+	} else if (access == 1) {
+		for_each_group(emu_ctx_of(t), g) for_each_member(g, e)
+		{
+			struct emu_event *rb = e;
+			if (rb->page && rb->maps > 0 && e->kind != EK_SOFTWARE && e->state == EV_ACTIVE &&
+			    e->hw_idx == idx) {
+				*value = emu_counter_now(e);
+				r = 0;
+			}
+		}
+	}
+	emu_unlock();
+	return r;
+}

@@ -1,0 +1,288 @@
+/* What an event gives back: read() values in the read_format layout, the mmap'ed ring buffer with its
+ * records (PERF_RECORD_SAMPLE, _LOST, _THROTTLE/_UNTHROTTLE), the live perf_event_mmap_page, and the
+ * snapshot a forked child reads. The kernel keeps its own copy of everything it writes to the user page
+ * (data_head, data_offset, data_size): user space may scribble on the page without harming the emulator,
+ * only data_tail is read back, and it is never trusted beyond the buffer's size. */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perf_priv.h"
+
+/* What an event reads: its own count and times, plus those its exited children handed over (inherit). */
+static uint64_t acc_of(const struct emu_event *e, const uint64_t *field)
+{
+	return e->acc && !e->inherited ? __atomic_load_n(field, __ATOMIC_RELAXED) : 0;
+}
+
+static uint64_t total_count(const struct emu_event *e)
+{
+	return e->count + (e->acc ? acc_of(e, &e->acc->count) : 0);
+}
+
+static uint64_t total_enabled(const struct emu_event *e)
+{
+	return e->time_enabled + (e->acc ? acc_of(e, &e->acc->time_enabled) : 0);
+}
+
+static uint64_t total_running(const struct emu_event *e)
+{
+	return e->time_running + (e->acc ? acc_of(e, &e->acc->time_running) : 0);
+}
+
+/* The read_format layout of man 2 perf_event_open; returns words needed (may exceed max_words). */
+size_t emu_read_values(const struct emu_event *ev, uint64_t *out, size_t max_words)
+{
+	uint64_t fmt = ev->attr.read_format;
+	size_t n = 0;
+	const struct emu_event *leader = ev->leader;
+#define PUT(v)                                                                                               \
+	do {                                                                                                 \
+		if (n < max_words)                                                                           \
+			out[n] = (v);                                                                        \
+		n++;                                                                                         \
+	} while (0)
+	if (fmt & PERF_FORMAT_GROUP) {
+		uint64_t nr = 0;
+		for (const struct emu_event *e = leader; e; e = e->sibling)
+			nr++;
+		PUT(nr);
+		if (fmt & PERF_FORMAT_TOTAL_TIME_ENABLED)
+			PUT(total_enabled(leader));
+		if (fmt & PERF_FORMAT_TOTAL_TIME_RUNNING)
+			PUT(total_running(leader));
+		for (const struct emu_event *e = leader; e; e = e->sibling) {
+			PUT(total_count(e));
+			if (fmt & PERF_FORMAT_ID)
+				PUT(e->id);
+			if (fmt & PERF_FORMAT_LOST)
+				PUT(e->lost_total);
+		}
+	} else {
+		PUT(total_count(ev));
+		if (fmt & PERF_FORMAT_TOTAL_TIME_ENABLED)
+			PUT(total_enabled(ev));
+		if (fmt & PERF_FORMAT_TOTAL_TIME_RUNNING)
+			PUT(total_running(ev));
+		if (fmt & PERF_FORMAT_ID)
+			PUT(ev->id);
+		if (fmt & PERF_FORMAT_LOST)
+			PUT(ev->lost_total);
+	}
+#undef PUT
+	return n;
+}
+
+/* ------------------------------------------------------------------------------------- ring buffer */
+int emu_ring_map(struct emu_event *ev, size_t len)
+{
+	if (ev->page)
+		return ev->map_len == len ? 0 : -EINVAL; /* one buffer per event, as perf_mmap */
+	if (ftruncate(ev->fd, (off_t)len) != 0)
+		return -errno;
+	void *p = EMU_REAL(mmap)(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, ev->fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	size_t page = (size_t)EMU_REAL(sysconf)(_SC_PAGESIZE);
+	ev->page = p;
+	ev->map_len = len;
+	ev->data_size = len - page;
+	ev->data_head = 0;
+	/* cppcheck models the dlsym'd mmap as returning its NULL hint: p is a fresh mapping here. */
+	// cppcheck-suppress nullPointer
+	memset(p, 0, page);
+	emu_ring_update_page(ev);
+	return 0;
+}
+
+void emu_ring_unmap(struct emu_event *ev)
+{
+	if (ev->page)
+		EMU_REAL(munmap)(ev->page, ev->map_len);
+	ev->page = NULL;
+}
+
+/* Linux 6.6+ (arch_perf_update_userpage, riscv_pmu): with kernel.perf_user_access = 1 a mapped hardware
+ * event's page says which counter CSR user space may read (index = CSR - 0xC00 + 1), its width, and the
+ * offset to add; time fields convert the `time` CSR (1 MHz here) to the perf clock in ns. */
+void emu_ring_update_page(struct emu_event *ev)
+{
+	struct perf_event_mmap_page *pg = ev->page;
+	if (!pg)
+		return;
+	int rdpmc = ev->kind != EK_SOFTWARE && emu_cfg()->perf_user_access == 1;
+	uint32_t seq = __atomic_load_n(&pg->lock, __ATOMIC_RELAXED);
+	__atomic_store_n(&pg->lock, seq + 1, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	pg->version = 0;
+	pg->compat_version = 0;
+	pg->capabilities = 0;
+	pg->cap_bit0_is_deprecated = 1;
+	pg->cap_user_rdpmc = (uint64_t)rdpmc;
+	pg->cap_user_time = 1;
+	pg->cap_user_time_zero = 1;
+	pg->index = rdpmc && ev->state == EV_ACTIVE && ev->hw_idx >= 0 ? (uint32_t)ev->hw_idx + 1 : 0;
+	pg->pmc_width = ev->kind == EK_PROG ? (uint16_t)emu_model()->prog_width : 64;
+	pg->offset = (int64_t)(ev->count - (pg->index ? ev->hw_raw : 0));
+	pg->time_enabled = ev->time_enabled;
+	pg->time_running = ev->time_running;
+	pg->time_shift = 0;
+	pg->time_mult = 1000; /* 1 MHz time CSR -> ns */
+	pg->time_zero = 0;
+	pg->time_offset = 0;
+	pg->data_head = ev->data_head;
+	pg->data_offset = ev->map_len - ev->data_size;
+	pg->data_size = ev->data_size;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&pg->lock, seq + 2, __ATOMIC_RELEASE);
+}
+
+void emu_event_publish(struct emu_event *ev)
+{
+	emu_ring_update_page(ev);
+	struct emu_event_snap *s = ev->snap;
+	if (!s)
+		return;
+	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
+	s->count = total_count(ev);
+	s->time_enabled = total_enabled(ev);
+	s->time_running = total_running(ev);
+	s->lost_total = ev->lost_total;
+	s->error = ev->state == EV_ERROR;
+	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
+}
+
+/* The buffer records go to: the event's own, or the one SET_OUTPUT redirected it to. */
+static struct emu_event *output_of(struct emu_event *ev)
+{
+	return ev->output ? ev->output : ev;
+}
+
+static void ring_put(struct emu_event *rb, uint64_t *head, const void *src, size_t n)
+{
+	unsigned char *data = (unsigned char *)rb->page + (rb->map_len - rb->data_size);
+	const unsigned char *s = src;
+	while (n) {
+		size_t off = (size_t)(*head % rb->data_size), chunk = rb->data_size - off;
+		if (chunk > n)
+			chunk = n;
+		memcpy(data + off, s, chunk);
+		s += chunk;
+		n -= chunk;
+		*head += chunk;
+	}
+}
+
+/* Room for `need` bytes? data_tail is the user's: a value that is ahead of the head or further back than
+ * the buffer is garbage and leaves no room (the kernel's CIRC_SPACE arithmetic never writes outside). */
+static int ring_has_room(const struct emu_event *rb, size_t need)
+{
+	uint64_t tail = __atomic_load_n(&rb->page->data_tail, __ATOMIC_ACQUIRE);
+	uint64_t used = rb->data_head - tail;
+	return used <= rb->data_size && rb->data_size - used >= need;
+}
+
+/* perf_output_wakeup: wakeup_events samples (or, with watermark, that many bytes) since the last
+ * wakeup make poll() report POLLIN. */
+static void ring_wakeup_check(struct emu_event *ev, struct emu_event *rb, uint64_t old_head)
+{
+	if (ev->attr.watermark) {
+		uint64_t wm = ev->attr.wakeup_watermark ? ev->attr.wakeup_watermark : rb->data_size / 2;
+		if (rb->data_head / wm != old_head / wm)
+			rb->wakeups++;
+	} else if (++ev->samples_since_wakeup >= (ev->attr.wakeup_events ? ev->attr.wakeup_events : 1)) {
+		ev->samples_since_wakeup = 0;
+		rb->wakeups++;
+	}
+}
+
+static void ring_commit(struct emu_event *rb, uint64_t head)
+{
+	rb->data_head = head;
+	__atomic_store_n(&rb->page->data_head, head, __ATOMIC_RELEASE);
+}
+
+static size_t build_sample(struct emu_event *ev, uint64_t ip, uint64_t time_ns, uint64_t *rec, size_t max)
+{
+	uint64_t st = ev->attr.sample_type;
+	struct emu_thread *t = ev->target;
+	size_t n = 1; /* rec[0] = header */
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		rec[n++] = ev->id;
+	if (st & PERF_SAMPLE_IP)
+		rec[n++] = ip;
+	if (st & PERF_SAMPLE_TID)
+		rec[n++] = (uint64_t)(uint32_t)t->pid | (uint64_t)(uint32_t)t->tid << 32;
+	if (st & PERF_SAMPLE_TIME)
+		rec[n++] = time_ns;
+	if (st & PERF_SAMPLE_ADDR)
+		rec[n++] = 0;
+	if (st & PERF_SAMPLE_ID)
+		rec[n++] = ev->id;
+	if (st & PERF_SAMPLE_STREAM_ID)
+		rec[n++] = ev->id;
+	if (st & PERF_SAMPLE_CPU)
+		rec[n++] = t->hart;
+	if (st & PERF_SAMPLE_PERIOD)
+		rec[n++] = ev->period;
+	if (st & PERF_SAMPLE_READ) {
+		size_t need = emu_read_values(ev, rec + n, max - n);
+		if (need > max - n)
+			return 0; /* a group too large for one record: counted as lost, never padded */
+		n += need;
+	}
+	struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, (uint16_t)(n * 8)};
+	memcpy(&rec[0], &h, sizeof(h));
+	return n * 8;
+}
+
+static void sample_lost(struct emu_event *ev)
+{
+	ev->lost++;
+	ev->lost_total++;
+	EMU_STAT_ADD(samples_lost, 1);
+}
+
+/* perf_output_begin: a pending loss is reported, in the same reservation, before the next record that
+ * fits; a record that does not fit is dropped and counted. */
+void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns)
+{
+	uint64_t rec[8 + 3 + 3 * 64];
+	struct emu_event *rb = output_of(ev);
+	size_t size = build_sample(ev, ip, time_ns, rec, sizeof(rec) / sizeof(rec[0]));
+	if (!rb->page || !rb->data_size || size == 0) {
+		sample_lost(ev);
+		return;
+	}
+	uint64_t lost[3] = {0, ev->id, ev->lost}; /* PERF_RECORD_LOST: header, id, number lost */
+	struct perf_event_header lh = {PERF_RECORD_LOST, 0, sizeof(lost)};
+	memcpy(&lost[0], &lh, sizeof(lh));
+	if (!ring_has_room(rb, size + (ev->lost ? sizeof(lost) : 0))) {
+		sample_lost(ev);
+		return;
+	}
+	uint64_t head = rb->data_head, old = head;
+	if (ev->lost)
+		ring_put(rb, &head, &lost, sizeof(lost));
+	ev->lost = 0;
+	ring_put(rb, &head, rec, size);
+	ring_commit(rb, head);
+	EMU_STAT_ADD(samples_written, 1);
+	ring_wakeup_check(ev, rb, old);
+}
+
+/* perf_log_throttle: PERF_RECORD_THROTTLE / UNTHROTTLE { header, time, id, stream_id }. */
+void emu_ring_write_throttle(struct emu_event *ev, int throttle, uint64_t time_ns)
+{
+	struct emu_event *rb = output_of(ev);
+	uint64_t r[4] = {0, time_ns, ev->id, ev->id};
+	struct perf_event_header h = {throttle ? PERF_RECORD_THROTTLE : PERF_RECORD_UNTHROTTLE, 0, sizeof(r)};
+	memcpy(&r[0], &h, sizeof(h));
+	if (!rb->page || !rb->data_size || !ring_has_room(rb, sizeof(r)))
+		return;
+	uint64_t head = rb->data_head;
+	ring_put(rb, &head, r, sizeof(r));
+	ring_commit(rb, head);
+}

@@ -1,0 +1,122 @@
+/* The perf core's own data: events and per-task contexts, as the kernel's kernel/events/core.c keeps them.
+ * Shared by the perf_*.c files only; front ends see struct emu_event as opaque (perf.h). */
+#ifndef EMU_PERF_PRIV_H
+#define EMU_PERF_PRIV_H
+#include <linux/perf_event.h>
+#include <signal.h>
+
+#include "mach.h"
+#include "perf.h"
+
+enum emu_ev_state { EV_ERROR = -2, EV_OFF = -1, EV_INACTIVE = 0, EV_ACTIVE = 1 }; /* kernel order */
+enum emu_ev_kind { EK_CYCLES, EK_INSTRET, EK_PROG, EK_SOFTWARE };
+
+/* attr.inherit: what forked children counted, in memory shared with them (MAP_SHARED, inherited by fork). */
+struct emu_inherit_acc {
+	uint64_t count, time_enabled, time_running;
+};
+
+/* What a forked child reads through an inherited fd: the parent keeps it current (seqlock) in memory the
+ * child shares, since the event counts the parent's thread, which does not run in the child. */
+struct emu_event_snap {
+	uint64_t seq;
+	uint64_t count, time_enabled, time_running, lost_total;
+	int32_t error;
+};
+
+struct emu_event {
+	int refs;        /* fds referring to it (dup) */
+	int maps;        /* user mappings of its ring buffer: the event lives until the last is unmapped */
+	int fd;          /* the fd perf_event_open returned (a memfd); si_fd of its signals */
+	pid_t owner_pid; /* process that opened it */
+	struct perf_event_attr attr;
+	uint64_t id;
+	enum emu_ev_kind kind;
+	uint64_t evmask;  /* model events counted (bit i = emu_model()->events[i]) */
+	uint64_t sw_base; /* software events: the thread's accounting when counting (re)started */
+	struct emu_thread *target;
+	int cpu;
+	struct emu_event *leader;     /* itself for a leader */
+	struct emu_event *sibling;    /* next member of the leader's group */
+	struct emu_event *next_group; /* next leader in the context's group list */
+	struct emu_event *next_all;   /* every event of the process (prctl, fork) */
+	struct emu_event *output;     /* PERF_EVENT_IOC_SET_OUTPUT / PERF_FLAG_FD_OUTPUT target, or NULL */
+	int hw_idx;               /* counter while active: 0 cycle, 2 instret, 3.. mhpmcounterN; -1 none */
+	uint64_t hw_raw;          /* the hardware counter's value (width bits) */
+	int throttled;            /* perf_event_max_sample_rate reached in this tick */
+	uint64_t tick_interrupts; /* overflows in the current tick */
+	enum emu_ev_state state;
+	uint64_t count; /* 64-bit perf count */
+	uint64_t time_enabled, time_running;
+	/* sampling */
+	uint64_t period;
+	int64_t period_left;
+	int event_limit;     /* IOC_REFRESH budget; 0 = unlimited */
+	int limit_reached;   /* the budget ran out: off once the overflow is delivered (now) */
+	uint64_t lost;       /* samples dropped since the last PERF_RECORD_LOST */
+	uint64_t lost_total; /* all samples dropped (read_format PERF_FORMAT_LOST) */
+	uint64_t wakeups;    /* ring buffer wakeups (poll) not yet consumed */
+	uint64_t samples_since_wakeup;
+	int hup; /* POLLHUP: the event's budget ended / target gone */
+	/* ring buffer (our own mapping of the memfd the user maps too); head is ours, never read back */
+	struct perf_event_mmap_page *page;
+	size_t map_len;
+	uint64_t data_size, data_head;
+	/* fcntl state mirrored from the user's calls */
+	int async;
+	int has_owner;  /* F_SETOWN / F_SETOWN_EX called */
+	int owner_type; /* F_OWNER_TID / F_OWNER_PID / F_OWNER_PGRP */
+	pid_t owner;
+	int signo; /* F_SETSIG value, 0 = SIGIO */
+	/* attr.inherit: a parent event reads its own count plus acc (its children's); a child's copy
+	 * (inherited = 1, no fd) adds its count into the same acc when the child exits */
+	struct emu_inherit_acc *acc;
+	int inherited;
+	struct emu_event_snap *snap; /* for forked children holding the fd */
+};
+
+/* The perf context of one task: every event that counts it. */
+struct emu_ctx {
+	struct emu_event *groups; /* leaders in scheduling order (rotated when multiplexing) */
+	uint64_t last_cycles;     /* thread cycles up to which the events are accounted */
+	uint64_t slice_end;       /* next rotation point when rotate_needed */
+	uint64_t next_tick;       /* next scheduler tick (counters folded into the perf counts) */
+	int rotate_needed;
+	int nsampling_active;
+	/* the CPU-time sampling tick arrived while the thread was inside the emulator */
+	volatile sig_atomic_t tick_pending;
+	uint64_t tick_ip;
+};
+
+#define for_each_group(ctx, g) for (struct emu_event *g = (ctx)->groups; g; g = g->next_group)
+#define for_each_member(g, e)  for (struct emu_event *e = (g); e; e = e->sibling)
+
+static inline int is_sampling(const struct emu_event *ev)
+{
+	return ev->attr.sample_period != 0; /* also sample_freq: same union */
+}
+
+/* perf_ctx.c */
+void perf_fork_child_unlock(void);
+struct emu_ctx *emu_ctx_of(struct emu_thread *t);
+void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip);
+void emu_ctx_schedule(struct emu_thread *t);
+void emu_ctx_insert(struct emu_event *ev);
+void emu_timer_rearm(struct emu_thread *t);
+void emu_event_publish(struct emu_event *ev);
+uint64_t emu_sw_now(const struct emu_event *ev);
+uint64_t emu_counter_now(const struct emu_event *e);
+
+/* perf_output.c: read_format values, the ring buffer and its records */
+size_t emu_read_values(const struct emu_event *ev, uint64_t *out, size_t max_words);
+int emu_ring_map(struct emu_event *ev, size_t len);
+void emu_ring_unmap(struct emu_event *ev);
+void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns);
+void emu_ring_write_throttle(struct emu_event *ev, int throttle, uint64_t time_ns);
+void emu_ring_update_page(struct emu_event *ev);
+
+/* perf_signal.c: overflow signals, sent when the perf lock is released */
+void emu_queue_signal(struct emu_event *ev, int code);
+void emu_flush_signals(void);
+
+#endif

@@ -1,0 +1,65 @@
+/* Overflow signals to the F_SETOWN(_EX) owner. They are queued under the perf lock and sent after it is
+ * released: a signal to ourselves runs its handler at once, and PAPI's handler calls ioctl() on the event. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "perf_priv.h"
+
+struct pending_signal {
+	pid_t pid, tid;
+	int signo;
+	siginfo_t info;
+};
+#define MAX_PENDING 256
+static __thread struct pending_signal pending[MAX_PENDING] __attribute__((tls_model("initial-exec")));
+static __thread unsigned npending __attribute__((tls_model("initial-exec")));
+
+void emu_queue_signal(struct emu_event *ev, int code)
+{
+	if (npending == MAX_PENDING || !ev->has_owner)
+		return; /* F_SETOWN never called: nobody to signal, as the kernel */
+	struct pending_signal *p = &pending[npending++];
+	memset(p, 0, sizeof(*p));
+	p->pid = ev->owner_type == F_OWNER_TID ? getpid() : ev->owner;
+	p->tid = ev->owner_type == F_OWNER_TID ? ev->owner : 0;
+	p->signo = ev->signo ? ev->signo : SIGIO;
+	p->info.si_signo = p->signo;
+	p->info.si_code = code;
+	p->info.si_fd = ev->fd;
+	p->info.si_band =
+	    code == POLL_HUP ? (POLLHUP | POLLERR) : (POLLIN | POLLRDNORM); /* kernel band_table */
+}
+
+static long send_one(struct pending_signal *p)
+{
+	if (p->tid)
+		return EMU_REAL(syscall)(SYS_rt_tgsigqueueinfo, p->pid, p->tid, p->signo, &p->info);
+	return EMU_REAL(syscall)(SYS_rt_sigqueueinfo, p->pid, p->signo, &p->info);
+}
+
+void emu_flush_signals(void)
+{
+	/* Send from a copy: a signal sent here runs the user's handler at once, and what it does (read,
+	 * ioctl, a tick) may queue new signals into `pending` while this loop runs. */
+	struct pending_signal batch[MAX_PENDING];
+	unsigned n = npending;
+	memcpy(batch, pending, n * sizeof(batch[0]));
+	npending = 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct pending_signal *p = &batch[i];
+		long r = send_one(p);
+		if (r != 0 && errno == EPERM) {
+			/* The kernel lets only the target thread itself queue a kernel-style si_code
+			 * (POLL_IN); from another thread we keep si_fd and mark the info as queued. */
+			p->info.si_code = SI_QUEUE;
+			r = send_one(p);
+		}
+		if (r == 0)
+			EMU_STAT_ADD(signals, 1);
+	}
+}

@@ -1,0 +1,674 @@
+/* The emulated kernel behaves as Linux (kernel/events/core.c, drivers/perf/riscv_pmu*.c) where users would
+ * otherwise be misled: software events, the calls a kernel perf ABI test suite checks, the mmap page and
+ * user-space counter reads, throttling. Each test names the kernel function it follows. Runs in every
+ * model x clock configuration (sampling here uses task-clock, which every model can sample). */
+#include <CUnit/Basic.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu_test.h"
+
+#define DATA_PAGES 2
+
+static size_t page_size(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static size_t ring_len(void)
+{
+	return page_size() * (1 + DATA_PAGES);
+}
+
+/* Runs the thread for `ns` of its time: the virtual clock advances, the CPU-time clock burns. */
+static void run_for_ns(uint64_t ns)
+{
+	if (virtual_clock)
+		api.advance(ns * model->freq_mhz / 1000);
+	else
+		burn_cpu_ms((unsigned)(ns / 1000000 ? ns / 1000000 : 1));
+}
+
+static void clock_sampling_attr(struct perf_event_attr *a, uint64_t period_ns)
+{
+	attr_init(a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+	a->sample_period = period_ns;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_ID;
+	a->wakeup_events = 1;
+}
+
+static void walk_records(struct perf_event_mmap_page *pg, unsigned *samples, unsigned *throttle,
+                         unsigned *unthrottle, uint64_t *ids, unsigned maxids)
+{
+	const unsigned char *data = (const unsigned char *)pg + pg->data_offset;
+	uint64_t size = pg->data_size, head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE),
+	         tail = pg->data_tail;
+	unsigned n = 0;
+	while (tail < head) {
+		struct perf_event_header h;
+		uint64_t f[4] = {0};
+		for (size_t i = 0; i < sizeof(h); i++)
+			((unsigned char *)&h)[i] = data[(tail + i) % size];
+		for (size_t i = 0; i < sizeof(f) && i + sizeof(h) < h.size; i++)
+			((unsigned char *)f)[i] = data[(tail + sizeof(h) + i) % size];
+		if (h.type == PERF_RECORD_SAMPLE) {
+			if (samples)
+				(*samples)++;
+			if (ids && n < maxids)
+				ids[n++] = f[1];
+		} else if (h.type == PERF_RECORD_THROTTLE && throttle) {
+			(*throttle)++;
+		} else if (h.type == PERF_RECORD_UNTHROTTLE && unthrottle) {
+			(*unthrottle)++;
+		}
+		if (!h.size)
+			break;
+		tail += h.size;
+	}
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+/* --------------------------------------------------------------------------------- software events */
+/* perf_swevent_init: every PERF_TYPE_SOFTWARE config below PERF_COUNT_SW_MAX opens; page faults count the
+ * thread's real faults (perf_sw_event in the fault handler), also as a member of a hardware group. */
+static void test_software_events(void)
+{
+	struct perf_event_attr a;
+	for (uint64_t c = 0; c < PERF_COUNT_SW_MAX; c++) {
+		attr_init(&a, PERF_TYPE_SOFTWARE, c);
+		int fd = perf_open(&a, 0, -1, -1, 0);
+		CU_ASSERT(fd >= 0);
+		if (fd < 0)
+			fprintf(stderr, "  software event %llu: errno %d\n", (unsigned long long)c, errno);
+		else
+			close(fd);
+	}
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_MAX);
+	CU_ASSERT_EQUAL(perf_open(&a, 0, -1, -1, 0), -1);
+	CU_ASSERT_EQUAL(errno, ENOENT);
+
+	/* a hardware leader with page-faults and context-switches as members */
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	a.read_format = PERF_FORMAT_GROUP;
+	int lead = perf_open(&a, 0, -1, -1, 0);
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS);
+	a.disabled = 0;
+	int pf = perf_open(&a, 0, -1, lead, 0);
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN);
+	a.disabled = 0;
+	int minf = perf_open(&a, 0, -1, lead, 0);
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES);
+	a.disabled = 0;
+	int cs = perf_open(&a, 0, -1, lead, 0);
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
+	a.disabled = 0;
+	int dummy = perf_open(&a, 0, -1, lead, 0);
+	CU_ASSERT_FATAL(lead >= 0 && pf >= 0 && minf >= 0 && cs >= 0 && dummy >= 0);
+	CU_ASSERT_EQUAL(ioctl(lead, PERF_EVENT_IOC_ENABLE, 0), 0);
+	const size_t pages = 64;
+	char *mem =
+	    mmap(NULL, pages * page_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CU_ASSERT_FATAL(mem != MAP_FAILED);
+	for (size_t i = 0; i < pages; i++)
+		mem[i * page_size()] = 1; /* one minor fault per page */
+	for (int i = 0; i < 3; i++) {
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL); /* a voluntary context switch each */
+	}
+	run_for_ns(1000000);
+	uint64_t v[6] = {0};
+	CU_ASSERT_EQUAL(read(lead, v, sizeof(v)), (ssize_t)sizeof(v));
+	CU_ASSERT_EQUAL(v[0], 5);
+	CU_ASSERT(v[1] > 0);      /* cycles */
+	CU_ASSERT(v[2] >= pages); /* page faults */
+	CU_ASSERT(v[3] >= pages); /* minor faults */
+	CU_ASSERT(v[3] <= v[2]);  /* minor <= all */
+	CU_ASSERT(v[4] >= 3);     /* context switches */
+	CU_ASSERT_EQUAL(v[5], 0); /* dummy */
+	/* disabled, it stops counting */
+	CU_ASSERT_EQUAL(ioctl(lead, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP), 0);
+	uint64_t w[6];
+	for (size_t i = 0; i < pages; i++)
+		mem[i * page_size() + 1] = 2; /* no new faults anyway */
+	munmap(mem, pages * page_size());
+	mem = mmap(NULL, pages * page_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	for (size_t i = 0; i < pages; i++)
+		mem[i * page_size()] = 1;
+	munmap(mem, pages * page_size());
+	CU_ASSERT_EQUAL(read(lead, w, sizeof(w)), (ssize_t)sizeof(w));
+	CU_ASSERT_EQUAL(w[2], v[2]);
+	close(dummy);
+	close(cs);
+	close(minf);
+	close(pf);
+	close(lead);
+}
+
+/* cpu_clock_event_init / perf_swevent_hrtimer: task-clock samples every `period` ns of the thread's time on
+ * every core, Sscofpmf or not (what perf record falls back to on a U74). */
+static void test_clock_sampling(void)
+{
+	struct perf_event_attr a;
+	clock_sampling_attr(&a, 1000000); /* 1 ms */
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	void *p = mmap(NULL, ring_len(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(p != MAP_FAILED);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	run_for_ns(20000000); /* 20 ms */
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	unsigned samples = 0;
+	walk_records(p, &samples, NULL, NULL, NULL, 0);
+	if (virtual_clock) {
+		CU_ASSERT_EQUAL(samples, 20);
+	} else {
+		CU_ASSERT(samples >= 10); /* 20 ms of CPU time or more: at least half of them by now */
+	}
+	munmap(p, ring_len());
+	close(fd);
+}
+
+/* ------------------------------------------------------------------------------------- open checks */
+static void test_open_checks(void)
+{
+	struct perf_event_attr a;
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_MAX); /* pmu_sbi_event_map */
+	CU_ASSERT_EQUAL(perf_open(&a, 0, -1, -1, 0), -1);
+	CU_ASSERT_EQUAL(errno, EINVAL);
+	attr_init(&a, PERF_TYPE_HARDWARE, 1000);
+	CU_ASSERT_EQUAL(perf_open(&a, 0, -1, -1, 0), -1);
+	CU_ASSERT_EQUAL(errno, EINVAL);
+	/* perf_event_open: "Only a group leader can be exclusive or pinned" */
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	int lead = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(lead >= 0);
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	a.pinned = 1;
+	CU_ASSERT_EQUAL(perf_open(&a, 0, -1, lead, 0), -1);
+	CU_ASSERT_EQUAL(errno, EINVAL);
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	a.exclusive = 1;
+	CU_ASSERT_EQUAL(perf_open(&a, 0, -1, lead, 0), -1);
+	CU_ASSERT_EQUAL(errno, EINVAL);
+	/* perf_ioctl: MODIFY_ATTRIBUTES only for breakpoints (perf_event_modify_attr) */
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	CU_ASSERT_EQUAL(ioctl(lead, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a), -1);
+	CU_ASSERT_EQUAL(errno, EOPNOTSUPP);
+	/* perf_fops has no write (EINVAL) and no_llseek (ESPIPE); the event's page is not touched */
+	char junk[64];
+	memset(junk, 0x5a, sizeof(junk));
+	CU_ASSERT_EQUAL(write(lead, junk, sizeof(junk)), -1);
+	CU_ASSERT_EQUAL(errno, EINVAL);
+	CU_ASSERT_EQUAL(lseek(lead, 0, SEEK_SET), -1);
+	CU_ASSERT_EQUAL(errno, ESPIPE);
+	uint64_t v;
+	CU_ASSERT_EQUAL(read(lead, &v, sizeof(v)), (ssize_t)sizeof(v));
+	close(lead);
+}
+
+/* event_filter_match: a per-thread event bound to CPU N counts only while the thread runs there. The
+ * thread keeps its hart, so exactly one of these counts; the others take no counter (none falls into error
+ * state, though all are pinned cycle events competing for one mcycle) and have time_enabled but no
+ * time_running. */
+static void test_cpu_filter(void)
+{
+	struct perf_event_attr a;
+	int fds[8];
+	unsigned n = 4;
+	for (unsigned c = 0; c < n; c++) {
+		attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+		a.pinned = 1;
+		a.disabled = 0;
+		a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+		fds[c] = perf_open(&a, 0, (int)c, -1, 0);
+		CU_ASSERT_FATAL(fds[c] >= 0);
+	}
+	run_for_ns(1000000);
+	unsigned counting = 0;
+	for (unsigned c = 0; c < n; c++) {
+		uint64_t v[3] = {0};
+		CU_ASSERT_EQUAL(read(fds[c], v, sizeof(v)),
+		                (ssize_t)sizeof(v)); /* never 0 bytes: no error state */
+		if (v[0]) {
+			counting++;
+			CU_ASSERT_EQUAL(v[1], v[2]);
+		} else {
+			CU_ASSERT(v[1] > 0);
+			CU_ASSERT_EQUAL(v[2], 0);
+		}
+		close(fds[c]);
+	}
+	CU_ASSERT_EQUAL(counting, 1);
+}
+
+/* perf_event_task_disable/enable: prctl(PR_TASK_PERF_EVENTS_*) switches every event the process opened. */
+static void test_prctl(void)
+{
+	struct perf_event_attr a;
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	a.disabled = 0;
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	run_for_ns(1000000);
+	CU_ASSERT_EQUAL(prctl(PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0), 0);
+	uint64_t off = read_count(fd);
+	CU_ASSERT(off > 0);
+	run_for_ns(1000000);
+	CU_ASSERT_EQUAL(read_count(fd), off);
+	CU_ASSERT_EQUAL(prctl(PR_TASK_PERF_EVENTS_ENABLE, 0, 0, 0, 0), 0);
+	run_for_ns(1000000);
+	CU_ASSERT(read_count(fd) > off);
+	close(fd);
+	CU_ASSERT_EQUAL(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 1); /* other options reach the kernel */
+}
+
+/* perf_poll: POLLHUP at once without a buffer; with one, POLLIN after a wakeup (wakeup_events records),
+ * consumed by the poll that reports it; nothing pending: poll waits (here: times out). */
+static void test_poll(void)
+{
+	struct perf_event_attr a;
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	struct pollfd p = {fd, POLLIN, 0};
+	CU_ASSERT_EQUAL(poll(&p, 1, 1000), 1);
+	CU_ASSERT_EQUAL(p.revents, POLLHUP);
+	close(fd);
+
+	clock_sampling_attr(&a, 1000000);
+	a.wakeup_events = 3;
+	fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	void *m = mmap(NULL, ring_len(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(m != MAP_FAILED);
+	p.fd = fd;
+	CU_ASSERT_EQUAL(poll(&p, 1, 5), 0); /* idle: waits, times out */
+	CU_ASSERT_EQUAL(p.revents, 0);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	if (virtual_clock) {
+		run_for_ns(2000000); /* 2 samples: no wakeup yet */
+		CU_ASSERT_EQUAL(poll(&p, 1, 0), 0);
+		run_for_ns(1000000); /* the third */
+		CU_ASSERT_EQUAL(poll(&p, 1, 0), 1);
+		CU_ASSERT_EQUAL(p.revents, POLLIN);
+		CU_ASSERT_EQUAL(poll(&p, 1, 0), 0); /* consumed */
+	} else {
+		run_for_ns(10000000);
+		CU_ASSERT_EQUAL(poll(&p, 1, 1000), 1);
+		CU_ASSERT(p.revents & POLLIN);
+	}
+	/* a plain fd alongside an event fd still answers */
+	int pipefd[2];
+	CU_ASSERT_FATAL(pipe(pipefd) == 0);
+	CU_ASSERT_EQUAL(write(pipefd[1], "x", 1), 1);
+	struct pollfd two[2] = {{fd, POLLIN, 0}, {pipefd[0], POLLIN, 0}};
+	CU_ASSERT(poll(two, 2, 100) >= 1);
+	CU_ASSERT(two[1].revents & POLLIN);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	munmap(m, ring_len());
+	close(fd);
+}
+
+/* ------------------------------------------------------------------------- buffer and event lifetime */
+/* perf_output_begin reads only data_tail from the user page; the kernel keeps data_head, data_offset and
+ * data_size itself. A program that scribbles on the page loses samples (counted), never corrupts memory. */
+static void test_page_scribble(void)
+{
+	struct perf_event_attr a;
+	clock_sampling_attr(&a, 1000000);
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	struct perf_event_mmap_page *pg = mmap(NULL, ring_len(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(pg != MAP_FAILED);
+	struct rvemu_stats s0, s1;
+	api.get_stats(&s0);
+	pg->data_offset = 1ull << 40;
+	pg->data_size = 1ull << 40;
+	pg->data_head = 0xdeadbeefdeadull;
+	pg->data_tail = 0xdeadbeefdeadull; /* ahead of the real head: no room at all */
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	run_for_ns(5000000);
+	uint64_t v;
+	CU_ASSERT_EQUAL(read(fd, &v, sizeof(v)),
+	                (ssize_t)sizeof(v)); /* the overflows up to now are handled */
+	api.get_stats(&s1);
+	CU_ASSERT(s1.samples_lost > s0.samples_lost);
+	CU_ASSERT_EQUAL(s1.samples_written, s0.samples_written);
+	CU_ASSERT_EQUAL(pg->data_offset, page_size()); /* rewritten from the kernel's copy */
+	CU_ASSERT_EQUAL(pg->data_size, DATA_PAGES * page_size());
+	pg->data_tail = pg->data_head; /* a reader that caught up: room again */
+	run_for_ns(5000000);
+	CU_ASSERT_EQUAL(read(fd, &v, sizeof(v)), (ssize_t)sizeof(v));
+	api.get_stats(&s0);
+	CU_ASSERT(s0.samples_written > s1.samples_written);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	munmap(pg, ring_len());
+	close(fd);
+}
+
+/* perf_release / perf_mmap_close: closing the fd of a mapped event keeps it (and its sampling) until the
+ * buffer is unmapped. */
+static void test_close_while_mapped(void)
+{
+	struct perf_event_attr a;
+	clock_sampling_attr(&a, 1000000);
+	a.disabled = 0;
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	struct perf_event_mmap_page *pg = mmap(NULL, ring_len(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(pg != MAP_FAILED);
+	close(fd);
+	/* a counting event of the same thread: reading it makes the emulator account the thread up to now
+	 * (the CPU-time clock's timers are as coarse as the host's tick) */
+	struct perf_event_attr c;
+	attr_init(&c, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+	int sync_fd = perf_open(&c, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(sync_fd >= 0);
+	uint64_t head0 = pg->data_head;
+	run_for_ns(5000000);
+	read_count(sync_fd);
+	CU_ASSERT(pg->data_head > head0); /* still sampling into the mapping */
+	struct rvemu_stats s0, s1;
+	munmap(pg, ring_len());
+	api.get_stats(&s0);
+	run_for_ns(5000000);
+	read_count(sync_fd);
+	api.get_stats(&s1);
+	CU_ASSERT_EQUAL(s1.samples_written + s1.samples_lost,
+	                s0.samples_written + s0.samples_lost); /* gone */
+	close(sync_fd);
+}
+
+/* perf_event_set_output (PERF_FLAG_FD_OUTPUT and PERF_EVENT_IOC_SET_OUTPUT): records of one event go to
+ * another's buffer. */
+static void test_output_redirect(void)
+{
+	struct perf_event_attr a;
+	clock_sampling_attr(&a, 1000000);
+	int first = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(first >= 0);
+	void *m = mmap(NULL, ring_len(), PROT_READ | PROT_WRITE, MAP_SHARED, first, 0);
+	CU_ASSERT_FATAL(m != MAP_FAILED);
+	clock_sampling_attr(&a, 2000000);
+	int second = perf_open(&a, 0, -1, first, PERF_FLAG_FD_NO_GROUP | PERF_FLAG_FD_OUTPUT);
+	CU_ASSERT_FATAL(second >= 0);
+	int third = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(third >= 0);
+	CU_ASSERT_EQUAL(ioctl(third, PERF_EVENT_IOC_SET_OUTPUT, first), 0);
+	uint64_t id1, id2, id3;
+	CU_ASSERT_EQUAL(ioctl(first, PERF_EVENT_IOC_ID, &id1), 0);
+	CU_ASSERT_EQUAL(ioctl(second, PERF_EVENT_IOC_ID, &id2), 0);
+	CU_ASSERT_EQUAL(ioctl(third, PERF_EVENT_IOC_ID, &id3), 0);
+	/* a redirected event has no buffer of its own to map */
+	CU_ASSERT_EQUAL(mmap(NULL, ring_len(), PROT_READ, MAP_SHARED, second, 0), MAP_FAILED);
+	for (int fd = first; fd; fd = fd == first ? second : fd == second ? third : 0)
+		CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	run_for_ns(8000000);
+	for (int fd = first; fd; fd = fd == first ? second : fd == second ? third : 0)
+		CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	uint64_t ids[64];
+	unsigned samples = 0, n1 = 0, n2 = 0, n3 = 0;
+	walk_records(m, &samples, NULL, NULL, ids, 64);
+	for (unsigned i = 0; i < samples && i < 64; i++) {
+		n1 += ids[i] == id1;
+		n2 += ids[i] == id2;
+		n3 += ids[i] == id3;
+	}
+	CU_ASSERT(n1 > 0 && n2 > 0 && n3 > 0);
+	CU_ASSERT_EQUAL(n1 + n2 + n3, samples);
+	if (virtual_clock) {
+		CU_ASSERT_EQUAL(n1, 8);
+		CU_ASSERT_EQUAL(n2, 4);
+		CU_ASSERT_EQUAL(n3, 4);
+	}
+	close(third);
+	close(second);
+	munmap(m, ring_len());
+	close(first);
+}
+
+/* A forked child's fd refers to the parent's event (one struct perf_event): it reads the count the parent's
+ * thread has reached, not a copy frozen at fork. */
+static void test_fork_reads_parent_count(void)
+{
+	if (!virtual_clock)
+		return; /* the exact comparison needs the parent's count to stand still */
+	struct perf_event_attr a;
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	a.disabled = 0;
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	api.advance(1000);
+	int to_child[2], to_parent[2];
+	CU_ASSERT_FATAL(pipe(to_child) == 0 && pipe(to_parent) == 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		uint64_t want, got = 0;
+		int ok = read(to_child[0], &want, sizeof(want)) == sizeof(want) &&
+		         read(fd, &got, sizeof(got)) == sizeof(got) && got == want;
+		if (!ok)
+			fprintf(stderr, "  child read %llu, the parent's count is %llu\n",
+			        (unsigned long long)got, (unsigned long long)want);
+		_exit(ok ? 0 : 1);
+	}
+	api.advance(123456789);
+	uint64_t now = read_count(fd);
+	CU_ASSERT_EQUAL(write(to_child[1], &now, sizeof(now)), (ssize_t)sizeof(now));
+	int st;
+	waitpid(pid, &st, 0);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(to_child[0]);
+	close(to_child[1]);
+	close(to_parent[0]);
+	close(to_parent[1]);
+	close(fd);
+}
+
+/* ---------------------------------------------------------------------- the mmap page, user reads */
+typedef int (*csr_read_fn)(unsigned, uint64_t *);
+
+/* The user-space read of include/uapi/linux/perf_event.h (as perf's tools/lib/perf mmap read does): seq,
+ * index, offset, the counter CSR, sign-extended to pmc_width. */
+static int user_read(struct perf_event_mmap_page *pg, uint64_t *count)
+{
+	csr_read_fn csr_read = (csr_read_fn)dlsym(RTLD_DEFAULT, "rvhw_csr_read");
+	uint32_t seq;
+	do {
+		seq = __atomic_load_n(&pg->lock, __ATOMIC_ACQUIRE);
+		uint32_t idx = pg->index;
+		int64_t off = pg->offset;
+		if (!pg->cap_user_rdpmc || !idx)
+			return -1;
+		uint64_t pmc;
+		int r = csr_read(0xC00 + idx - 1, &pmc);
+		if (r)
+			return r;
+		unsigned shift = 64 - pg->pmc_width;
+		*count = (uint64_t)(off + (int64_t)(pmc << shift >> shift));
+	} while (__atomic_load_n(&pg->lock, __ATOMIC_ACQUIRE) != seq);
+	return 0;
+}
+
+static void test_mmap_page_user_read(void)
+{
+	struct perf_event_attr a;
+	const struct rvemu_event *prog = NULL;
+	for (size_t i = 0; i < model->nevents && !prog; i++)
+		if (model->events[i].kind == RVEMU_EV_PROGRAMMABLE)
+			prog = &model->events[i];
+	for (int k = 0; k < (prog ? 3 : 2); k++) {
+		attr_for_event(&a, k == 0 ? &model->events[0] : k == 1 ? &model->events[1] : prog);
+		a.disabled = 0;
+		int fd = perf_open(&a, 0, -1, -1, 0);
+		CU_ASSERT_FATAL(fd >= 0);
+		struct perf_event_mmap_page *pg = mmap(NULL, page_size(), PROT_READ, MAP_SHARED, fd, 0);
+		CU_ASSERT_FATAL(pg != MAP_FAILED);
+		CU_ASSERT_EQUAL(pg->cap_user_rdpmc, 1);
+		CU_ASSERT_EQUAL(pg->cap_user_time, 1);
+		CU_ASSERT_EQUAL(pg->index, k == 0   ? 1u
+		                           : k == 1 ? 3u
+		                                    : 4u); /* CSR - 0xC00 + 1: cycle, instret, hpmcounter3 */
+		CU_ASSERT_EQUAL(pg->pmc_width, k == 2 ? model->prog_width : 64u);
+		run_for_ns(2000000);
+		uint64_t user = 0, sys;
+		CU_ASSERT_EQUAL(user_read(pg, &user), 0);
+		CU_ASSERT_EQUAL(read(fd, &sys, sizeof(sys)), (ssize_t)sizeof(sys));
+		if (virtual_clock) {
+			CU_ASSERT_EQUAL(user, sys);
+		} else {
+			CU_ASSERT(user > 0 && user <= sys); /* time passed between the two */
+		}
+		CU_ASSERT(pg->time_enabled > 0);
+		/* another thread's counter (or an unmapped one) is not readable: the read would trap */
+		munmap(pg, page_size());
+		uint64_t v;
+		csr_read_fn csr_read = (csr_read_fn)dlsym(RTLD_DEFAULT, "rvhw_csr_read");
+		CU_ASSERT_EQUAL(csr_read(k == 0 ? 0xC00 : k == 1 ? 0xC02 : 0xC03, &v), -1 /* RVHW_EPERM */);
+		close(fd);
+	}
+	/* a software event has no counter to read */
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	struct perf_event_mmap_page *pg = mmap(NULL, page_size(), PROT_READ, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(pg != MAP_FAILED);
+	CU_ASSERT_EQUAL(pg->cap_user_rdpmc, 0);
+	CU_ASSERT_EQUAL(pg->index, 0);
+	munmap(pg, page_size());
+	close(fd);
+}
+
+/* -------------------------------------------------------------------------------------- throttling */
+/* __perf_event_account_interrupt: more than perf_event_max_sample_rate / HZ (100000 / 250 = 400) overflows
+ * of one event within one tick stop it until the next tick, with PERF_RECORD_THROTTLE / UNTHROTTLE. */
+static void test_throttle(void)
+{
+	if (!virtual_clock)
+		return; /* the tick-exact numbers need the virtual clock; the PAPI tests cover cputime */
+	struct perf_event_attr a;
+	clock_sampling_attr(&a, 1000); /* every us: 4000 per 4 ms tick */
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	size_t len = page_size() * (1 + 64);
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(m != MAP_FAILED);
+	struct rvemu_stats s0, s1;
+	api.get_stats(&s0);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	uint64_t tick = 4000ull * model->freq_mhz, t0 = read_count(fd);
+	api.advance(10 * tick); /* 10 ticks of thread time: 10 or 11 tick intervals, by alignment */
+	uint64_t counted = read_count(fd) - t0;
+	api.get_stats(&s1);
+	unsigned samples = 0, thr = 0, unthr = 0;
+	walk_records(m, &samples, &thr, &unthr, NULL, 0);
+	uint64_t throttles = s1.throttles - s0.throttles;
+	CU_ASSERT(throttles == 10 || throttles == 11);
+	CU_ASSERT_EQUAL(thr, throttles);
+	CU_ASSERT(unthr + 1 >= thr && unthr <= thr);
+	CU_ASSERT(samples >= 400 * 9 && samples <= 400 * (throttles + 1)); /* at most 400 in any tick */
+	if (samples < 400 * 9 || samples > 400 * (throttles + 1))
+		fprintf(stderr, "  throttling: %u samples, %llu throttles\n", samples,
+		        (unsigned long long)throttles);
+	/* a throttled event is stopped: it counted only its first 400 us of each tick */
+	CU_ASSERT(counted < 10 * 4000000ull / 4);
+	CU_ASSERT(counted >= 1000ull * samples);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	munmap(m, len);
+	close(fd);
+}
+
+void add_linux_suites(void)
+{
+	CU_pSuite s = CU_add_suite("faithful to Linux", NULL, NULL);
+	CU_add_test(s, "software events count, also in a hardware group (perf_swevent_init)",
+	            test_software_events);
+	CU_add_test(s, "task-clock sampling on every core (perf_swevent_hrtimer)", test_clock_sampling);
+	CU_add_test(s, "open and file checks (pmu_sbi_event_map, perf_event_open, perf_fops)",
+	            test_open_checks);
+	CU_add_test(s, "a per-thread event bound to a CPU (event_filter_match)", test_cpu_filter);
+	CU_add_test(s, "prctl(PR_TASK_PERF_EVENTS_*) (perf_event_task_disable)", test_prctl);
+	CU_add_test(s, "poll (perf_poll)", test_poll);
+	CU_add_test(s, "a scribbled mmap page (perf_output_begin)", test_page_scribble);
+	CU_add_test(s, "close while mapped keeps the event (perf_mmap_close)", test_close_while_mapped);
+	CU_add_test(s, "FD_OUTPUT and SET_OUTPUT (perf_event_set_output)", test_output_redirect);
+	CU_add_test(s, "a forked child reads the parent's count (perf_read)", test_fork_reads_parent_count);
+	CU_add_test(s, "mmap page and user-space counter reads (arch_perf_update_userpage)",
+	            test_mmap_page_user_read);
+	CU_add_test(s, "throttling (__perf_event_account_interrupt)", test_throttle);
+}
+
+/* ------------------------------------------------------------------------------------- permissions */
+/* Run without CAP_PERFMON (RVEMU_CAP_PERFMON=0, or really unprivileged) at the paranoid level of
+ * RVEMU_PARANOID. perf_allow_kernel: above 1, an event that does not exclude the kernel needs CAP_PERFMON,
+ * checked before the PMU sees the event; Debian's and Ubuntu's 3 and 4 refuse everything
+ * (security_perf_event_open); perf_allow_cpu: CPU-wide needs paranoid <= 0. A U74 without Sscofpmf cannot
+ * exclude the kernel (EINVAL), so an ordinary user there counts nothing unless paranoid <= 1. */
+static void open_expect(struct perf_event_attr *a, int pid, int cpu, int err, const char *what)
+{
+	errno = 0;
+	int fd = perf_open(a, pid, cpu, -1, 0);
+	if (err == 0) {
+		CU_ASSERT(fd >= 0);
+		if (fd < 0)
+			fprintf(stderr, "  %s: errno %d, expected success\n", what, errno);
+		else
+			close(fd);
+	} else {
+		CU_ASSERT_EQUAL(fd, -1);
+		CU_ASSERT_EQUAL(errno, err);
+		if (fd >= 0 || errno != err)
+			fprintf(stderr, "  %s: fd %d errno %d, expected errno %d\n", what, fd, errno, err);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+static void test_permissions(void)
+{
+	const char *p = getenv("RVEMU_PARANOID");
+	int paranoid = p ? atoi(p) : 2;
+	char buf[16] = "";
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	CU_ASSERT_FATAL(f != NULL);
+	CU_ASSERT_PTR_NOT_NULL(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	CU_ASSERT_EQUAL(atoi(buf), paranoid);
+	struct perf_event_attr a;
+	int all = paranoid > 2 ? EACCES : 0;
+	/* the kernel counted too: perf_allow_kernel */
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	open_expect(&a, 0, -1, all ? all : paranoid > 1 ? EACCES : 0, "cycles, kernel included");
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+	open_expect(&a, 0, -1, all ? all : paranoid > 1 ? EACCES : 0, "task-clock, kernel included");
+	/* user only: the PMU decides (no Sscofpmf: EINVAL, PERF_PMU_CAP_NO_EXCLUDE) */
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	a.exclude_kernel = 1;
+	open_expect(&a, 0, -1, all ? all : sscofpmf ? 0 : EINVAL, "cycles, user only");
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+	a.exclude_kernel = 1;
+	open_expect(&a, 0, -1, all, "task-clock, user only");
+	/* CPU-wide: perf_allow_cpu, checked when the context is found, after the PMU accepted the event */
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	a.exclude_kernel = paranoid > 1;
+	open_expect(&a, -1, 0, all ? all : a.exclude_kernel && !sscofpmf ? EINVAL : EACCES, "CPU-wide");
+}
+
+void add_permission_suite(void)
+{
+	CU_pSuite s = CU_add_suite("permissions without CAP_PERFMON", NULL, NULL);
+	CU_add_test(s, "EACCES exactly where Linux gives it (perf_allow_kernel, perf_allow_cpu)",
+	            test_permissions);
+}
