@@ -442,6 +442,13 @@ def gen_libpfm(t, outdir):
     lines += [f"\t{c_str(b)}," for b in ids["isa_base"]] + ["};"]
     write(os.path.join(outdir, "riscv_isa_bases.h"), "\n".join(lines) + "\n")
 
+    # the folder holds exactly the libpfm4 headers (an older generator wrote others there)
+    ours = {"riscv_sifive_u74_events.h", "riscv_openhwgroup_cva6_events.h", "riscv_generic_events.h",
+            "riscv_ucb_boom_events.h", "riscv_lowrisc_hpc_events.h", "riscv_isa_bases.h"}
+    for name in os.listdir(outdir):
+        if name.startswith("riscv_") and name.endswith(".h") and name not in ours:
+            os.remove(os.path.join(outdir, name))
+
 
 def gen_known_machines(t, outdir):
     lines = [banner("Machines known to the RISC-V port (events/models.csv), for detection tests"),
