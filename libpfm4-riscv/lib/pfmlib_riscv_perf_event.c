@@ -1,9 +1,11 @@
 /*
- * pfmlib_riscv_perf_event.c : perf_event encoding of RISC-V events (riscv-papi overlay)
+ * pfmlib_riscv_perf_event.c : perf_event encoding of RISC-V events
  *
- * What Linux's riscv_pmu_sbi driver accepts: programmable events as PERF_TYPE_RAW with the mhpmevent value in
- * config bits 47:0; mcycle/minstret as PERF_TYPE_HARDWARE. Privilege filtering (exclude_user/kernel) only
- * when the core has Sscofpmf; the perf modifiers offered follow what the core can do.
+ * What the Linux riscv_pmu_sbi driver accepts: programmable events as
+ * PERF_TYPE_RAW with the mhpmevent value in config[47:0], mcycle and
+ * minstret as PERF_TYPE_HARDWARE. Privilege level filtering
+ * (exclude_user/kernel) only when the core has Sscofpmf: the perf
+ * modifiers offered follow what the core can do.
  */
 #include <sys/types.h>
 #include <inttypes.h>
@@ -54,7 +56,7 @@ pfm_riscv_get_perf_encoding(void *this, pfmlib_event_desc_t *e)
 		attr->config = config;
 		return PFM_SUCCESS;
 	default:
-		/* bank counters are read through seam 2, never through perf_event_open */
+		/* bank counters are read with custom CSRs or instructions, not perf_event */
 		return PFM_ERR_NOTSUPP;
 	}
 }

@@ -4,7 +4,7 @@
  * RISC-V BOOM extended counters (SonicBOOM "boom_stop" extension): 64 free-running counters, 63 in use.
  * Counter n is read with the custom hint `addi x0, rs1, 128+n`; `addi x0, x0, 127` resets all of them.
  * They count only the process whose procTag == 0x1234567, at privilege levels <= pfc_maxPriv
- * (0 user, 1 user+supervisor, 3 all). Not perf events: reached through seam 2 (lib/rvhw.h).
+ * (0 user, 1 user+supervisor, 3 all). Not perf events: read with those custom instructions.
  *
  * code = counter index
  *
