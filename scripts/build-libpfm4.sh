@@ -4,7 +4,7 @@
 # RISC-V one.
 #   build-libpfm4.sh build           fetch (once), copy the pristine tree, apply the port, make lib/tests/examples
 #   build-libpfm4.sh install PREFIX  libpfm.so*/.a -> PREFIX/lib, perfmon/*.h -> PREFIX/include/perfmon,
-#                                    showevtinfo, check_events -> PREFIX/bin
+#                                    showevtinfo, check_events -> PREFIX/bin, man pages -> PREFIX/share/man/man3
 #   build-libpfm4.sh validate        run libpfm4's own tests/validate (non-zero exit on failure)
 # Env: RVPAPI_BUILD (default <repo>/build), GENERATED (holds libpfm/ headers; default $RVPAPI_BUILD/generated,
 # generated with scripts/gen_events.py when missing). The tree is $RVPAPI_BUILD/libpfm4; it is copied afresh
@@ -69,6 +69,7 @@ do_install() {
     [ -f "$tree/lib/libpfm.a" ] && cp "$tree/lib/libpfm.a" "$prefix/lib/"
     cp "$tree"/include/perfmon/*.h "$prefix/include/perfmon/"
     cp "$tree/examples/showevtinfo" "$tree/examples/check_events" "$prefix/bin/"
+    make_libpfm docs install PREFIX="$prefix" DESTDIR= > /dev/null # libpfm.3, libpfm_riscv.3, ... -> share/man/man3
     echo "build-libpfm4: installed libpfm4 into $prefix"
 }
 

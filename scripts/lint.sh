@@ -6,8 +6,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 mapfile -t files < <(git ls-files '*.c' '*.h' | grep -v '^build/')
 [ ${#files[@]} -gt 0 ] || { echo "lint: no C files"; exit 0; }
+# libpfm4-riscv/ is written in libpfm4's own style (its files go upstream), not ours: cppcheck only.
+mapfile -t formatted < <(printf '%s\n' "${files[@]}" | grep -v '^libpfm4-riscv/')
 status=0
-if ! clang-format --dry-run -Werror "${files[@]}"; then
+if ! clang-format --dry-run -Werror "${formatted[@]}"; then
 	echo "lint: clang-format differences (run: clang-format -i <file>)"
 	status=1
 fi

@@ -49,7 +49,8 @@ stage unit-tests make -C "$RVPAPI_BUILD/obj" -j"$jobs" check
 valgrind_tests() {
 	cd "$RVPAPI_BUILD/obj/tests" || return 1
 	local t rc=0
-	for t in pfm/test_pfm_encode pfm/test_pfm_detect pfm/test_pfm_perf bank/test_nohw papi/test_riscv_cpuinfo; do
+	for t in pfm/test_pfm_encode pfm/test_pfm_detect pfm/test_pfm_perf pfm/test_pfm_papi_ids pfm/test_pfm_init_cost \
+		bank/test_nohw papi/test_riscv_cpuinfo; do
 		echo "== valgrind $t"
 		srcdir=$top/tests ../libtool --mode=execute valgrind -q --error-exitcode=1 --leak-check=full \
 			--errors-for-leak-kinds=definite "$t" || rc=1

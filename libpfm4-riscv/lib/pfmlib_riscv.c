@@ -1,8 +1,10 @@
 /*
- * pfmlib_riscv.c : RISC-V architecture layer for libpfm4 (riscv-papi overlay)
+ * pfmlib_riscv.c : support for RISC-V PMUs
  *
- * Detection from /proc/cpuinfo and the PFM_OS_NONE encoding shared by every RISC-V PMU model.
- * Event tables are generated from the CSV tables in events/; the model files only describe each PMU.
+ * Identification of the core from /proc/cpuinfo (read once per
+ * pfm_initialize() for all RISC-V PMUs) and the PFM_OS_NONE encoding
+ * shared by the RISC-V PMU models. The model files hold the PMU
+ * descriptions, their event tables and how each is recognised.
  */
 #include <sys/types.h>
 #include <ctype.h>
@@ -12,50 +14,16 @@
 #include <string.h>
 #include <strings.h>
 
+/* private headers */
 #include "pfmlib_priv.h"
 #include "pfmlib_riscv_priv.h"
 
-/* ------------------------------------------------------------------------------------------ cpuinfo reader
- */
+#include "events/riscv_isa_bases.h"	/* what makes a cpuinfo RISC-V */
 
-static char *trim(char *s)
-{
-	char *end;
+pfm_riscv_config_t pfm_riscv_cfg;
 
-	while (*s && isspace((unsigned char)*s))
-		s++;
-	end = s + strlen(s);
-	while (end > s && isspace((unsigned char)end[-1]))
-		*--end = '\0';
-	return s;
-}
-
-static void copy_value(char *buf, size_t maxlen, const char *value)
-{
-	if (!maxlen)
-		return;
-	strncpy(buf, value, maxlen - 1);
-	buf[maxlen - 1] = '\0';
-}
-
-/*
- * Split "key<blanks>: value" in place. Returns 0 when the line has that shape.
- * Unlike the copies in the ARM/MIPS layers, a line without ':' is skipped, not the end of the file, and a key
- * is matched exactly, never by prefix ("isa" must not match "hart isa").
- */
-static int split_line(char *line, char **key, char **value)
-{
-	char *colon = strchr(line, ':');
-
-	if (!colon)
-		return -1;
-	*colon = '\0';
-	*key = trim(line);
-	*value = trim(colon + 1);
-	return 0;
-}
-
-const char *pfm_riscv_cpuinfo_path(void)
+static const char *
+pfm_riscv_cpuinfo_path(void)
 {
 	const char *path = getenv(RISCV_CPUINFO_ENV);
 
@@ -63,77 +31,61 @@ const char *pfm_riscv_cpuinfo_path(void)
 }
 
 /*
- * Value of the first line whose key is exactly `key` (the first hart's, since every hart repeats its block).
- * Returns 0 and fills buf when found, -1 when the file cannot be read or has no such line: a missing key
- * never yields some other line's value (upstream's ARM reader returns the last line's value in that case).
+ * read the fields of the first hart the RISC-V PMUs are recognised
+ * from, in one pass over the file. Done once: every RISC-V PMU asks,
+ * the answer is kept until pfm_terminate() (pfm_riscv_terminate), or
+ * until another file is named by LIBPFM_RISCV_CPUINFO.
+ *
+ * Return:
+ * 	0 : the file was read (pfm_riscv_cfg.is_riscv says what it is)
+ * 	-1: it could not be read (nothing is RISC-V)
  */
-int pfm_riscv_cpuinfo_get(const char *path, const char *key, char *buf, size_t maxlen)
+int
+pfm_riscv_read_cpuinfo(void)
 {
-	FILE *fp;
-	char *line = NULL, *k, *v;
-	size_t len = 0;
-	int ret = -1;
-
-	if (!path || !key || !buf || maxlen < 1)
-		return -1;
-	fp = fopen(path, "r");
-	if (!fp)
-		return -1;
-	while (pfmlib_getl(&line, &len, fp) != -1) {
-		if (split_line(line, &k, &v) == 0 && !strcmp(k, key)) {
-			copy_value(buf, maxlen, v);
-			ret = 0;
-			break;
-		}
-	}
-	free(line);
-	fclose(fp);
-	return ret;
-}
-
-/* One pass over the file for every field detection needs (the first occurrence of each). */
-int pfm_riscv_read_cpuinfo(const char *path, struct pfm_riscv_cpuinfo *info)
-{
-	struct {
-		const char *key;
-		char *dst;
-		size_t size;
-		int seen;
-	} want[] = {
-	    {"isa", info->isa, sizeof(info->isa), 0},
-	    {"uarch", info->uarch, sizeof(info->uarch), 0},
-	    {"mvendorid", info->mvendorid, sizeof(info->mvendorid), 0},
-	    {"marchid", info->marchid, sizeof(info->marchid), 0},
-	    {"mimpid", info->mimpid, sizeof(info->mimpid), 0},
+	pfm_riscv_config_t *c = &pfm_riscv_cfg;
+	const char *path = pfm_riscv_cpuinfo_path();
+	pfmlib_cpuinfo_attr_t attrs[] = {
+		{ .attr = "isa", .buf = c->isa, .maxlen = sizeof(c->isa) },
+		{ .attr = "uarch", .buf = c->uarch, .maxlen = sizeof(c->uarch) },
+		{ .attr = "mvendorid", .buf = c->mvendorid, .maxlen = sizeof(c->mvendorid) },
+		{ .attr = "marchid", .buf = c->marchid, .maxlen = sizeof(c->marchid) },
 	};
-	FILE *fp;
-	char *line = NULL, *k, *v;
-	size_t len = 0, i;
+	size_t i;
+	int ret;
 
-	memset(info, 0, sizeof(*info));
-	fp = path ? fopen(path, "r") : NULL;
-	if (!fp)
+	if (c->read && !strcmp(c->path, path))
+		return c->error ? -1 : 0;
+
+	memset(c, 0, sizeof(*c));
+	strncpy(c->path, path, sizeof(c->path) - 1);
+	c->read = 1;
+
+	ret = pfmlib_getcpuinfo_attrs(path, attrs, LIBPFM_ARRAY_SIZE(attrs));
+	if (ret == -1) {
+		DPRINT("cannot read %s\n", path);
+		c->error = 1;
 		return -1;
-	while (pfmlib_getl(&line, &len, fp) != -1) {
-		if (split_line(line, &k, &v))
-			continue;
-		for (i = 0; i < LIBPFM_ARRAY_SIZE(want); i++) {
-			if (!want[i].seen && !strcmp(k, want[i].key)) {
-				copy_value(want[i].dst, want[i].size, v);
-				want[i].seen = 1;
-			}
-		}
 	}
-	free(line);
-	fclose(fp);
+
+	for (i = 0; i < LIBPFM_ARRAY_SIZE(riscv_isa_bases); i++) {
+		const char *b = riscv_isa_bases[i];
+
+		if (!strncasecmp(c->isa, b, strlen(b)))
+			c->is_riscv = 1;
+	}
+	DPRINT("%s: isa=%s uarch=%s mvendorid=%s marchid=%s riscv=%d\n", path,
+		c->isa, c->uarch, c->mvendorid, c->marchid, c->is_riscv);
 	return 0;
 }
 
 /*
- * Does the isa string name the multi-letter extension `ext`? Multi-letter extensions follow the base and its
- * single-letter extensions, each after an underscore: rv64imafdc_zicntr_sscofpmf_xdhpc.
+ * does the isa string name the multi-letter extension ext? Those follow
+ * the base and the single-letter extensions, each after an underscore:
+ * rv64imafdc_zicntr_sscofpmf_xdhpc
  */
-int pfm_riscv_isa_has_ext(const char *isa, const char *ext)
+int
+pfm_riscv_isa_has_ext(const char *isa, const char *ext)
 {
 	size_t n = strlen(ext);
 	const char *p = strchr(isa, '_');
@@ -142,7 +94,7 @@ int pfm_riscv_isa_has_ext(const char *isa, const char *ext)
 		const char *tok = p + 1, *end = strchr(tok, '_');
 		size_t tlen = end ? (size_t)(end - tok) : strlen(tok);
 
-		while (tlen && isspace((unsigned char)tok[tlen - 1]))
+		while (tlen && isspace((int)tok[tlen - 1]))
 			tlen--;
 		if (tlen == n && !strncasecmp(tok, ext, n))
 			return 1;
@@ -151,13 +103,12 @@ int pfm_riscv_isa_has_ext(const char *isa, const char *ext)
 	return 0;
 }
 
-static int starts_with(const char *s, const char *prefix)
-{
-	return !strncasecmp(s, prefix, strlen(prefix));
-}
-
-/* A machine-id field as a number; empty or malformed fields never match an id. */
-static int id_equals(const char *field, uint64_t id)
+/*
+ * a machine-id field as a number: an empty or malformed field
+ * never matches
+ */
+static int
+pfm_riscv_id_equals(const char *field, uint64_t id)
 {
 	char *end = NULL;
 	unsigned long long v;
@@ -169,115 +120,116 @@ static int id_equals(const char *field, uint64_t id)
 }
 
 /*
- * The rules (the machines are listed in events/models.csv; tests check both agree):
- *  U74  : uarch sifive,u74*            or mvendorid 0x489 (SiFive) + marchid 0x8000000000000007
- *  CVA6 : uarch openhwgroup,cva6* / eth,ariane*  or mvendorid 0x602 (OpenHW) + marchid 0x3
- *  BOOM : uarch ucb-bar,boom*          or marchid 0x2 (open-source architecture id of BOOM)
- *  HPC  : isa has the extension xdhpc (an SoC feature, not a core)
- * Nothing matches unless the isa line says RISC-V, so other architectures' cpuinfo never does.
+ * does the cpuinfo read by pfm_riscv_read_cpuinfo() match id?
  */
-void pfm_riscv_classify(const struct pfm_riscv_cpuinfo *info, struct pfm_riscv_machine *m)
+int
+pfm_riscv_match_id(const riscv_id_t *id)
 {
-	memset(m, 0, sizeof(*m));
-	m->is_riscv = starts_with(info->isa, "rv32") || starts_with(info->isa, "rv64") ||
-	              starts_with(info->isa, "rv128");
-	if (!m->is_riscv)
-		return;
-	m->core_u74 = starts_with(info->uarch, "sifive,u74") ||
-	              (id_equals(info->mvendorid, 0x489) && id_equals(info->marchid, 0x8000000000000007ULL));
-	m->core_cva6 = !m->core_u74 && (starts_with(info->uarch, "openhwgroup,cva6") ||
-	                                starts_with(info->uarch, "eth,ariane") ||
-	                                (id_equals(info->mvendorid, 0x602) && id_equals(info->marchid, 0x3)));
-	m->bank_boom = starts_with(info->uarch, "ucb-bar,boom") || id_equals(info->marchid, 0x2);
-	m->bank_hpc = pfm_riscv_isa_has_ext(info->isa, "xdhpc");
-	m->has_sscofpmf = pfm_riscv_isa_has_ext(info->isa, "sscofpmf");
-}
+	const pfm_riscv_config_t *c = &pfm_riscv_cfg;
 
-int pfm_riscv_host_machine(struct pfm_riscv_machine *m)
-{
-	struct pfm_riscv_cpuinfo info;
-	int ret = pfm_riscv_read_cpuinfo(pfm_riscv_cpuinfo_path(), &info);
-
-	pfm_riscv_classify(&info, m);
-	return ret;
-}
-
-/* ------------------------------------------------------------------------------------------ callbacks */
-
-/* Detection of every RISC-V model: which PMU ids the host's cpuinfo calls for. */
-int pfm_riscv_detect(void *this)
-{
-	const pfmlib_pmu_t *pmu = this;
-	struct pfm_riscv_machine m;
-	int present;
-
-	pfm_riscv_host_machine(&m);
-	switch (pmu->pmu) {
-	case PFM_PMU_RISCV_SIFIVE_U74:
-		present = m.core_u74;
-		break;
-	case PFM_PMU_RISCV_OPENHWGROUP_CVA6:
-		present = m.core_cva6;
-		break;
-	case PFM_PMU_RISCV_GENERIC: /* steps aside for a specific core model: PAPI needs exactly one core PMU
-	                             */
-		present = m.is_riscv && !m.core_u74 && !m.core_cva6;
-		break;
-	case PFM_PMU_RISCV_LOWRISC_HPC:
-		present = m.bank_hpc;
-		break;
-	case PFM_PMU_RISCV_UCB_BOOM:
-		present = m.bank_boom;
-		break;
-	default:
-		present = 0;
+	switch (id->type) {
+	case RISCV_ID_UARCH:
+		return !strncasecmp(c->uarch, id->str, strlen(id->str));
+	case RISCV_ID_ARCH:
+		return pfm_riscv_id_equals(c->marchid, id->marchid)
+		       && (id->any_vendor || pfm_riscv_id_equals(c->mvendorid, id->mvendorid));
+	case RISCV_ID_ISA_EXT:
+		return pfm_riscv_isa_has_ext(c->isa, id->str);
 	}
-	return present ? PFM_SUCCESS : PFM_ERR_NOTSUPP;
+	return 0;
 }
 
 /*
- * Core PMUs: privilege filtering exists only with Sscofpmf. Without it perf gets no u/k modifiers and the
- * perf_event layer never sets exclude_* (supported_plm = 0 makes it clear them all). Run on detection and
- * when LIBPFM_FORCE_PMU activates the PMU, so both paths agree.
+ * detection of a RISC-V PMU: the host is RISC-V and one of the
+ * ids of the PMU matches its cpuinfo
  */
-int pfm_riscv_core_init(void *this)
+int
+pfm_riscv_detect_ids(const riscv_id_t *ids, int nids)
 {
-	pfmlib_pmu_t *pmu = this;
-	struct pfm_riscv_machine m;
+	int i;
 
-	pfm_riscv_host_machine(&m);
-	pmu->supported_plm = m.has_sscofpmf ? (PFM_PLM0 | PFM_PLM3) : 0;
+	if (pfm_riscv_read_cpuinfo() || !pfm_riscv_cfg.is_riscv)
+		return PFM_ERR_NOTSUPP;
+
+	for (i = 0; i < nids; i++)
+		if (pfm_riscv_match_id(ids + i))
+			return PFM_SUCCESS;
+
+	return PFM_ERR_NOTSUPP;
+}
+
+/*
+ * detection of the generic core PMU: the host is RISC-V and none of
+ * ids (the cores with a PMU model of their own) matches its cpuinfo,
+ * so that exactly one core PMU is active
+ */
+int
+pfm_riscv_detect_other(const riscv_id_t *ids, int nids)
+{
+	int i;
+
+	if (pfm_riscv_read_cpuinfo() || !pfm_riscv_cfg.is_riscv)
+		return PFM_ERR_NOTSUPP;
+
+	for (i = 0; i < nids; i++)
+		if (pfm_riscv_match_id(ids + i))
+			return PFM_ERR_NOTSUPP;
+
 	return PFM_SUCCESS;
 }
 
-/* upstream pfm_terminate() leaves PMUs flagged active; clear ours so a new pfm_initialize() detects again */
-void pfm_riscv_terminate(void *this)
+/*
+ * core PMUs: privilege level filtering exists only with the Sscofpmf
+ * extension. Without it, perf gets no u/k modifiers and the perf_event
+ * layer never sets exclude_* (supported_plm = 0). Runs on detection and
+ * when LIBPFM_FORCE_PMU activates the PMU, so both paths agree.
+ */
+int
+pfm_riscv_core_init(void *this)
 {
 	pfmlib_pmu_t *pmu = this;
+	int sscofpmf = 0;
 
-	pmu->flags &= ~PFMLIB_PMU_FL_ACTIVE;
+	if (!pfm_riscv_read_cpuinfo())
+		sscofpmf = pfm_riscv_isa_has_ext(pfm_riscv_cfg.isa, "sscofpmf");
+
+	pmu->supported_plm = sscofpmf ? (PFM_PLM0 | PFM_PLM3) : 0;
+	return PFM_SUCCESS;
 }
 
-static const riscv_entry_t *entry(void *this, int pidx)
+/*
+ * the next pfm_initialize() reads the cpuinfo again
+ */
+void
+pfm_riscv_terminate(void *this)
+{
+	pfm_riscv_cfg.read = 0;
+}
+
+static const riscv_entry_t *
+entry(void *this, int pidx)
 {
 	const riscv_entry_t *pe = this_pe(this);
 
 	return pe + pidx;
 }
 
-static int has_modifier(const riscv_entry_t *ent)
+static int
+has_modifier(const riscv_entry_t *ent)
 {
 	return ent->manager != RISCV_HPC_NONE;
 }
 
-unsigned int pfm_riscv_get_event_nattrs(void *this, int pidx)
+unsigned int
+pfm_riscv_get_event_nattrs(void *this, int pidx)
 {
 	const riscv_entry_t *ent = entry(this, pidx);
 
 	return (unsigned int)(ent->numasks + has_modifier(ent));
 }
 
-static int hpc_code(const riscv_entry_t *ent, uint64_t hart, uint64_t slice, uint64_t *code)
+static int
+hpc_code(const riscv_entry_t *ent, uint64_t hart, uint64_t slice, uint64_t *code)
 {
 	if (ent->manager == RISCV_HPC_CORE) {
 		if (hart >= RISCV_HPC_MAX_HART)
@@ -292,8 +244,8 @@ static int hpc_code(const riscv_entry_t *ent, uint64_t hart, uint64_t slice, uin
 }
 
 /* fully qualified name: event, selected unit masks in table order, then the modifier with its value */
-static void build_fstr(pfmlib_event_desc_t *e, const riscv_entry_t *ent, uint64_t umask_set, uint64_t hart,
-                       uint64_t slice)
+static void
+build_fstr(pfmlib_event_desc_t *e, const riscv_entry_t *ent, uint64_t umask_set, uint64_t hart, uint64_t slice)
 {
 	int u;
 
@@ -312,7 +264,8 @@ static void build_fstr(pfmlib_event_desc_t *e, const riscv_entry_t *ent, uint64_
  * masks), the counter index for the BOOM bank, ManagerID << 6 | hpcm bit for the distributed HPC, and
  * RISCV_FIXED_CODE(csr) for mcycle / minstret.
  */
-int pfm_riscv_get_encoding(void *this, pfmlib_event_desc_t *e)
+int
+pfm_riscv_get_encoding(void *this, pfmlib_event_desc_t *e)
 {
 	const riscv_entry_t *ent = entry(this, e->event);
 	uint64_t code = ent->code, umask_set = 0, hart = 0, slice = 0;
@@ -357,14 +310,16 @@ int pfm_riscv_get_encoding(void *this, pfmlib_event_desc_t *e)
 	return PFM_SUCCESS;
 }
 
-int pfm_riscv_get_event_first(void *this)
+int
+pfm_riscv_get_event_first(void *this)
 {
 	pfmlib_pmu_t *p = this;
 
 	return p->pme_count ? 0 : -1;
 }
 
-int pfm_riscv_get_event_next(void *this, int idx)
+int
+pfm_riscv_get_event_next(void *this, int idx)
 {
 	pfmlib_pmu_t *p = this;
 
@@ -373,14 +328,16 @@ int pfm_riscv_get_event_next(void *this, int idx)
 	return idx + 1;
 }
 
-int pfm_riscv_event_is_valid(void *this, int pidx)
+int
+pfm_riscv_event_is_valid(void *this, int pidx)
 {
 	pfmlib_pmu_t *p = this;
 
 	return pidx >= 0 && pidx < p->pme_count;
 }
 
-static int find_event(pfmlib_pmu_t *pmu, const char *name)
+static int
+find_event(pfmlib_pmu_t *pmu, const char *name)
 {
 	const riscv_entry_t *pe = this_pe(pmu);
 	int i;
@@ -391,7 +348,8 @@ static int find_event(pfmlib_pmu_t *pmu, const char *name)
 	return -1;
 }
 
-static int validate_umasks(pfmlib_pmu_t *pmu, const riscv_entry_t *ent, FILE *fp)
+static int
+validate_umasks(pfmlib_pmu_t *pmu, const riscv_entry_t *ent, FILE *fp)
 {
 	int u, v, error = 0;
 
@@ -404,21 +362,21 @@ static int validate_umasks(pfmlib_pmu_t *pmu, const riscv_entry_t *ent, FILE *fp
 
 		if (!um->uname || !um->udesc) {
 			fprintf(fp, "pmu: %s event %s: unit mask %d has no name or description\n", pmu->name,
-			        ent->name, u);
+				ent->name, u);
 			error++;
 			continue;
 		}
 		if (!um->ucode || (um->ucode & ent->code)) {
 			fprintf(fp,
-			        "pmu: %s event %s: unit mask %s code 0x%" PRIx64
-			        " is 0 or overlaps the class\n",
-			        pmu->name, ent->name, um->uname, um->ucode);
+				"pmu: %s event %s: unit mask %s code 0x%" PRIx64
+				" is 0 or overlaps the class\n",
+				pmu->name, ent->name, um->uname, um->ucode);
 			error++;
 		}
 		for (v = u + 1; v < ent->numasks; v++) {
 			if (ent->umasks[v].uname && !strcasecmp(um->uname, ent->umasks[v].uname)) {
 				fprintf(fp, "pmu: %s event %s: unit mask %s twice\n", pmu->name, ent->name,
-				        um->uname);
+					um->uname);
 				error++;
 			}
 		}
@@ -426,7 +384,8 @@ static int validate_umasks(pfmlib_pmu_t *pmu, const riscv_entry_t *ent, FILE *fp
 	return error;
 }
 
-static int validate_entry(pfmlib_pmu_t *pmu, int i, FILE *fp)
+static int
+validate_entry(pfmlib_pmu_t *pmu, int i, FILE *fp)
 {
 	const riscv_entry_t *pe = this_pe(pmu), *ent = pe + i;
 	int j, error = 0;
@@ -441,7 +400,7 @@ static int validate_entry(pfmlib_pmu_t *pmu, int i, FILE *fp)
 
 		if (k < 0 || pe[k].code != ent->code) {
 			fprintf(fp, "pmu: %s event %s: equiv %s missing or encoded differently\n", pmu->name,
-			        ent->name, ent->equiv);
+				ent->name, ent->equiv);
 			error++;
 		}
 	}
@@ -454,16 +413,17 @@ static int validate_entry(pfmlib_pmu_t *pmu, int i, FILE *fp)
 		}
 		/* HPC bits repeat across manager kinds; only the same manager kind must not repeat a code */
 		if (ent->code == pe[j].code && ent->kind == pe[j].kind && ent->manager == pe[j].manager &&
-		    !(ent->equiv || pe[j].equiv)) {
+			!(ent->equiv || pe[j].equiv)) {
 			fprintf(fp, "pmu: %s events %s and %s have the same code 0x%" PRIx64 "\n", pmu->name,
-			        ent->name, pe[j].name, ent->code);
+				ent->name, pe[j].name, ent->code);
 			error++;
 		}
 	}
 	return error;
 }
 
-int pfm_riscv_validate_table(void *this, FILE *fp)
+int
+pfm_riscv_validate_table(void *this, FILE *fp)
 {
 	pfmlib_pmu_t *pmu = this;
 	int i, error = 0;
@@ -473,20 +433,22 @@ int pfm_riscv_validate_table(void *this, FILE *fp)
 	return error ? PFM_ERR_INVAL : PFM_SUCCESS;
 }
 
-static void modifier_info(const riscv_entry_t *ent, pfmlib_event_attr_info_t *info)
+static void
+modifier_info(const riscv_entry_t *ent, pfmlib_event_attr_info_t *info)
 {
 	int core = ent->manager == RISCV_HPC_CORE;
 
 	info->name = core ? "hart" : "slice";
 	info->desc = core ? "hart whose core HPCManager holds the counter (default 0)"
-	                  : "L2 slice whose HPCManager holds the counter (default 0)";
+		: "L2 slice whose HPCManager holds the counter (default 0)";
 	info->type = PFM_ATTR_MOD_INTEGER;
 	info->idx = core ? RISCV_ATTR_HART : RISCV_ATTR_SLICE;
 	info->code = info->idx;
 	info->dfl_val64 = 0;
 }
 
-int pfm_riscv_get_event_attr_info(void *this, int pidx, int attr_idx, pfmlib_event_attr_info_t *info)
+int
+pfm_riscv_get_event_attr_info(void *this, int pidx, int attr_idx, pfmlib_event_attr_info_t *info)
 {
 	const riscv_entry_t *ent = entry(this, pidx);
 
@@ -506,7 +468,8 @@ int pfm_riscv_get_event_attr_info(void *this, int pidx, int attr_idx, pfmlib_eve
 	return PFM_SUCCESS;
 }
 
-int pfm_riscv_get_event_info(void *this, int idx, pfm_event_info_t *info)
+int
+pfm_riscv_get_event_info(void *this, int idx, pfm_event_info_t *info)
 {
 	pfmlib_pmu_t *pmu = this;
 	const riscv_entry_t *ent = entry(this, idx);

@@ -1,9 +1,11 @@
 /*
- * pfmlib_riscv_perf_event.c : perf_event encoding of RISC-V events (riscv-papi overlay)
+ * pfmlib_riscv_perf_event.c : perf_event encoding of RISC-V events
  *
- * What Linux's riscv_pmu_sbi driver accepts: programmable events as PERF_TYPE_RAW with the mhpmevent value in
- * config bits 47:0; mcycle/minstret as PERF_TYPE_HARDWARE. Privilege filtering (exclude_user/kernel) only
- * when the core has Sscofpmf; the perf modifiers offered follow what the core can do.
+ * What the Linux riscv_pmu_sbi driver accepts: programmable events as
+ * PERF_TYPE_RAW with the mhpmevent value in config[47:0], mcycle and
+ * minstret as PERF_TYPE_HARDWARE. Privilege level filtering
+ * (exclude_user/kernel) only when the core has Sscofpmf: the perf
+ * modifiers offered follow what the core can do.
  */
 #include <sys/types.h>
 #include <inttypes.h>
@@ -15,7 +17,8 @@
 #include "pfmlib_perf_event_priv.h"
 
 /* The mhpmevent value as raw perf config; values that do not fit bits 47:0 cannot be expressed. */
-int pfm_riscv_perf_raw_config(uint64_t code, uint64_t *config)
+int
+pfm_riscv_perf_raw_config(uint64_t code, uint64_t *config)
 {
 	if (code & ~RISCV_PERF_RAW_CONFIG_MASK)
 		return PFM_ERR_NOTSUPP;
@@ -23,7 +26,8 @@ int pfm_riscv_perf_raw_config(uint64_t code, uint64_t *config)
 	return PFM_SUCCESS;
 }
 
-int pfm_riscv_get_perf_encoding(void *this, pfmlib_event_desc_t *e)
+int
+pfm_riscv_get_perf_encoding(void *this, pfmlib_event_desc_t *e)
 {
 	pfmlib_pmu_t *pmu = this;
 	const riscv_entry_t *pe = this_pe(this), *ent = pe + e->event;
@@ -45,20 +49,21 @@ int pfm_riscv_get_perf_encoding(void *this, pfmlib_event_desc_t *e)
 		ret = pfm_riscv_perf_raw_config(e->codes[0], &config);
 		if (ret != PFM_SUCCESS) {
 			DPRINT("%s: mhpmevent 0x%" PRIx64 " does not fit config[47:0]\n", e->fstr,
-			       e->codes[0]);
+				e->codes[0]);
 			return ret;
 		}
 		attr->type = PERF_TYPE_RAW;
 		attr->config = config;
 		return PFM_SUCCESS;
 	default:
-		/* bank counters are read through seam 2, never through perf_event_open */
+		/* bank counters are read with custom CSRs or instructions, not perf_event */
 		return PFM_ERR_NOTSUPP;
 	}
 }
 
 /* may the core's perf driver honour this perf_event modifier? */
-static int perf_attr_supported(const pfmlib_pmu_t *pmu, uint64_t idx)
+static int
+perf_attr_supported(const pfmlib_pmu_t *pmu, uint64_t idx)
 {
 	int filters = (pmu->supported_plm & (PFM_PLM0 | PFM_PLM3)) != 0; /* Sscofpmf */
 	int pes = (pmu->flags & RISCV_PMU_FL_PES) != 0;
@@ -81,7 +86,8 @@ static int perf_attr_supported(const pfmlib_pmu_t *pmu, uint64_t idx)
 	}
 }
 
-void pfm_riscv_perf_validate_pattrs(void *this, pfmlib_event_desc_t *e)
+void
+pfm_riscv_perf_validate_pattrs(void *this, pfmlib_event_desc_t *e)
 {
 	int i;
 
@@ -96,7 +102,8 @@ void pfm_riscv_perf_validate_pattrs(void *this, pfmlib_event_desc_t *e)
 }
 
 /* counter banks are not perf PMUs: no perf_event modifier applies to them */
-void pfm_riscv_bank_validate_pattrs(void *this, pfmlib_event_desc_t *e)
+void
+pfm_riscv_bank_validate_pattrs(void *this, pfmlib_event_desc_t *e)
 {
 	int i;
 

@@ -1,5 +1,8 @@
-/* RISC-V identification from /proc/cpuinfo (see riscv_cpuinfo.h). */
+/* RISC-V identification from /proc/cpuinfo (see riscv_cpuinfo.h). Which cpuinfo is RISC-V and which core it
+ * describes follow the rules of riscv_cpuinfo_ids.h, generated from the same table (events/cpu_ids.csv) as
+ * libpfm4's RISC-V detection, so PAPI and libpfm4 always agree. */
 #include "riscv_cpuinfo.h"
+#include "riscv_cpuinfo_ids.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -31,14 +34,6 @@ static const struct name_by_key vendors_by_uarch_prefix[] = {
     {"lowrisc", "lowRISC"}, {"andestech", "Andes"},          {"starfive", "StarFive"},
 };
 
-static const struct name_by_key cores_by_uarch[] = {
-    {"sifive,u74-mc", "SiFive U74-MC"},
-    {"sifive,u74", "SiFive U74"},
-    {"openhwgroup,cva6", "OpenHW Group CVA6"},
-    {"sifive,rocket0", "Rocket"},
-    {"ucb-bar,boom0", "SonicBOOM"},
-};
-
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 static char *trim(char *s)
@@ -58,11 +53,12 @@ static void copy_str(char *dst, size_t len, const char *src)
 	snprintf(dst, len, "%s", src);
 }
 
+/* A machine-id field as a number; an empty or malformed field is no number (and never matches an id). */
 static int parse_u64(const char *s, uint64_t *out)
 {
 	char *end = NULL;
 	unsigned long long v = strtoull(s, &end, 0);
-	if (end == s)
+	if (end == s || *end != '\0')
 		return -1;
 	*out = (uint64_t)v;
 	return 0;
@@ -80,9 +76,17 @@ static int split_line(char *line, char **key, char **value)
 	return 0;
 }
 
+static int starts_with(const char *s, const char *prefix)
+{
+	return strncasecmp(s, prefix, strlen(prefix)) == 0;
+}
+
 static int looks_like_riscv_isa(const char *isa)
 {
-	return strncasecmp(isa, "rv32", 4) == 0 || strncasecmp(isa, "rv64", 4) == 0;
+	for (size_t i = 0; i < ARRAY_LEN(riscv_isa_bases); i++)
+		if (starts_with(isa, riscv_isa_bases[i]))
+			return 1;
+	return 0;
 }
 
 /* Only the first hart's fields are kept: PAPI describes the machine by one core. */
@@ -173,19 +177,71 @@ void riscv_cpuinfo_vendor_name(const struct riscv_cpuinfo *ci, char *buf, size_t
 		copy_str(buf, len, "RISC-V");
 }
 
+static int rule_matches(const struct riscv_cpuinfo *ci, const struct riscv_id_rule *r)
+{
+	switch (r->match) {
+	case RISCV_MATCH_UARCH:
+		return starts_with(ci->uarch, r->str);
+	case RISCV_MATCH_IDS:
+		return ci->has_marchid && ci->marchid == r->marchid &&
+		       (r->any_vendor || (ci->has_mvendorid && ci->mvendorid == r->mvendorid));
+	case RISCV_MATCH_ISA_EXT:
+		return riscv_isa_has_extension(ci->isa, r->str);
+	}
+	return 0;
+}
+
+int riscv_cpuinfo_has_pmu(const struct riscv_cpuinfo *ci, const char *pmu)
+{
+	if (!looks_like_riscv_isa(ci->isa))
+		return 0;
+	if (strcmp(pmu, "riscv_generic") == 0)
+		return strcmp(riscv_cpuinfo_core_pmu(ci), "riscv_generic") == 0;
+	for (size_t i = 0; i < ARRAY_LEN(riscv_id_rules); i++)
+		if (strcmp(riscv_id_rules[i].pmu, pmu) == 0 && rule_matches(ci, &riscv_id_rules[i]))
+			return 1;
+	return 0;
+}
+
+const char *riscv_cpuinfo_core_pmu(const struct riscv_cpuinfo *ci)
+{
+	if (!looks_like_riscv_isa(ci->isa))
+		return NULL;
+	for (size_t i = 0; i < ARRAY_LEN(riscv_core_model_pmus); i++)
+		if (riscv_cpuinfo_has_pmu(ci, riscv_core_model_pmus[i]))
+			return riscv_core_model_pmus[i];
+	return "riscv_generic";
+}
+
+/* The core's name: the matching uarch rule with the longest prefix, else a matching mvendorid/marchid rule.
+ */
+static const char *core_name(const struct riscv_cpuinfo *ci)
+{
+	const struct riscv_id_rule *best = NULL;
+
+	for (size_t i = 0; i < ARRAY_LEN(riscv_id_rules); i++) {
+		const struct riscv_id_rule *r = &riscv_id_rules[i];
+		if (r->core == NULL || r->match == RISCV_MATCH_ISA_EXT || !rule_matches(ci, r))
+			continue;
+		if (best == NULL || (r->match == RISCV_MATCH_UARCH && (best->match != RISCV_MATCH_UARCH ||
+		                                                       strlen(r->str) > strlen(best->str))))
+			best = r;
+	}
+	return best ? best->core : NULL;
+}
+
 void riscv_cpuinfo_model_name(const struct riscv_cpuinfo *ci, char *buf, size_t len)
 {
-	if (ci->uarch[0] != '\0') {
-		for (size_t i = 0; i < ARRAY_LEN(cores_by_uarch); i++) {
-			if (strcmp(cores_by_uarch[i].key, ci->uarch) == 0) {
-				snprintf(buf, len, "%s (%s)", cores_by_uarch[i].name, ci->uarch);
-				return;
-			}
-		}
+	const char *core = core_name(ci);
+
+	if (core != NULL && ci->uarch[0] != '\0')
+		snprintf(buf, len, "%s (%s)", core, ci->uarch);
+	else if (core != NULL)
+		copy_str(buf, len, core);
+	else if (ci->uarch[0] != '\0')
 		copy_str(buf, len, ci->uarch);
-	} else if (ci->has_marchid) {
+	else if (ci->has_marchid)
 		snprintf(buf, len, "RISC-V marchid %#" PRIx64, ci->marchid);
-	} else {
+	else
 		copy_str(buf, len, "RISC-V");
-	}
 }

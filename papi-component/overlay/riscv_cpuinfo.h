@@ -3,8 +3,9 @@
  * Linux on RISC-V prints per hart: processor, hart, isa, mmu, uarch (the device-tree "compatible" of the
  * core, e.g. "sifive,u74-mc"), mvendorid (JEDEC bank/id), marchid, mimpid. PAPI 7.0.0 knows none of them
  * and, worse, its substring search finds "vendor" inside "mvendorid". A cpuinfo is recognised as RISC-V by
- * its content (an "isa" line starting with rv32/rv64), not by the compiler's target, so the same code
- * identifies an emulated RISC-V machine on an x86 host.
+ * its content (an "isa" line starting with rv32, rv64 or rv128), not by the compiler's target, so the same
+ * code identifies an emulated RISC-V machine on an x86 host. Which cpuinfo is RISC-V and which core it is
+ * follow riscv_cpuinfo_ids.h, generated from the table libpfm4's RISC-V detection comes from.
  */
 #ifndef RISCV_CPUINFO_H
 #define RISCV_CPUINFO_H
@@ -34,8 +35,15 @@ int riscv_isa_has_extension(const char *isa, const char *ext);
  * else "RISC-V (mvendorid 0x...)". Always NUL-terminates `buf`. */
 void riscv_cpuinfo_vendor_name(const struct riscv_cpuinfo *ci, char *buf, size_t len);
 
-/* Model for humans: a known core name plus the kernel's uarch, e.g. "SiFive U74-MC (sifive,u74-mc)";
- * unknown cores keep uarch; without uarch "RISC-V marchid 0x...". Always NUL-terminates `buf`. */
+/* Model for humans: a known core name plus the kernel's uarch, e.g. "SiFive U74-MC (sifive,u74-mc)"; a core
+ * known by mvendorid/marchid only is its name; unknown cores keep uarch, else "RISC-V marchid 0x...".
+ * Always NUL-terminates `buf`. */
 void riscv_cpuinfo_model_name(const struct riscv_cpuinfo *ci, char *buf, size_t len);
+
+/* 1 when libpfm4 detects the PMU `pmu` (e.g. "riscv_sifive_u74", "riscv_ucb_boom") on this machine. */
+int riscv_cpuinfo_has_pmu(const struct riscv_cpuinfo *ci, const char *pmu);
+
+/* The libpfm4 core PMU of this machine ("riscv_generic" for a core without a model), NULL if not RISC-V. */
+const char *riscv_cpuinfo_core_pmu(const struct riscv_cpuinfo *ci);
 
 #endif

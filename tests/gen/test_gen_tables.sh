@@ -60,6 +60,14 @@ check "profile misses an event" "no count for \\['FP_INTERLOCK'\\]" \
 	sed -i '/^FP_INTERLOCK,/d' profiles/sifive-u74.csv
 check "boom index out of order" 'ucb_boom.csv:[0-9]+: index 9 out of order' \
 	sed -i 's/^8,npc_from_f1,/9,npc_from_f1,/' ucb_boom.csv
+check "identification rules miss a machine" "models.csv:[0-9]+: events/cpu_ids.csv recognises machine cva6 as \\['riscv_generic'\\]" \
+	sed -i '/^riscv_openhwgroup_cva6,/d' cpu_ids.csv
+check "unknown identification rule" 'cpu_ids.csv:[0-9]+: match must be isa_base, uarch, ids or isa_ext' \
+	sed -i 's/^riscv_ucb_boom,ids,/riscv_ucb_boom,marchid,/' cpu_ids.csv
+check "identification rule for an unknown PMU" "cpu_ids.csv:[0-9]+: pmu 'riscv_nope' is not a core_pmu" \
+	sed -i 's/^riscv_lowrisc_hpc,isa_ext,/riscv_nope,isa_ext,/' cpu_ids.csv
+check "malformed ids" "cpu_ids.csv:[0-9]+: ids value '0x602' is not mvendorid:marchid" \
+	sed -i 's/^riscv_openhwgroup_cva6,ids,0x602:0x3,/riscv_openhwgroup_cva6,ids,0x602,/' cpu_ids.csv
 check "missing table file" 'No such file' rm riscv_generic.csv
 echo "gen tables: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

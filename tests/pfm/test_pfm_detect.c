@@ -101,37 +101,60 @@ static void test_x86_64_is_none(void)
 	expect_detected("no-such-file.txt", ""); /* unreadable cpuinfo: nothing detected, no crash */
 }
 
-/* upstream's ARM reader returns the last line's value for a missing key; here the last line is an mimpid
+/* one key through libpfm4's common cpuinfo reader (patch 0002), from a fixture file */
+static int cpuinfo_get(const char *path, const char *key, char *buf, size_t len)
+{
+	pfmlib_cpuinfo_attr_t a = {.attr = key, .buf = buf, .maxlen = len};
+	int n = pfmlib_getcpuinfo_attrs(path, &a, 1);
+
+	CU_ASSERT_EQUAL(a.found, n == 1);
+	return n == 1 ? 0 : -1;
+}
+
+/* upstream's old reader returned the last line's value for a missing key; here the last line is an mimpid
  * equal to the U74 marchid, so that bug would make this a U74 */
 static void test_missing_key_takes_no_other_value(void)
 {
 	char buf[128] = "untouched";
 	const char *path = cpuinfo_fixture("missing_marchid.txt");
 
-	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(path, "marchid", buf, sizeof(buf)), -1);
+	CU_ASSERT_EQUAL(cpuinfo_get(path, "marchid", buf, sizeof(buf)), -1);
 	CU_ASSERT_STRING_EQUAL(buf, "untouched");
-	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(path, "mimpid", buf, sizeof(buf)), 0);
+	CU_ASSERT_EQUAL(cpuinfo_get(path, "mimpid", buf, sizeof(buf)), 0);
 	CU_ASSERT_STRING_EQUAL(buf, "0x8000000000000007");
 	expect_detected("missing_marchid.txt", "riscv_generic");
 }
 
 static void test_cpuinfo_reader(void)
 {
-	char buf[128];
-	const char *vf2 = cpuinfo_fixture("visionfive2.txt");
+	char buf[128], isa[64], uarch[64] = "untouched", vf2[4096];
+	pfmlib_cpuinfo_attr_t several[] = {
+	    {.attr = "isa", .buf = isa, .maxlen = sizeof(isa)},
+	    {.attr = "uarch", .buf = uarch, .maxlen = sizeof(uarch)},
+	    {.attr = "marchid", .buf = buf, .maxlen = sizeof(buf)},
+	};
 
-	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(vf2, "marchid", buf, sizeof(buf)), 0);
+	snprintf(vf2, sizeof(vf2), "%s",
+	         cpuinfo_fixture("visionfive2.txt")); /* the fixture buffer is reused */
+
+	CU_ASSERT_EQUAL(cpuinfo_get(vf2, "marchid", buf, sizeof(buf)), 0);
 	CU_ASSERT_STRING_EQUAL(buf, "0x8000000000000007");
-	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(vf2, "hart", buf, sizeof(buf)), 0); /* first hart, exact key */
+	CU_ASSERT_EQUAL(cpuinfo_get(vf2, "hart", buf, sizeof(buf)), 0); /* first hart, exact key */
 	CU_ASSERT_STRING_EQUAL(buf, "1");
-	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(vf2, "hart isa", buf, sizeof(buf)), 0);
+	CU_ASSERT_EQUAL(cpuinfo_get(vf2, "hart isa", buf, sizeof(buf)), 0);
 	CU_ASSERT_STRING_EQUAL(buf, "rv64imafdc_zicntr_zicsr_zifencei_zihpm_zba_zbb");
-	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(vf2, "march", buf, sizeof(buf)), -1); /* no prefix matches */
-	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(vf2, "uarch", buf, sizeof(buf)), -1);
-	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(vf2, "marchid", buf, 5), 0); /* truncated, terminated */
+	CU_ASSERT_EQUAL(cpuinfo_get(vf2, "march", buf, sizeof(buf)), -1); /* no prefix matches */
+	CU_ASSERT_EQUAL(cpuinfo_get(vf2, "uarch", buf, sizeof(buf)), -1);
+	CU_ASSERT_EQUAL(cpuinfo_get(vf2, "marchid", buf, 5), 0); /* truncated, terminated */
 	CU_ASSERT_STRING_EQUAL(buf, "0x80");
-	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(cpuinfo_fixture("nope"), "isa", buf, sizeof(buf)), -1);
-	CU_ASSERT_EQUAL(pfm_riscv_cpuinfo_get(vf2, "isa", buf, 0), -1);
+	CU_ASSERT_EQUAL(cpuinfo_get(cpuinfo_fixture("nope"), "isa", buf, sizeof(buf)), -1);
+	/* several keys in one pass: the missing one is reported and its buffer untouched */
+	CU_ASSERT_EQUAL(pfmlib_getcpuinfo_attrs(vf2, several, 3), 2);
+	CU_ASSERT_TRUE(several[0].found && !several[1].found && several[2].found);
+	CU_ASSERT_STRING_EQUAL(isa, "rv64imafdc_zicntr_zicsr_zifencei_zihpm_zba_zbb");
+	CU_ASSERT_STRING_EQUAL(uarch, "untouched");
+	CU_ASSERT_EQUAL(pfmlib_getcpuinfo_attrs(cpuinfo_fixture("nope"), several, 3), -1);
+	CU_ASSERT_EQUAL(pfmlib_getcpuinfo_attrs(vf2, NULL, 1), -1);
 }
 
 static void test_isa_extensions(void)
