@@ -15,7 +15,18 @@ Options:
                       virtual: counts advance only through rvemu_advance()     (sets RVEMU_CLOCK)
   --sscofpmf          give the U74 the Sscofpmf extension: counter-overflow interrupts (sampling)
                       and privilege filtering                                  (sets RVEMU_SSCOFPMF=1)
+  --paranoid N        kernel.perf_event_paranoid, enforced: -1..4, default 2 (mainline); Debian ships 3,
+                      Ubuntu 4 (nothing without CAP_PERFMON)                 (sets RVEMU_PARANOID)
+  --user              run as an ordinary user: no CAP_PERFMON even as root   (sets RVEMU_CAP_PERFMON=0)
+  --perf-user-access N
+                      kernel.perf_user_access: 0 no counter CSR reads in user space, 1 (default) the
+                      counters of the thread's mmapped events, 2 cycle/instret always
+                                                                             (sets RVEMU_PERF_USER_ACCESS)
   --help              show this text
+
+Counts are synthetic: the model's workload profile (events per cycle) times the thread's cycles. With
+the cputime clock those are its CPU time at the model frequency, not what the program did; use
+--clock virtual and rvemu_advance() (rvemu.h) for exact, deterministic counts.
 
 The library is found through RVEMU_LIB, else ../lib/librvemu.so or .libs/librvemu.so next to this
 script. An existing LD_PRELOAD is kept: the emulator is appended to it.
@@ -35,6 +46,13 @@ while [ $# -gt 0 ]; do
 		RVEMU_CLOCK=$2; export RVEMU_CLOCK; shift 2 ;;
 	--clock=*) RVEMU_CLOCK=${1#--clock=}; export RVEMU_CLOCK; shift ;;
 	--sscofpmf) RVEMU_SSCOFPMF=1; export RVEMU_SSCOFPMF; shift ;;
+	--paranoid) [ $# -ge 2 ] || { echo "rvemu-run: --paranoid needs a value" >&2; exit 2; }
+		RVEMU_PARANOID=$2; export RVEMU_PARANOID; shift 2 ;;
+	--paranoid=*) RVEMU_PARANOID=${1#--paranoid=}; export RVEMU_PARANOID; shift ;;
+	--user) RVEMU_CAP_PERFMON=0; export RVEMU_CAP_PERFMON; shift ;;
+	--perf-user-access) [ $# -ge 2 ] || { echo "rvemu-run: --perf-user-access needs a value" >&2; exit 2; }
+		RVEMU_PERF_USER_ACCESS=$2; export RVEMU_PERF_USER_ACCESS; shift 2 ;;
+	--perf-user-access=*) RVEMU_PERF_USER_ACCESS=${1#--perf-user-access=}; export RVEMU_PERF_USER_ACCESS; shift ;;
 	--) shift; break ;;
 	-*) echo "rvemu-run: unknown option $1 (see --help)" >&2; exit 2 ;;
 	*) break ;;
