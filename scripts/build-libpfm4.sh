@@ -24,10 +24,10 @@ die() { echo "build-libpfm4: error: $*" >&2; exit 1; }
 # upstream's own flags only (its -Werror set); a caller's CFLAGS (e.g. sanitizers) are for our code
 make_libpfm() { env -u CFLAGS -u LDFLAGS -u CPPFLAGS make -C "$tree/$1" ARCH=riscv64 CONFIG_PFMLIB_NOPYTHON=y "${@:2}"; }
 
+# Always regenerated (cheap; unchanged files keep their timestamps): a generated folder left by an older
+# checkout may lack headers the port now includes.
 ensure_generated() {
-    if [ ! -f "$gen/libpfm/riscv_generic_events.h" ]; then
-        python3 "$top/scripts/gen_events.py" --libpfm "$gen/libpfm" || die "generating the libpfm4 headers failed"
-    fi
+    python3 "$top/scripts/gen_events.py" --libpfm "$gen/libpfm" || die "generating the libpfm4 headers failed"
 }
 
 overlay_hash() {

@@ -52,6 +52,9 @@ cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$prefix/include" -I"$src" -I"
 	"$top/tests/papi/test_papi_presets.c" -o "$work/test_papi_presets" -L"$prefix/lib" -L"$src" \
 	-lpapi -lpfm -lcunit -ldl || { echo "run-papi-tests: cannot build test_papi_presets" >&2; exit 1; }
 cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$prefix/include" -I"$top/emulator" \
+	"$top/tests/papi/overflow_fast.c" -o "$work/overflow_fast" -L"$prefix/lib" -lpapi -lpfm -ldl ||
+	{ echo "run-papi-tests: cannot build overflow_fast" >&2; exit 1; }
+cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$prefix/include" -I"$top/emulator" \
 	"$top/tests/papi/papi_truth.c" -o "$work/papi_truth" -L"$prefix/lib" -lpapi -lpfm -ldl ||
 	{ echo "run-papi-tests: cannot build papi_truth" >&2; exit 1; }
 
@@ -221,5 +224,19 @@ for variant in sifive-u74 sifive-u74+sscofpmf cva6 lowrisc-hpc boom; do
 		judge_ctest "$variant" "$t" "$out/ctest_$t.txt"
 	done
 done
+# The emulated kernel as Linux, seen through PAPI (docs/emulator-core.md).
+out=$work/linux
+mkdir -p "$out"
+# libpfm4's perf:: (software) events reach PAPI users and count the thread's real page faults
+emu --model sifive-u74 "$src/utils/papi_command_line" perf::PAGE-FAULTS perf::CONTEXT-SWITCHES \
+	> "$out/perf_sw.txt" 2>&1
+faults=$(sed -n 's/^perf::PAGE-FAULTS : *\([0-9]*\).*/\1/p' "$out/perf_sw.txt")
+[ "${faults:-0}" -gt 0 ] && ok "perf::PAGE-FAULTS counts through PAPI ($faults page faults of papi_command_line)" ||
+	bad "perf::PAGE-FAULTS through PAPI (see $out/perf_sw.txt)"
+# a 1000-cycle overflow threshold finishes: throttled at perf_event_max_sample_rate, and reported
+emu --model sifive-u74 --sscofpmf "$work/overflow_fast" 1000 200 > "$out/overflow_fast.txt" 2>&1 &&
+	ok "PAPI_overflow(PAPI_TOT_CYC, 1000) finishes, throttled: $(sed 's/^overflow_fast: //' "$out/overflow_fast.txt")" ||
+	bad "PAPI_overflow(PAPI_TOT_CYC, 1000) (see $out/overflow_fast.txt)"
+
 echo "papi tests: $pass ok, $xfail xfail (documented), $fail failed"
 [ $fail -eq 0 ]
