@@ -93,8 +93,8 @@ struct emu_thread {
 	uint64_t last_cycles; /* last value seen, kept when the thread has exited */
 	uint64_t *injected;   /* per model event: rvemu_inject counts */
 	struct emu_ctx *perf; /* the perf core's context of this task (owned by the perf core) */
-	pid_t alarm_pid;      /* process that created `alarm` (emu_thread_alarm) */
-	timer_t alarm;
+	pid_t alarm_pid;      /* process that created the alarms (emu_thread_alarm) */
+	timer_t alarm[2];     /* per enum emu_alarm_clock */
 	struct emu_thread *next;
 };
 struct emu_thread *emu_thread_self(void);
@@ -112,9 +112,11 @@ struct emu_thread_acct {
 	uint64_t minflt, majflt, nvcsw, nivcsw;
 };
 int emu_thread_acct(const struct emu_thread *t, struct emu_thread_acct *out);
-/* A one-shot alarm on the thread's CPU clock delivering `signo` to that thread after `ns` of its CPU
- * time (0 disarms). Returns 0 or -1. */
-int emu_thread_alarm(struct emu_thread *t, int signo, uint64_t ns);
+/* A one-shot alarm delivering `signo` to the thread after `ns` (0 disarms): of its CPU time (the kernel
+ * checks CPU-time timers only at its tick: coarse), or of wall time (an hrtimer: punctual while the thread
+ * runs, but it also wakes a sleeping thread). Arming one disarms the other. Returns 0 or -1. */
+enum emu_alarm_clock { EMU_ALARM_CPU, EMU_ALARM_WALL };
+int emu_thread_alarm(struct emu_thread *t, int signo, uint64_t ns, enum emu_alarm_clock clock);
 /* The registry lock (fork handlers; lock order: perf lock -> bank locks -> registry lock). */
 void emu_threads_lock(void);
 void emu_threads_unlock(void);

@@ -196,10 +196,10 @@ int emu_thread_acct(const struct emu_thread *t, struct emu_thread_acct *out)
 	return 0;
 }
 
-/* The alarm lives in the thread's record, owned by whoever arms it (the perf core, under its lock, also
+/* The alarms live in the thread's record, owned by whoever arms them (the perf core, under its lock, also
  * from the thread's own signal handler: no lock here). Timers are per process: a forked child has a copy
- * of the record but not the timer, hence alarm_pid. */
-int emu_thread_alarm(struct emu_thread *t, int signo, uint64_t ns)
+ * of the record but not the timers, hence alarm_pid. */
+int emu_thread_alarm(struct emu_thread *t, int signo, uint64_t ns, enum emu_alarm_clock clock)
 {
 	pid_t pid = getpid();
 	if (t->alarm_pid != pid) {
@@ -210,13 +210,19 @@ int emu_thread_alarm(struct emu_thread *t, int signo, uint64_t ns)
 		sev.sigev_notify = SIGEV_THREAD_ID;
 		sev.sigev_signo = signo;
 		sev._sigev_un._tid = t->tid;
-		if (timer_create(emu_thread_cpuclock(t->tid), &sev, &t->alarm) != 0)
+		if (timer_create(emu_thread_cpuclock(t->tid), &sev, &t->alarm[EMU_ALARM_CPU]) != 0)
 			return -1;
+		if (timer_create(CLOCK_MONOTONIC, &sev, &t->alarm[EMU_ALARM_WALL]) != 0) {
+			timer_delete(t->alarm[EMU_ALARM_CPU]);
+			return -1;
+		}
 		t->alarm_pid = pid;
 	}
-	struct itimerspec its;
+	struct itimerspec its, off;
 	memset(&its, 0, sizeof(its));
+	memset(&off, 0, sizeof(off));
 	its.it_value.tv_sec = (time_t)(ns / 1000000000u);
 	its.it_value.tv_nsec = (long)(ns % 1000000000u);
-	return timer_settime(t->alarm, 0, &its, NULL);
+	timer_settime(t->alarm[clock == EMU_ALARM_CPU ? EMU_ALARM_WALL : EMU_ALARM_CPU], 0, &off, NULL);
+	return timer_settime(t->alarm[clock], 0, &its, NULL);
 }

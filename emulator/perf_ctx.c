@@ -25,8 +25,14 @@
 #include "perf_priv.h"
 
 /* --------------------------------------------------------------------------------------------- lock */
+/* A system call is atomic with respect to the caller's signal handlers: a handler that interrupts the
+ * program inside the emulator and calls back into it (PAPI's SIGPROF handler reads its events) must not find
+ * the lock held by the code it interrupted. So every signal is blocked while the lock is held; what arrived
+ * meanwhile (the sampling tick, the overflow signals queued by emu_queue_signal) is delivered when
+ * emu_unlock restores the mask, after the lock is released. */
 static pthread_mutex_t perf_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int inside __attribute__((tls_model("initial-exec")));
+static __thread sigset_t outside_mask __attribute__((tls_model("initial-exec")));
 
 int emu_in_emulator(void)
 {
@@ -35,6 +41,9 @@ int emu_in_emulator(void)
 
 void emu_lock(void)
 {
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &outside_mask);
 	inside = 1;
 	pthread_mutex_lock(&perf_lock);
 }
@@ -45,7 +54,8 @@ void emu_unlock(void)
 	inside = 0;
 	struct emu_thread *t = emu_thread_self();
 	struct emu_ctx *ctx = t->perf;
-	/* A sampling tick arrived while we held the lock: handle it now, at the PC it interrupted. */
+	/* A sampling tick that found the thread inside (possible only before the mask was set): handle it now,
+	 * at the PC it interrupted. */
 	while (ctx && ctx->tick_pending) {
 		ctx->tick_pending = 0;
 		inside = 1;
@@ -56,6 +66,7 @@ void emu_unlock(void)
 		inside = 0;
 	}
 	emu_flush_signals();
+	pthread_sigmask(SIG_SETMASK, &outside_mask, NULL);
 }
 
 /* fork: no perf lock may be held across it (the registry and bank locks have their own handlers). */
@@ -73,6 +84,7 @@ void perf_fork_child_unlock(void)
 {
 	pthread_mutex_unlock(&perf_lock);
 	inside = 0;
+	pthread_sigmask(SIG_SETMASK, &outside_mask, NULL);
 }
 
 /* ------------------------------------------------------------------------------------------ contexts */
@@ -584,15 +596,27 @@ static uint64_t cycles_to_next_event(struct emu_thread *t)
 	return best;
 }
 
-/* One-shot alarm on the target thread's CPU clock, at the predicted next overflow (at least 20 us, at
- * most 100 ms apart so a mis-prediction is corrected soon). */
+static uint64_t now_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One-shot alarm at the predicted next overflow (at least 20 us, at most 100 ms apart so a mis-prediction
+ * is corrected soon). Wall-clock alarms are punctual, so the sampled PC is where the program was at its
+ * overflow, not where it was a host tick later; but they would also wake a thread that sleeps. So: a
+ * wall-clock alarm while the thread ran at least half of the wall time since the last arming (it is
+ * running), else an alarm on its CPU clock (it waits; it cannot overflow before it runs anyway). Only the
+ * target thread arms its own alarms this way; for another thread the CPU clock is used. */
 void emu_timer_rearm(struct emu_thread *t)
 {
 	if (emu_clock_is_virtual() || !t->perf)
 		return;
-	uint64_t c = t->perf->nsampling_active ? cycles_to_next_event(t) : UINT64_MAX;
+	struct emu_ctx *ctx = t->perf;
+	uint64_t c = ctx->nsampling_active ? cycles_to_next_event(t) : UINT64_MAX;
 	if (c == UINT64_MAX) {
-		emu_thread_alarm(t, tick_signal, 0);
+		emu_thread_alarm(t, tick_signal, 0, ctx->alarm_clock);
 		return;
 	}
 	if (ensure_tick_signal() != 0)
@@ -602,5 +626,15 @@ void emu_timer_rearm(struct emu_thread *t)
 		ns = 20000;
 	if (ns > 100000000)
 		ns = 100000000;
-	emu_thread_alarm(t, tick_signal, ns);
+	enum emu_alarm_clock clock = EMU_ALARM_CPU;
+	if (t->tid == emu_gettid()) {
+		uint64_t wall = now_ns(CLOCK_MONOTONIC), cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		uint64_t dw = wall - ctx->alarm_wall_ns, dc = cpu - ctx->alarm_cpu_ns;
+		if (!ctx->alarm_wall_ns || dc * 2 >= dw)
+			clock = EMU_ALARM_WALL;
+		ctx->alarm_wall_ns = wall;
+		ctx->alarm_cpu_ns = cpu;
+	}
+	ctx->alarm_clock = clock;
+	emu_thread_alarm(t, tick_signal, ns, clock);
 }

@@ -86,6 +86,9 @@ struct emu_ctx {
 	/* the CPU-time sampling tick arrived while the thread was inside the emulator */
 	volatile sig_atomic_t tick_pending;
 	uint64_t tick_ip;
+	/* the alarm: wall-clock (punctual) while the thread runs, CPU-clock while it mostly waits */
+	uint64_t alarm_wall_ns, alarm_cpu_ns; /* when it was armed */
+	enum emu_alarm_clock alarm_clock;
 };
 
 #define for_each_group(ctx, g) for (struct emu_event *g = (ctx)->groups; g; g = g->next_group)

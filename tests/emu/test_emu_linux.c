@@ -141,6 +141,7 @@ static void test_software_events(void)
 	/* disabled, it stops counting */
 	CU_ASSERT_EQUAL(ioctl(lead, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP), 0);
 	uint64_t w[6];
+	CU_ASSERT_EQUAL(read(lead, v, sizeof(v)), (ssize_t)sizeof(v)); /* as it stopped */
 	for (size_t i = 0; i < pages; i++)
 		mem[i * page_size() + 1] = 2; /* no new faults anyway */
 	munmap(mem, pages * page_size());

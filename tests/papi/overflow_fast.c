@@ -40,8 +40,8 @@ int main(int argc, char **argv)
 	long ms = argc > 2 ? atol(argv[2]) : 200;
 	long long count = 0;
 	if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT || PAPI_create_eventset(&es) != PAPI_OK ||
-	    PAPI_add_event(es, PAPI_TOT_CYC) != PAPI_OK || PAPI_overflow(es, PAPI_TOT_CYC, threshold, 0, handler) != PAPI_OK ||
-	    PAPI_start(es) != PAPI_OK) {
+	    PAPI_add_event(es, PAPI_TOT_CYC) != PAPI_OK ||
+	    PAPI_overflow(es, PAPI_TOT_CYC, threshold, 0, handler) != PAPI_OK || PAPI_start(es) != PAPI_OK) {
 		fprintf(stderr, "overflow_fast: PAPI set-up failed\n");
 		return 1;
 	}
@@ -54,7 +54,8 @@ int main(int argc, char **argv)
 	void (*get_stats)(struct rvemu_stats *) = RVEMU_SYM(void (*)(struct rvemu_stats *), rvemu_get_stats);
 	if (get_stats)
 		get_stats(&st);
-	printf("overflow_fast: threshold %d, %ld ms: %ld handler calls, %lld cycles counted, %llu throttles\n",
-	       threshold, ms, handled, count, (unsigned long long)st.throttles);
+	printf(
+	    "overflow_fast: threshold %d, %ld ms: %ld handler calls, %lld cycles counted, %llu throttles\n",
+	    threshold, ms, handled, count, (unsigned long long)st.throttles);
 	return handled > 0 && st.throttles > 0 ? 0 : 1;
 }

@@ -230,7 +230,7 @@ mkdir -p "$out"
 # libpfm4's perf:: (software) events reach PAPI users and count the thread's real page faults
 emu --model sifive-u74 "$src/utils/papi_command_line" perf::PAGE-FAULTS perf::CONTEXT-SWITCHES \
 	> "$out/perf_sw.txt" 2>&1
-faults=$(sed -n 's/^perf::PAGE-FAULTS : *\([0-9]*\).*/\1/p' "$out/perf_sw.txt")
+faults=$(sed -n 's/^perf::PAGE-FAULTS :[[:space:]]*\([0-9]*\).*/\1/p' "$out/perf_sw.txt")
 [ "${faults:-0}" -gt 0 ] && ok "perf::PAGE-FAULTS counts through PAPI ($faults page faults of papi_command_line)" ||
 	bad "perf::PAGE-FAULTS through PAPI (see $out/perf_sw.txt)"
 # a 1000-cycle overflow threshold finishes: throttled at perf_event_max_sample_rate, and reported
