@@ -54,8 +54,8 @@ void emu_unlock(void)
 	inside = 0;
 	struct emu_thread *t = emu_thread_self();
 	struct emu_ctx *ctx = t->perf;
-	/* A sampling tick that found the thread inside (possible only before the mask was set): handle it now,
-	 * at the PC it interrupted. */
+	/* A sampling tick that found the thread inside (possible only before the mask was set): handle it
+	 * now, at the PC it interrupted. */
 	while (ctx && ctx->tick_pending) {
 		ctx->tick_pending = 0;
 		inside = 1;
