@@ -4,8 +4,8 @@
 #                                  overlay, configure against our libpfm4, build libpapi, utilities, ctests
 #   build-papi.sh install PREFIX   libpapi, papi.h (+ the other public headers), utilities, papi_events.csv
 #                                  into PREFIX (our libpfm4 too, so PREFIX is self-contained)
-#   build-papi.sh check PREFIX     build, install, then tests/papi/run-papi-tests.sh and run-papi-examples.sh
-#                                  (need the emulator)
+#   build-papi.sh check PREFIX     build, install, then tests/papi/run-papi-tests.sh, run-papi-examples.sh and
+#                                  run-papi-robustness.sh (need the emulator)
 # Env: RVPAPI_BUILD (default <repo>/build); RVPAPI_LIBPFM = a libpfm4 tree with include/perfmon and
 # lib/libpfm.so (default: $RVPAPI_BUILD/libpfm4, built by scripts/build-libpfm4.sh when missing).
 # The tree is $RVPAPI_BUILD/papi (PAPI builds inside its src/); the log is $RVPAPI_BUILD/papi-build.log.
@@ -111,6 +111,7 @@ check)
 	# both suites run; check fails if either does
 	RVPAPI_BUILD=$build PAPI_TREE=$tree PREFIX=$2 "$top/tests/papi/run-papi-tests.sh" || failed=1
 	RVPAPI_BUILD=$build PREFIX=$2 "$top/tests/papi/run-papi-examples.sh" || failed=1
+	RVPAPI_BUILD=$build PAPI_TREE=$tree PREFIX=$2 "$top/tests/papi/run-papi-robustness.sh" || failed=1
 	exit "${failed:-0}"
 	;;
 *) die "usage: build-papi.sh build [PREFIX] | install PREFIX | check PREFIX" ;;

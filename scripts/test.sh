@@ -113,7 +113,7 @@ count_programs() {
 }
 read -r p_run p_pass p_fail <<<"$(count_programs "$RVPAPI_BUILD/obj")"
 # The PAPI checks under the emulator (utilities, presets vs truth, ctests, examples), as their runners summed them.
-papi_counts=$(grep -hE '^papi (tests|examples):' "$log_dir/papi.log" 2>/dev/null | sed 's/^papi //' | paste -sd ';' - | sed 's/;/; /g')
+papi_counts=$(grep -hE '^papi (tests|examples|robustness):' "$log_dir/papi.log" 2>/dev/null | sed 's/^papi //' | paste -sd ';' - | sed 's/;/; /g')
 stages_ok=$(printf '%s\n' "${results[@]}" | grep -c ':ok$')
 echo
 echo "TEST SUMMARY: $stages_ok/${#results[@]} stages passed; test programs: $p_pass/$p_run passed ($p_fail failed);" \
