@@ -4,6 +4,7 @@
 # RISC-V one.
 #   build-libpfm4.sh build           fetch (once), copy the pristine tree, apply the port, make lib/tests/examples
 #   build-libpfm4.sh install PREFIX  libpfm.so*/.a -> PREFIX/lib, perfmon/*.h -> PREFIX/include/perfmon,
+#                                    man pages -> PREFIX/share/man/man3, libpfm.pc -> PREFIX/lib/pkgconfig,
 #                                    showevtinfo, check_events -> PREFIX/bin
 #   build-libpfm4.sh validate        run libpfm4's own tests/validate (non-zero exit on failure)
 # Env: RVPAPI_BUILD (default <repo>/build), GENERATED (holds libpfm/ headers; default $RVPAPI_BUILD/generated,
@@ -69,6 +70,20 @@ do_install() {
     [ -f "$tree/lib/libpfm.a" ] && cp "$tree/lib/libpfm.a" "$prefix/lib/"
     cp "$tree"/include/perfmon/*.h "$prefix/include/perfmon/"
     cp "$tree/examples/showevtinfo" "$tree/examples/check_events" "$prefix/bin/"
+    mkdir -p "$prefix/share/man/man3" "$prefix/lib/pkgconfig"
+    cp "$tree"/docs/man3/*.3 "$prefix/share/man/man3/"
+    # relocatable: pkg-config finds the prefix from where the file is
+    sed "s/@VERSION@/$version/" >"$prefix/lib/pkgconfig/libpfm.pc" <<'PC'
+prefix=${pcfiledir}/../..
+libdir=${prefix}/lib
+includedir=${prefix}/include
+
+Name: libpfm
+Description: performance monitoring event encoding library (with the RISC-V PMU models of riscv-papi)
+Version: @VERSION@
+Libs: -L${libdir} -lpfm
+Cflags: -I${includedir}
+PC
     echo "build-libpfm4: installed libpfm4 into $prefix"
 }
 
