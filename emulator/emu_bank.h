@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal interface between seam 2's emulated entry points (emu_csr.c) and the counter-bank models
  * (emu_hpc.c: distributed HPC, emu_boom.c: BOOM bank). Not installed. */
 #ifndef EMU_BANK_H

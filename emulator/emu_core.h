@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal interface between the emulator's core (machine model, clock, threads, perf_event layer) and
  * its counter-bank models (distributed HPC, BOOM). Not installed; the public control API is rvemu.h. */
 #ifndef EMU_CORE_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Emulator core: machine model chosen from the environment, per-thread clocks, statistics and the public
  * control API of rvemu.h (except the counter banks' rvemu_hpc_* / rvemu_boom_*). */
 #include <dlfcn.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The kernel's perf_event ABI as PAPI and perf tools use it (man 2 perf_event_open), served through the
  * libc entry points: syscall(__NR_perf_event_open), read, ioctl, fcntl, mmap/munmap, close, dup*.
  *

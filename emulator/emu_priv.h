@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Private interface between the emulator core's own files (emu_main.c, emu_proc.c, emu_perf.c,
  * emu_sample.c). The interface shared with the counter-bank models is emu_core.h. */
 #ifndef EMU_PRIV_H

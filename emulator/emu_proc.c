@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The files through which Linux describes the machine: /proc/cpuinfo in the RISC-V kernel's format
  * (arch/riscv/kernel/cpu.c), the perf sysctls, and the /sys/devices/system/{cpu,node} entries PAPI reads.
  * Served from memfds through the interposed open/fopen/access family; everything else is forwarded.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Sampling: the mmap ring buffer (perf_event_mmap_page + data pages), PERF_RECORD_SAMPLE / PERF_RECORD_LOST,
  * the overflow signal to the F_SETOWN_EX thread, and the per-thread CPU-time timer that raises counter
  * overflows at the program's real PC in cputime mode (in virtual mode overflows happen inside

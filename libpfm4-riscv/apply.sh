@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Apply the RISC-V port onto a pinned libpfm4 4.13.0 tree: copy our own files in, then apply the small
 # registration patches (PMU ids, PMU table, build switches, validate hook). Everything the port touches in
 # upstream files is in patches/*.patch; everything else is a new file.

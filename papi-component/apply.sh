@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Apply our RISC-V overlay to a pristine PAPI 7.0.0 tree (as unpacked by scripts/fetch-upstream.sh).
 #   papi-component/apply.sh PAPI_TREE [PRESETS_CSV]
 # 1. copies our own files (overlay/*) into PAPI_TREE/src,

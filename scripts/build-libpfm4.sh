@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build our libpfm4: the pinned upstream 4.13.0 tree plus the RISC-V port (libpfm4-riscv/), with the RISC-V
 # models only -- also on x86_64 hosts (ARCH=riscv64), so no x86 core PMU is detected beside the emulated
 # RISC-V one.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build PAPI 7.0.0 for RISC-V: the pinned upstream tree + our overlay (papi-component/) + our libpfm4.
 #   build-papi.sh build            fetch (once), copy the pristine tree when the overlay changed, apply the
 #                                  overlay, configure against our libpfm4, build libpapi, utilities, ctests

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build and install everything into the prefix (PREFIX, default build/prefix): installs missing Debian packages,
 # fetches the pinned upstream sources, generates the event tables, builds our libpfm4, lib/, the emulator and
 # PAPI, and installs them. Re-runs are incremental.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Install the Debian packages the build and the tests need, if any is missing (Debian 12).
 # Also adds a deb-src entry (its own sources file) so `apt-get source` can fetch the pinned upstreams.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Generate every event list of the project from the tables in events/.
 
 The CSV files in events/ are the one source of truth. This script turns them into

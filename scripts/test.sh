@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The whole test suite, from a fresh clone of a Debian 12 machine (README: "Run the tests").
 # Installs missing Debian packages, fetches the pinned upstream sources, builds everything into the prefix
 # (PREFIX, default build/prefix), then runs every stage below and prints one closing summary line.

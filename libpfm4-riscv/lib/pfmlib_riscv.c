@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * pfmlib_riscv.c : RISC-V architecture layer for libpfm4 (riscv-papi overlay)
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pfmlib_riscv_priv.h : RISC-V support for libpfm4 (riscv-papi overlay, not part of upstream libpfm4)
  *

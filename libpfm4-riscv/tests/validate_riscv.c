@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * validate_riscv.c - RISC-V encodings checked by libpfm4's `validate -a` (riscv-papi overlay)
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* RISC-V support for PAPI's Linux layer: identification, domains, cycle timer (see linux-riscv.h). */
 #include <stdint.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RISC-V support for PAPI's Linux layer (our overlay; see docs/papi.md).
  *
  * Included by linux-common.c and linux-timer.c. Everything here is decided at run time from /proc/cpuinfo,

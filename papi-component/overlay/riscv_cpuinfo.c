@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* RISC-V identification from /proc/cpuinfo (see riscv_cpuinfo.h). */
 #include "riscv_cpuinfo.h"
 

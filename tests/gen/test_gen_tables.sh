@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The event-table generator refuses malformed tables with a message naming the file and line, and accepts
 # the project's own tables. Each case copies events/ to a scratch folder and breaks one thing.
 set -uo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPDX-License-Identifier: BSD-3-Clause
+# SPDX-License-Identifier: MIT
 # Install like a package: `make install DESTDIR=<stage>` from the configured tree (RVPAPI_BUILD/obj) must stage
 # everything (libpfm4, PAPI, the emulator, tools, headers, pkg-config files, man pages); `make install PREFIX=...`
 # must be refused. Then the build tree's libraries are put out of reach (its PAPI, libpfm4, object and prefix

