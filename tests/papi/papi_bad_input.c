@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Bad input through PAPI's API must give an error code, never a crash (overlay patches 10 and 12):
+/* Bad input through PAPI's API must give an error code, never a crash (overlay patches upstream/10 and 13):
  *   - an event name longer than any buffer (9000 characters), bare and with a PMU prefix, through
  *     PAPI_event_name_to_code and PAPI_add_named_event: PAPI_ENOEVNT (or another error), no crash;
  *   - PAPI_start/PAPI_read/PAPI_stop on an EventSet kept after PAPI_shutdown: PAPI_ENOEVST.

@@ -4,8 +4,9 @@
 # Each check names the overlay patch it guards (papi-component/patches/upstream/):
 #   10  a 9000-character event name: papi_command_line, PAPI_EVENTS of the high-level API, the API itself
 #   11  a preset file with a bad derived type, a missing formula or an unknown term: ignored lines, no abort
-#   12  PAPI_start/read/stop on an EventSet after PAPI_shutdown: PAPI_ENOEVST, no crash
-#   14  PAPI_CSV_EVENT_FILE naming a missing, empty or garbage file: perf_event disabled with a reason naming it
+#   12  a preset whose term is not an event: the preset is not available (papi_avail crashed)
+#   13  PAPI_start/read/stop on an EventSet after PAPI_shutdown: PAPI_ENOEVST, no crash
+#   14, 15  PAPI_CSV_EVENT_FILE naming a missing, empty or garbage file: perf_event disabled with a reason naming it
 #   09  papi_mem_info under the emulator: every cache the machine's sysfs describes, with its type and size
 #       (L1 instruction and data apart), whatever caches the emulated machine serves
 #   06  an ordinary user on a board whose PMU cannot exclude the kernel, with perf_event_paranoid 2: perf_event
@@ -65,7 +66,7 @@ else
 	bad "PAPI_EVENTS with a 9000-character name: no warning or no PAPI_TOT_CYC output (see $work/hl.txt)"
 fi
 
-# --- 10, 12: the API ----------------------------------------------------------------------------------
+# --- 10, 13: the API ----------------------------------------------------------------------------------
 emu "$work/papi_bad_input" >"$work/bad_input.txt" 2>&1
 rc=$?
 sed 's/^ok  /ok   /;s/^FAIL/FAIL /' "$work/bad_input.txt" | grep -E '^(ok|FAIL) ' | while read -r verdict rest; do
@@ -77,7 +78,7 @@ else
 	ok "papi_bad_input: $(grep -c '^ok' "$work/bad_input.txt") API checks"
 fi
 
-# --- 11: bad preset lines -----------------------------------------------------------------------------
+# --- 11, 12: bad preset lines -----------------------------------------------------------------------------
 # Each bad line is ignored (with a PAPIERROR under PAPI_VERBOSE); the good line after it still defines a preset.
 bad_lines=(
 	"PRESET,PAPI_TOT_INS,BOGUS,riscv_sifive_u74::INSTRUCTIONS"
@@ -99,7 +100,7 @@ for line in "${bad_lines[@]}"; do
 	fi
 done
 
-# --- 14: PAPI_CSV_EVENT_FILE that gives no presets -----------------------------------------------------
+# --- 14, 15: PAPI_CSV_EVENT_FILE that gives no presets -----------------------------------------------------
 : >"$work/empty.csv"
 printf '\x7fELF\x02\x01garbage,,,\n\n#comment only\nCPU\n' >"$work/garbage.csv"
 printf 'CPU,some_other_cpu\nPRESET,PAPI_TOT_CYC,NOT_DERIVED,CYCLES\n' >"$work/other-cpu.csv"

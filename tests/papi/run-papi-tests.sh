@@ -175,7 +175,7 @@ for variant in sifive-u74 sifive-u74+sscofpmf cva6 lowrisc-hpc boom; do
 	else
 		bad "$variant papi_avail: vendor/model string (see $out/avail.txt)"
 	fi
-	# The host's x86 cpuid must not leak into the RISC-V machine's description (overlay patch 09).
+	# The host's x86 cpuid must not leak into the RISC-V machine's description (overlay patch emulator-host/51).
 	if grep -q "^Running in a VM *: *no" "$out/avail.txt"; then
 		ok "$variant papi_avail: not reported as running in a VM (no x86 cpuid probe)"
 	else
