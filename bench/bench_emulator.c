@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* What an emulated counter access costs, relative to a plain (non-inlined) function call, measured in one
  * run: read() of an emulated perf_event fd, and a pop of the distributed HPC's hpcr FIFO (rvhw_csr_read).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* SonicBOOM's extended counter bank (seed 001), reached with `addi x0, rs1, tag` hints.
  *
  * Model

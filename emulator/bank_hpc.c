@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The distributed hardware performance counters of the lowRISC-v0.4 SoC (Xue/Xie/Song, CSA 2021, §4),
  * as seen through the HPCClient CSRs hpcc (0x800), hpcm (0x801) and hpcr (0xCC0).
  *

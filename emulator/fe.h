@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Between the front ends' own files only. */
 #ifndef EMU_FE_H
 #define EMU_FE_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The control API of rvemu.h (except the banks' rvemu_hpc_* / rvemu_boom_*, which their models export):
  * what tests and tools use to drive the emulated machine and read its ground truth. */
 #include <stdint.h>

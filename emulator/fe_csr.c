@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Seam 2 under the emulator: librvemu.so exports the rvhw_* symbols of lib/rvhw.h, so under LD_PRELOAD
  * they take precedence over librvhw's and every CSR access / BOOM hint lands here. Arguments are checked
  * exactly as lib/rvhw.c checks them (lib/rvhw_known.h). The counter CSRs (cycle, instret, hpmcounterN)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The files through which Linux describes the machine: /proc/cpuinfo in the RISC-V kernel's format
  * (arch/riscv/kernel/cpu.c), the perf sysctls, the SBI PMU's sysfs entries (drivers/perf/riscv_pmu_sbi.c),
  * and the /sys/devices/system/{cpu,node} entries PAPI and libpfm4 read, caches included

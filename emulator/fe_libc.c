@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The libc front end: every libc symbol the emulator interposes, in one file. File descriptors become
  * event objects of the perf core (perf.h) or served /proc and /sys files (fe_files.c); every call on
  * another fd, every other path and every other syscall number goes to libc unchanged.

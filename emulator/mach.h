@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The machine layer of the emulator: what the emulated RISC-V board IS, with no knowledge of perf_event
  * or of libc interposition. Configuration, the models (rows of events/models.csv), threads (tasks) and
  * their clocks, the count sources that say how many events a thread has had, the counter banks reached

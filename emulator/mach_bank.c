@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The registry of counter banks (reached through seam 2, not perf_event): the model's bank_pmu column
  * names the one a machine has. A new bank is a struct emu_bank in its own bank_*.c and a line here. */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Machine configuration from the environment (one parser, one error style), statistics, load-time set-up. */
 #include <errno.h>
 #include <pthread.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Count sources: how many events a thread has had. The profile source counts floor(cycles x rate / 1e9)
  * per model event (rates: events/profiles, per 10^9 cycles), exactly and deterministically. */
 #include "mach.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The host's real libc functions (mach_host.def lists them), resolved lazily with dlsym(RTLD_NEXT). */
 #include <dlfcn.h>
 #include <poll.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Load-time set-up of the machine: the configuration (which stops the program at once when it is bad),
  * then the thread registry and the model's counter bank. Every front-end entry point calls emu_init(). */
 #include "mach.h"

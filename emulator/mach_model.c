@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The emulated machine's model: one row of events/models.csv (generated into rvemu_tables.c). Everything
  * that differs between machines is a column there; nothing here is keyed on a model's name. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Between the machine layer's own files only. */
 #ifndef EMU_MACH_PRIV_H
 #define EMU_MACH_PRIV_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Tasks and their clocks. A thread is known by its tid; its clock is virtual (advanced only by the control
  * API) or its CPU time at the model's frequency. */
 #include <fcntl.h>

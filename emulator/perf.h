@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The perf core: the kernel side of perf_event (kernel/events/core.c and the RISC-V PMU driver), on event
  * objects. It knows nothing of libc: the front ends turn file descriptors and libc calls into these
  * operations. Return values are 0 / a count, or -errno as the kernel's. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Task contexts: scheduling events onto the model's counters, counting, the scheduler tick, overflows,
  * throttling, and the lock. What kernel/events/core.c does for a task context, with the RISC-V PMU
  * driver's counter update (riscv_pmu_event_update).

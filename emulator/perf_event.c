@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Event objects: perf_event_open's checks (kernel/events/core.c and the riscv_pmu_sbi driver), and the
  * operations on an open event: read, ioctl, mmap, poll, fcntl state, release; inheritance across fork;
  * the process-wide prctl switch; user-space counter reads.

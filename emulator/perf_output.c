@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* What an event gives back: read() values in the read_format layout, the mmap'ed ring buffer with its
  * records (PERF_RECORD_SAMPLE, _LOST, _THROTTLE/_UNTHROTTLE), the live perf_event_mmap_page, and the
  * snapshot a forked child reads. The kernel keeps its own copy of everything it writes to the user page

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The perf core's own data: events and per-task contexts, as the kernel's kernel/events/core.c keeps them.
  * Shared by the perf_*.c files only; front ends see struct emu_event as opaque (perf.h). */
 #ifndef EMU_PERF_PRIV_H

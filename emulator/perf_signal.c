@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Overflow signals to the F_SETOWN(_EX) owner. They are queued under the perf lock and sent after it is
  * released: a signal to ourselves runs its handler at once, and PAPI's handler calls ioctl() on the event. */
 #include <errno.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # rvemu-run: run a command on an emulated RISC-V machine (librvemu.so under LD_PRELOAD).
 usage() {
 	cat <<'USAGE'

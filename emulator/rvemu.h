@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* librvemu control API: what tests and tools use to drive the emulated machine and read its ground truth.
  *
  * Nothing links against librvemu.so. Programs run under it (LD_PRELOAD, see rvemu-run) and find these

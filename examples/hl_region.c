@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* hl_region: two instrumented regions with PAPI's high-level API.
  *
  *   PAPI_EVENTS="PAPI_TOT_CYC,PAPI_TOT_INS,riscv_sifive_u74::INTEGER_LOAD_RETIRED" \

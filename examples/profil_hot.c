@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* profil_hot: where does the time go? PAPI_profil over the program's own text segment.
  *
  *   ./profil_hot [WORK]        (WORK scales the amount of work, default 150)

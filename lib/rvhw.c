@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Seam 2 on real hardware (lib/rvhw.h).
  *
  * On riscv64 every call executes the real instruction. csrr/csrw and BOOM's `addi x0, rs1, tag` hint encode

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Seam 2: the one interface through which user space touches RISC-V performance-counter hardware that
  * the Linux perf_event ABI does not cover (the distributed HPC's hpcc/hpcm/hpcr CSRs, BOOM's counter bank).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What seam 2 knows: which CSR numbers and BOOM hint tags exist, and which CSRs user code may write.
  * Shared by lib/rvhw.c (real instructions) and the emulator (emulator/fe_csr.c) so both reject the same
  * requests with the same error codes. Not installed. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Apply the RISC-V port onto a pinned libpfm4 4.13.0 tree: copy our own files in (lib/, lib/events/, tests/),
 # then apply the patch series patches/*.patch in order (git format-patch files: first the fixes to libpfm4's
 # common code, then the RISC-V registrations, build, man page and validate hook). Everything the port

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Apply our RISC-V overlay to a pristine PAPI 7.0.0 tree (as unpacked by scripts/fetch-upstream.sh).
 #   papi-component/apply.sh PAPI_TREE [PRESETS_CSV]
 # 1. copies our own files (overlay/*) into PAPI_TREE/src,
-# 2. applies the named patches (patches/NN-*.patch, in order),
+# 2. applies the patch series, one directory after the other, each in file-name order:
+#      patches/upstream/NN-*.patch       meant for upstream PAPI (git format-patch files, one concern each)
+#      patches/emulator-host/NN-*.patch  needed only because our emulator runs x86_64 builds of PAPI
+#    (to add a patch, drop an NN-name.patch into the right directory; upstream/ uses 01-49,
+#    emulator-host/ 50-99; a patch file anywhere else is refused),
 # 3. appends our presets (events/presets.csv by default) to src/papi_events.csv, which PAPI compiles into
 #    libpapi (papi_events_table.h) and installs as share/papi/papi_events.csv.
 # Idempotent: a tree that already carries this exact overlay is left alone; a tree carrying another
@@ -35,11 +40,20 @@ for f in "$here"/overlay/*; do
 	cp "$f" "$src/"
 	echo "apply: added src/$(basename "$f")"
 done
-for p in "$here"/patches/*.patch; do
-	if ! patch -d "$tree" -p1 --forward --batch --quiet < "$p"; then
-		die "patch $(basename "$p") does not apply to $tree"
-	fi
-	echo "apply: patched with $(basename "$p")"
+series_dirs=(upstream emulator-host)
+stray=$(cd "$here/patches" && find . -name '*.patch' | LC_ALL=C sort |
+	grep -v -E '^\./(upstream|emulator-host)/[^/]+\.patch$' || true)
+if [ -n "$stray" ]; then
+	die "patch files outside patches/upstream/ and patches/emulator-host/: $(echo $stray)"
+fi
+for dir in "${series_dirs[@]}"; do
+	for p in "$here/patches/$dir"/*.patch; do
+		[ -e "$p" ] || continue
+		if ! patch -d "$tree" -p1 --forward --batch --quiet < "$p"; then
+			die "patch $dir/$(basename "$p") does not apply to $tree"
+		fi
+		echo "apply: patched with $dir/$(basename "$p")"
+	done
 done
 {
 	echo "#"

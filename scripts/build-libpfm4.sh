@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build our libpfm4: the pinned upstream 4.13.0 tree plus the RISC-V port (libpfm4-riscv/), with the RISC-V
 # models only -- also on x86_64 hosts (ARCH=riscv64), so no x86 core PMU is detected beside the emulated
 # RISC-V one.
 #   build-libpfm4.sh build           fetch (once), copy the pristine tree, apply the port, make lib/tests/examples
 #   build-libpfm4.sh install PREFIX  libpfm.so*/.a -> PREFIX/lib, perfmon/*.h -> PREFIX/include/perfmon,
-#                                    showevtinfo, check_events -> PREFIX/bin, man pages -> PREFIX/share/man/man3
+#                                    man pages -> PREFIX/share/man/man3, libpfm.pc -> PREFIX/lib/pkgconfig,
+#                                    showevtinfo, check_events -> PREFIX/bin
 #   build-libpfm4.sh validate        run libpfm4's own tests/validate (non-zero exit on failure)
 # Env: RVPAPI_BUILD (default <repo>/build), GENERATED (holds libpfm/ headers; default $RVPAPI_BUILD/generated,
 # generated with scripts/gen_events.py when missing). The tree is $RVPAPI_BUILD/libpfm4; it is copied afresh
@@ -69,7 +71,20 @@ do_install() {
     [ -f "$tree/lib/libpfm.a" ] && cp "$tree/lib/libpfm.a" "$prefix/lib/"
     cp "$tree"/include/perfmon/*.h "$prefix/include/perfmon/"
     cp "$tree/examples/showevtinfo" "$tree/examples/check_events" "$prefix/bin/"
-    make_libpfm docs install PREFIX="$prefix" DESTDIR= > /dev/null # libpfm.3, libpfm_riscv.3, ... -> share/man/man3
+    mkdir -p "$prefix/share/man/man3" "$prefix/lib/pkgconfig"
+    cp "$tree"/docs/man3/*.3 "$prefix/share/man/man3/"
+    # relocatable: pkg-config finds the prefix from where the file is
+    sed "s/@VERSION@/$version/" >"$prefix/lib/pkgconfig/libpfm.pc" <<'PC'
+prefix=${pcfiledir}/../..
+libdir=${prefix}/lib
+includedir=${prefix}/include
+
+Name: libpfm
+Description: performance monitoring event encoding library (with the RISC-V PMU models of riscv-papi)
+Version: @VERSION@
+Libs: -L${libdir} -lpfm
+Cflags: -I${includedir}
+PC
     echo "build-libpfm4: installed libpfm4 into $prefix"
 }
 

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build PAPI 7.0.0 for RISC-V: the pinned upstream tree + our overlay (papi-component/) + our libpfm4.
 #   build-papi.sh build            fetch (once), copy the pristine tree when the overlay changed, apply the
 #                                  overlay, configure against our libpfm4, build libpapi, utilities, ctests
-#   build-papi.sh install PREFIX   libpapi, papi.h (+ the other public headers), utilities, papi_events.csv
-#                                  into PREFIX (our libpfm4 too, so PREFIX is self-contained)
-#   build-papi.sh check PREFIX     build, install, then tests/papi/run-papi-tests.sh and run-papi-examples.sh
-#                                  (need the emulator)
+#   build-papi.sh install PREFIX [DESTDIR]
+#                                  libpapi, papi.h (+ the other public headers), utilities, papi_events.csv,
+#                                  papi.pc, man pages into DESTDIR/PREFIX (our libpfm4 too, so PREFIX is
+#                                  self-contained); installed programs find their libraries through $ORIGIN
+#   build-papi.sh check PREFIX     build, install, then tests/papi/run-papi-tests.sh, run-papi-examples.sh and
+#                                  run-papi-robustness.sh (need the emulator)
 # Env: RVPAPI_BUILD (default <repo>/build); RVPAPI_LIBPFM = a libpfm4 tree with include/perfmon and
 # lib/libpfm.so (default: $RVPAPI_BUILD/libpfm4, built by scripts/build-libpfm4.sh when missing).
 # The tree is $RVPAPI_BUILD/papi (PAPI builds inside its src/); the log is $RVPAPI_BUILD/papi-build.log.
@@ -89,29 +92,58 @@ do_build() {
 	echo "build-papi: built $tree/src/libpapi.so, utilities and ctests against $(libpfm_dir)"
 }
 
+# Make an installed tree relocatable and free of the build tree: PAPI links its utilities with a RUNPATH into
+# the build tree (build/papi/src/libpfm4/lib:build/papi/src) and names the libpfm4 it was configured with in
+# papi.pc; the installed files find their libraries next to them instead ($ORIGIN), and papi_hl_output_writer.py
+# runs with the system's python3 (its #!/usr/bin/python does not exist on Debian 12).
+fix_installed() { # fix_installed STAGED_PREFIX (DESTDIR + prefix)
+	local root=$1 f
+	command -v patchelf >/dev/null || die "patchelf is missing (scripts/deps.sh installs it)"
+	for f in "$root"/bin/papi_*; do
+		[ -f "$f" ] && [ ! -L "$f" ] && head -c4 "$f" | grep -q ELF || continue
+		patchelf --set-rpath '$ORIGIN/../lib' "$f" || die "patchelf $f failed"
+	done
+	for f in "$root"/lib/libpapi.so.* "$root"/lib/libsde.so.*; do
+		[ -f "$f" ] && [ ! -L "$f" ] || continue
+		patchelf --set-rpath '$ORIGIN' "$f" || die "patchelf $f failed"
+	done
+	if [ -z "${RVPAPI_LIBPFM:-}" ] && [ -f "$root/lib/pkgconfig/papi.pc" ]; then
+		# our libpfm4 is installed into the same libdir
+		sed -i 's|^Libs.private:.*|Libs.private: -L${libdir} -lpfm|' "$root/lib/pkgconfig/papi.pc"
+	fi
+	if [ -f "$root/bin/papi_hl_output_writer.py" ]; then
+		sed -i '1s|^#!.*python.*$|#!/usr/bin/env python3|' "$root/bin/papi_hl_output_writer.py"
+		chmod 755 "$root/bin/papi_hl_output_writer.py"
+	fi
+}
+
+# install PREFIX [DESTDIR]: PAPI configured for PREFIX, its files staged under DESTDIR (empty: none)
 do_install() {
-	local prefix=$1
-	[ -n "$prefix" ] || die "usage: build-papi.sh install PREFIX"
+	local prefix=$1 destdir=${2:-}
+	[ -n "$prefix" ] || die "usage: build-papi.sh install PREFIX [DESTDIR]"
+	case $prefix in /*) ;; *) die "PREFIX must be an absolute path, not $prefix" ;; esac
 	do_build "$prefix"
-	env -u CFLAGS -u LDFLAGS -u CPPFLAGS make -C "$tree/src" install >> "$log" 2>&1 ||
+	env -u CFLAGS -u LDFLAGS -u CPPFLAGS make -C "$tree/src" install DESTDIR="$destdir" >> "$log" 2>&1 ||
 		die "PAPI install failed (see $log)"
 	if [ -z "${RVPAPI_LIBPFM:-}" ]; then
-		RVPAPI_BUILD=$build "$top/scripts/build-libpfm4.sh" install "$prefix" > /dev/null ||
-			die "installing our libpfm4 into $prefix failed"
+		RVPAPI_BUILD=$build "$top/scripts/build-libpfm4.sh" install "$destdir$prefix" > /dev/null ||
+			die "installing our libpfm4 into $destdir$prefix failed"
 	fi
-	echo "build-papi: installed libpapi, papi.h, utilities and papi_events.csv into $prefix"
+	fix_installed "$destdir$prefix"
+	echo "build-papi: installed libpapi, papi.h, utilities and papi_events.csv into $destdir$prefix"
 }
 
 case "${1:-}" in
 build) do_build "${2:-}" ;;
-install) do_install "${2:-}" ;;
+install) do_install "${2:-}" "${3:-}" ;;
 check)
 	[ -n "${2:-}" ] || die "usage: build-papi.sh check PREFIX"
 	do_install "$2"
 	# both suites run; check fails if either does
 	RVPAPI_BUILD=$build PAPI_TREE=$tree PREFIX=$2 "$top/tests/papi/run-papi-tests.sh" || failed=1
 	RVPAPI_BUILD=$build PREFIX=$2 "$top/tests/papi/run-papi-examples.sh" || failed=1
+	RVPAPI_BUILD=$build PAPI_TREE=$tree PREFIX=$2 "$top/tests/papi/run-papi-robustness.sh" || failed=1
 	exit "${failed:-0}"
 	;;
-*) die "usage: build-papi.sh build [PREFIX] | install PREFIX | check PREFIX" ;;
+*) die "usage: build-papi.sh build [PREFIX] | install PREFIX [DESTDIR] | check PREFIX" ;;
 esac

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build and install everything into the prefix (PREFIX, default build/prefix): installs missing Debian packages,
-# fetches the pinned upstream sources, generates the event tables, builds our libpfm4, lib/, the emulator,
-# and installs them. Re-runs are incremental.
+# fetches the pinned upstream sources, generates the event tables, builds our libpfm4, lib/, the emulator and
+# PAPI, and installs them. Re-runs are incremental.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 export RVPAPI_BUILD=${RVPAPI_BUILD:-$top/build}
@@ -17,6 +18,6 @@ if [ ! -f "$obj/Makefile" ] || ! grep -qx "prefix = $PREFIX" "$obj/Makefile"; th
 	(cd "$obj" && "$top/configure" -q --prefix="$PREFIX" RVPAPI_BUILD="$RVPAPI_BUILD")
 fi
 make -C "$obj" -s -j"$(nproc)"
+# `make install` installs everything: our libraries, the emulator, our libpfm4 and PAPI
 make -C "$obj" -s install >/dev/null
-[ -x "$top/scripts/build-papi.sh" ] && "$top/scripts/build-papi.sh" build && "$top/scripts/build-papi.sh" install "$PREFIX"
 echo "build: installed into $PREFIX"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The emulator's layer rule (scripts/check_layers.py): compile every emulator source (and any extra source
 # given, as if it were part of the emulator) into a scratch folder and check the objects' symbols.
 # Usage: scripts/check-layers.sh [extra.c ...]

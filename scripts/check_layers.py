@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The emulator's layer rule, checked from its compiled objects (docs/emulator-core.md):
 
     machine (mach_*, bank_*, rvemu_tables)  <-  perf core (perf_*)  <-  front ends (fe_*)

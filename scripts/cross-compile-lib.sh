@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # cross-riscv64 check for seam 2: compile lib/ (librvhw.so) and the emulator's sources with
 # riscv64-linux-gnu-gcc under our warning flags, then run a tiny lib/ client under qemu-riscv64 when
 # available, to show the real-instruction path:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Cross-compile PAPI 7.0.0 with our RISC-V overlay for riscv64 Linux (riscv64-linux-gnu-gcc), so the code
 # behind `#if defined(__riscv)` (memory barrier, overflow PC, rdtime cycle timer) is compiled for real.
 # Builds a riscv64 libpfm4 (our port when libpfm4-riscv/ applies, else plain upstream) and libpapi.so,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The demo (README: "Build and see it work"): builds everything into the prefix, then for each machine model
 # lists and encodes its RISC-V events with libpfm4, runs the emulated machine, and (once PAPI is built) shows
 # PAPI on it. Output is explained in the README.

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Install the Debian packages the build and the tests need, if any is missing (Debian 12).
 # Also adds a deb-src entry (its own sources file) so `apt-get source` can fetch the pinned upstreams.
 set -euo pipefail
 packages=(build-essential autoconf automake libtool pkg-config python3 dpkg-dev
-          libcunit1-dev valgrind cppcheck clang-format gfortran)
+          libcunit1-dev valgrind cppcheck clang-format gfortran patchelf)
 # The riscv64 cross-compile checks need a cross toolchain and qemu-user, except on a riscv64 board, where the
 # native gcc is the riscv64 compiler and programs run as they are.
 if [ "$(dpkg --print-architecture)" != riscv64 ]; then

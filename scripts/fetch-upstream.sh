@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Fetch the pinned upstream sources (scripts/upstream.lock) with `apt-get source`, verify the SHA-256 of
 # each original tarball, and unpack each once under $RVPAPI_BUILD/upstream/<package>-<version>.
 # Re-runs reuse what is there. Usage: scripts/fetch-upstream.sh [package...]

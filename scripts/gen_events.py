@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Generate every event list of the project from the tables in events/.
 
 The CSV files in events/ are the one source of truth. This script turns them into
@@ -8,7 +9,7 @@ The CSV files in events/ are the one source of truth. This script turns them int
   --tests DIR    riscv_known_machines.h (the machines of models.csv, for the detection tests)
   --emulator DIR emulator tables (rvemu_tables.h / rvemu_tables.c)
   --docs FILE    the event reference (Markdown)
-  --check        only validate the tables (exit 1 with a message naming file and line)
+  --check        only validate the tables and events/presets.csv (exit 1 with a message naming file and line)
 
 Only the Python standard library is used, so the build needs nothing beyond python3.
 """
@@ -222,7 +223,7 @@ def source_comment(*tables):
 
 
 def libpfm_banner(title, tables, extra=()):
-    lines = ["/*", f" * {title}", " *"]
+    lines = ["/* SPDX-License-Identifier: MIT */", "/*", f" * {title}", " *"]
     cite = source_comment(*[n for n in tables if n != "cpu_ids.csv"])
     lines += [f" * {c}" for c in cite] + ([" *"] if cite else [])
     lines += [f" * {e}" for e in extra] + ([" *"] if extra else [])
@@ -618,6 +619,107 @@ def gen_docs(t, path):
     write(path, "\n".join(d) + "\n")
 
 
+# ---- events/presets.csv: PAPI presets (appended to PAPI's papi_events.csv by papi-component/apply.sh) ----
+PRESET_NAME_RE = re.compile(r"^PAPI_[A-Z0-9_]+$")
+# PAPI 7.0.0's derived types (papi_internal.c _papi_hwi_derived_info) and how many terms each takes
+DERIVED_TERMS = {"NOT_DERIVED": (1, 1), "DERIVED_ADD": (2, None), "DERIVED_SUB": (2, None),
+                 "DERIVED_PS": (2, 2), "DERIVED_ADD_PS": (3, None), "DERIVED_CMPD": (1, None),
+                 "DERIVED_POSTFIX": (1, None), "DERIVED_INFIX": (1, None)}
+PRESET_FIELDS = ("NOTE", "LDESC", "SDESC")
+
+
+def preset_pmus(t):
+    """Every PMU a CPU section may name: {pmu: ({event names, aliases}, {class name: {unit masks}})}."""
+    def names(rows):
+        return {n for r in rows for n in (r["name"], r.get("alias", "")) if n}
+    generic = names(t["generic"])
+    u74_classes = {}
+    for r in t["u74"]:
+        u74_classes.setdefault(r["class_name"], set()).add(r["name"])
+    return {"riscv_generic": (generic, {}),
+            "riscv_sifive_u74": (generic | names(t["u74"]), u74_classes),
+            "riscv_openhwgroup_cva6": (generic | names(t["cva6"]), {}),
+            "riscv_lowrisc_hpc": (names(t["hpc"]), {}),
+            "riscv_ucb_boom": (names(t["boom"]), {})}
+
+
+def check_term(term, pmu, pmus, where):
+    """A preset term is <pmu>::EVENT[:UNIT_MASK...][:modifier=value...], an event of the section's PMU."""
+    qual, sep, rest = term.partition("::")
+    if not sep:
+        raise TableError(f"{where}: term '{term}' is not qualified with its PMU ({pmu}::...)")
+    if qual != pmu:
+        raise TableError(f"{where}: term '{term}' is not an event of {pmu} (the CPU section's PMU)")
+    event, *attrs = rest.split(":")
+    events, classes = pmus[pmu]
+    if event not in events and event not in classes:
+        raise TableError(f"{where}: unknown event '{event}' of {pmu}")
+    masks = [a for a in attrs if a and not a[0].islower()]  # modifiers (u, k, hart=0, ...) are lower case
+    for m in masks:
+        if m not in classes.get(event, set()):
+            raise TableError(f"{where}: '{m}' is not a unit mask of {pmu}::{event}")
+    if event in classes and not masks:
+        raise TableError(f"{where}: {pmu}::{event} is an event class: name its unit masks")
+
+
+def check_presets(t, path):
+    """Validate a presets file the way PAPI reads it (every comma splits a field): CPU sections of PMUs we
+    know, PRESET lines with a PAPI name, one of PAPI's derived types, the right number of terms, every term
+    an event of the section's PMU, then NOTE/LDESC/SDESC with a value. Raises TableError naming file:line."""
+    pmus = preset_pmus(t)
+    pmu, seen, count = None, {}, 0
+    with open(path) as f:
+        for lineno, line in enumerate(f, 1):
+            where = f"{path}:{lineno}"
+            line = line.rstrip("\n")
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            fields = [x.strip() for x in line.split(",")]
+            if fields[0] == "CPU":
+                if len(fields) != 2 or fields[1] not in pmus:
+                    raise TableError(f"{where}: CPU needs one PMU of {sorted(pmus)}, not {fields[1:]}")
+                pmu = fields[1]
+                seen = {}
+                continue
+            if fields[0] != "PRESET":
+                raise TableError(f"{where}: a line is CPU or PRESET, not '{fields[0]}'")
+            if pmu is None:
+                raise TableError(f"{where}: PRESET before any CPU line")
+            if len(fields) < 4:
+                raise TableError(f"{where}: PRESET,<name>,<derived type>,<term>... needs at least 4 fields")
+            name, dtype, rest = fields[1], fields[2], fields[3:]
+            if not PRESET_NAME_RE.match(name):
+                raise TableError(f"{where}: bad preset name '{name}'")
+            if name in seen:
+                raise TableError(f"{where}: {name} already defined for {pmu} at line {seen[name]}")
+            seen[name] = lineno
+            if dtype not in DERIVED_TERMS:
+                raise TableError(f"{where}: derived type '{dtype}' is not one of {sorted(DERIVED_TERMS)}")
+            if dtype in ("DERIVED_POSTFIX", "DERIVED_INFIX"):
+                if not rest[0]:
+                    raise TableError(f"{where}: {dtype} needs a formula before its terms")
+                rest = rest[1:]
+            terms = []
+            while rest and rest[0] not in PRESET_FIELDS:
+                terms.append(rest.pop(0))
+            lo, hi = DERIVED_TERMS[dtype]
+            if len(terms) < lo or (hi is not None and len(terms) > hi):
+                want = f"{lo}" if lo == hi else f"{lo} or more" if hi is None else f"{lo} to {hi}"
+                raise TableError(f"{where}: {dtype} takes {want} terms, {name} has {len(terms)}")
+            for term in terms:
+                check_term(term, pmu, pmus, where)
+            while rest:
+                if rest[0] not in PRESET_FIELDS:
+                    raise TableError(f"{where}: unexpected field '{rest[0]}' after the terms (a note holds no comma)")
+                if len(rest) < 2 or not rest[1]:
+                    raise TableError(f"{where}: {rest[0]} without a value")
+                rest = rest[2:]
+            count += 1
+    if count == 0:
+        raise TableError(f"{path}: no PRESET lines")
+    return count
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--libpfm", metavar="DIR")
@@ -633,6 +735,7 @@ def main():
         EVENTS = a.events
     try:
         t = load()
+        check_presets(t, os.path.join(EVENTS, "presets.csv"))
     except (TableError, OSError) as e:
         print(f"gen_events: error: {e}", file=sys.stderr)
         return 1

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by build-libpfm4.sh and build-papi.sh: an upstream tree with our overlay applied, copied afresh from
 # the pristine source whenever the hash of its inputs (our overlay files, the generated headers, the build
 # script) changes. The hash becomes the tree's stamp only once the build has succeeded

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # PAPI examples on each emulated machine (called by scripts/demo.sh after papi_avail; runs alone too):
 # hl_region (PAPI_hl_region_begin/end, two regions) writes its JSON, shown in short with the emulator's truth;
 # profil_hot (PAPI_profil over its own text) names its hot function and says how PAPI overflowed.

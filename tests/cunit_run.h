@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The one way our CUnit programs run their registered suites: verbose output (scripts/test.sh sums the
  * "Run Summary" rows it prints) and an exit status that is non-zero when any assertion, test or suite set-up
  * failed, or when no test ran at all (a program that tests nothing must not pass). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * pfmlib_riscv.c : support for RISC-V PMUs
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * pfmlib_riscv_generic.c : RISC-V generic core PMU
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * pfmlib_riscv_lowrisc_hpc.c : lowRISC distributed HPC
  *

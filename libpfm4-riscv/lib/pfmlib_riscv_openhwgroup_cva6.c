@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * pfmlib_riscv_openhwgroup_cva6.c : OpenHW Group CVA6 core PMU
  *

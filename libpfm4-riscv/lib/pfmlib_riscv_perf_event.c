@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * pfmlib_riscv_perf_event.c : perf_event encoding of RISC-V events
  *

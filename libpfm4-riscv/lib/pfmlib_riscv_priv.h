@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pfmlib_riscv_priv.h : RISC-V PMU support, common definitions
  *

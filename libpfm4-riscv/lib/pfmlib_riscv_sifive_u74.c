@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * pfmlib_riscv_sifive_u74.c : SiFive U74-MC core PMU
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * pfmlib_riscv_ucb_boom.c : SonicBOOM extended counter bank
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * validate_riscv.c - validate RISC-V event tables + encodings
  *

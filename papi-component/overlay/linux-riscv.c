@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* RISC-V support for PAPI's Linux layer: identification, domains, cycle timer (see linux-riscv.h). */
 #include <stdint.h>
 #include <stdio.h>
@@ -5,7 +6,6 @@
 
 #include "papi.h"
 #include "papi_internal.h"
-#include "papi_vector.h"
 
 #include "linux-riscv.h"
 #include "riscv_cpuinfo.h"
@@ -66,22 +66,6 @@ int _linux_riscv_detected(void)
 int _linux_riscv_has_extension(const char *ext)
 {
 	return machine_is_riscv && riscv_isa_has_extension(machine.isa, ext);
-}
-
-int _linux_riscv_can_filter_privilege(void)
-{
-	return !machine_is_riscv || _linux_riscv_has_extension("sscofpmf");
-}
-
-void _linux_riscv_pe_fixups(papi_vector_t *vector)
-{
-	if (_linux_riscv_can_filter_privilege())
-		return;
-	/* Without Sscofpmf the kernel counts user, kernel and firmware together and rejects exclude_*:
-	 * say so instead of defaulting to PAPI_DOM_USER and failing (or silently counting more). */
-	vector->cmp_info.available_domains = PAPI_DOM_ALL;
-	vector->cmp_info.default_domain = PAPI_DOM_ALL;
-	SUBDBG("RISC-V core without Sscofpmf: counting domain is PAPI_DOM_ALL only\n");
 }
 
 #if defined(__riscv)

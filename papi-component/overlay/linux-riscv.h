@@ -1,8 +1,9 @@
-/* RISC-V support for PAPI's Linux layer (our overlay; see papi-component/README.md).
+/* SPDX-License-Identifier: MIT */
+/* RISC-V support for PAPI's Linux layer (our overlay; see docs/papi.md).
  *
- * Included by linux-common.c, linux-timer.c and the perf_event component. Everything here is decided at
- * run time from /proc/cpuinfo, so an x86 build running under the RISC-V emulator identifies the emulated
- * machine; only the cycle timer needs a real RISC-V instruction and exists only when __riscv is defined.
+ * Included by linux-common.c and linux-timer.c. Everything here is decided at run time from /proc/cpuinfo,
+ * so an x86 build running under the RISC-V emulator identifies the emulated machine; only the cycle timer
+ * needs a real RISC-V instruction and exists only when __riscv is defined.
  */
 #ifndef _LINUX_RISCV_H
 #define _LINUX_RISCV_H
@@ -10,7 +11,6 @@
 #include <stdio.h>
 
 #include "papi.h"
-#include "papi_vector.h"
 
 /* Fill vendor, model and MHz from a RISC-V cpuinfo. Returns 1 when `f` is a RISC-V cpuinfo (hwinfo
  * filled, the generic x86/ARM/POWER decoding must be skipped), 0 otherwise (nothing changed). */
@@ -21,13 +21,6 @@ int _linux_riscv_detected(void);
 
 /* 1 when the machine's ISA string names the multi-letter extension `ext` (e.g. "sscofpmf"). */
 int _linux_riscv_has_extension(const char *ext);
-
-/* 1 when the kernel can count by privilege level: Linux's riscv_pmu_sbi refuses every exclude_* flag
- * on a core without Sscofpmf, so there only PAPI_DOM_ALL can be counted. 1 on non-RISC-V machines. */
-int _linux_riscv_can_filter_privilege(void);
-
-/* perf_event component fixups: honest domains on cores that cannot filter by privilege. */
-void _linux_riscv_pe_fixups(papi_vector_t *vector);
 
 #if defined(__riscv)
 /* Cycle timer: mtime (rdtime, always readable from user space) scaled to core cycles. */

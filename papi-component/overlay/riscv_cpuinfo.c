@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* RISC-V identification from /proc/cpuinfo (see riscv_cpuinfo.h). Which cpuinfo is RISC-V and which core it
  * describes follow the rules of riscv_cpuinfo_ids.h, generated from the same table (events/cpu_ids.csv) as
  * libpfm4's RISC-V detection, so PAPI and libpfm4 always agree. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RISC-V identification from Linux /proc/cpuinfo, independent of PAPI so it can be unit tested.
  *
  * Linux on RISC-V prints per hart: processor, hart, isa, mmu, uarch (the device-tree "compatible" of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the counter-bank tests: running under the emulator, the control API, and the two
  * access algorithms of the distributed-HPC paper (seed 000, §4.3) written against seam 2 only. */
 #ifndef BANK_TEST_H

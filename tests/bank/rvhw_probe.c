@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* A tiny seam-2 client for real riscv64 machines (and qemu-riscv64): prints which backend answers, reads
  * the standard counters, and with the argument "hpc" reads hpcc, which traps (SIGILL) on a core without
  * the distributed HPC; "boom" issues a BOOM counter-read hint, a no-op (rs1 unchanged) on other cores. Built

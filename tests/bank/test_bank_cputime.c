@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The counter banks with the emulator's normal clock (thread CPU time): counts grow with the work done and
  * the ratios between counters follow the workload profile within 1%. Runs itself twice, once per model. */
 #include <CUnit/Basic.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* BOOM extended counter bank under the emulator (model boom, virtual clock), through seam 2's hints. */
 #include <CUnit/Basic.h>
 

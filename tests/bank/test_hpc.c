@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Distributed HPC under the emulator (model lowrisc-hpc, virtual clock): the hpcc/hpcm/hpcr protocol of
  * seed 000 §4.2-4.3 through seam 2 only, checked against the emulator's ground truth. */
 #include <CUnit/Basic.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Seam 2 without the emulator: on a machine that is not riscv64, every known access reports RVHW_ENOHW
  * and bad arguments RVHW_EINVAL / RVHW_EPERM, exactly as under the emulator. */
 #include <CUnit/Basic.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared helpers of the emulator core tests: raw perf_event calls and the emulator's control API. */
 #ifndef EMU_TEST_H
 #define EMU_TEST_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Emulator core tests. Run without the emulator, this program is the launcher: it re-executes itself under
  * $RVEMU_LIB once per machine configuration (model x clock x Sscofpmf) and checks each run passed; it also
  * checks the load-time refusal of an unknown model and rvemu-run. Under the emulator it runs the CUnit

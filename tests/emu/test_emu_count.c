@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Counting: exact counts in virtual-clock mode (every event of the model, U74 class-mask combinations),
  * groups, multiplexing, counter width, RESET / ENABLE / DISABLE, per-thread counting; in cputime mode the
  * same events as ratio tests (counts grow with work; ratios follow the profile within 1%). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The emulated kernel behaves as Linux (kernel/events/core.c, drivers/perf/riscv_pmu*.c) where users would
  * otherwise be misled: software events, the calls a kernel perf ABI test suite checks, the mmap page and
  * user-space counter reads, throttling. Each test names the kernel function it follows. Runs in every

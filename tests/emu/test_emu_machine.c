@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* What the emulated machine shows (/proc, /sys), calls it does not emulate, and perf_event_open's refusals.
  */
 #include <CUnit/Basic.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Sampling (U74 with Sscofpmf): ring-buffer records with correct IPs, PERF_RECORD_LOST instead of silent
  * loss, overflow signals to the F_SETOWN_EX thread, IOC_REFRESH budgets. The test binary is linked with
  * -rdynamic so dladdr() names the function an IP falls in. */

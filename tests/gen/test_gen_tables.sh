@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The event-table generator refuses malformed tables with a message naming the file and line, and accepts
 # the project's own tables. Each case copies events/ to a scratch folder and breaks one thing.
 set -uo pipefail
@@ -69,5 +70,28 @@ check "identification rule for an unknown PMU" "cpu_ids.csv:[0-9]+: pmu 'riscv_n
 check "malformed ids" "cpu_ids.csv:[0-9]+: ids value '0x602' is not mvendorid:marchid" \
 	sed -i 's/^riscv_openhwgroup_cva6,ids,0x602:0x3,/riscv_openhwgroup_cva6,ids,0x602,/' cpu_ids.csv
 check "missing table file" 'No such file' rm riscv_generic.csv
+# events/presets.csv (PAPI's syntax: every comma splits a field)
+check "preset with a bogus derived type" "presets.csv:[0-9]+: derived type 'BOGUS' is not one of" \
+	sed -i 's/^PRESET,PAPI_TOT_INS,NOT_DERIVED,riscv_sifive_u74::INSTRUCTIONS$/PRESET,PAPI_TOT_INS,BOGUS,riscv_sifive_u74::INSTRUCTIONS/' presets.csv
+check "preset term not an event" "presets.csv:[0-9]+: unknown event 'NO_SUCH_EVENT' of riscv_sifive_u74" \
+	sed -i 's/^PRESET,PAPI_TOT_INS,NOT_DERIVED,riscv_sifive_u74::INSTRUCTIONS$/PRESET,PAPI_TOT_INS,NOT_DERIVED,riscv_sifive_u74::NO_SUCH_EVENT/' presets.csv
+check "preset term of another PMU" "presets.csv:[0-9]+: term 'riscv_openhwgroup_cva6::LOAD_ACCESS' is not an event of riscv_sifive_u74" \
+	sed -i 's/^PRESET,PAPI_TOT_INS,NOT_DERIVED,riscv_sifive_u74::INSTRUCTIONS$/PRESET,PAPI_TOT_INS,NOT_DERIVED,riscv_openhwgroup_cva6::LOAD_ACCESS/' presets.csv
+check "preset term without its PMU" "presets.csv:[0-9]+: term 'INSTRUCTIONS' is not qualified" \
+	sed -i 's/^PRESET,PAPI_TOT_INS,NOT_DERIVED,riscv_sifive_u74::INSTRUCTIONS$/PRESET,PAPI_TOT_INS,NOT_DERIVED,INSTRUCTIONS/' presets.csv
+check "preset without terms" "presets.csv:[0-9]+: NOT_DERIVED takes 1 terms, PAPI_TOT_INS has 0" \
+	sed -i 's/^PRESET,PAPI_TOT_INS,NOT_DERIVED,riscv_sifive_u74::INSTRUCTIONS$/PRESET,PAPI_TOT_INS,NOT_DERIVED,NOTE,"x"/' presets.csv
+check "derived preset with one term" "presets.csv:[0-9]+: DERIVED_SUB takes 2 or more terms" \
+	sed -i 's/^PRESET,PAPI_BR_PRC,DERIVED_SUB,riscv_sifive_u74::CONDITIONAL_BRANCH_RETIRED,riscv_sifive_u74::BRANCH_DIRECTION_MISPREDICTION,/PRESET,PAPI_BR_PRC,DERIVED_SUB,riscv_sifive_u74::CONDITIONAL_BRANCH_RETIRED,/' presets.csv
+check "preset unit mask of another class" "presets.csv:[0-9]+: 'DATA_TLB_MISS' is not a unit mask of riscv_sifive_u74::INSTRUCTION_COMMIT" \
+	sed -i 's/^PRESET,PAPI_BR_UCN,NOT_DERIVED,riscv_sifive_u74::INSTRUCTION_COMMIT:JAL_INSTRUCTION_RETIRED:/PRESET,PAPI_BR_UCN,NOT_DERIVED,riscv_sifive_u74::INSTRUCTION_COMMIT:DATA_TLB_MISS:/' presets.csv
+check "preset defined twice" "presets.csv:[0-9]+: PAPI_TOT_INS already defined for riscv_sifive_u74" \
+	sed -i 's/^PRESET,PAPI_TOT_CYC,NOT_DERIVED,riscv_sifive_u74::CYCLES$/PRESET,PAPI_TOT_INS,NOT_DERIVED,riscv_sifive_u74::CYCLES/' presets.csv
+check "preset before any CPU" "presets.csv:[0-9]+: PRESET before any CPU line" \
+	sed -i '0,/^CPU,/s/^CPU,riscv_sifive_u74$/# no CPU/' presets.csv
+check "preset section of an unknown PMU" "presets.csv:[0-9]+: CPU needs one PMU of" \
+	sed -i 's/^CPU,riscv_sifive_u74$/CPU,riscv_sifive_u99/' presets.csv
+check "note with a comma" "presets.csv:[0-9]+: unexpected field" \
+	sed -i 's/^PRESET,PAPI_BR_CN,NOT_DERIVED,riscv_sifive_u74::CONDITIONAL_BRANCH_RETIRED$/PRESET,PAPI_BR_CN,NOT_DERIVED,riscv_sifive_u74::CONDITIONAL_BRANCH_RETIRED,NOTE,"a, b"/' presets.csv
 echo "gen tables: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

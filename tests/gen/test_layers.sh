@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The layer check of scripts/lint.sh must pass on the emulator as it is and fail on a planted back-edge:
 # a machine-layer file that calls the perf core, and a cycle between two files of one layer.
 set -uo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* overflow_fast THRESHOLD MS: PAPI_overflow on PAPI_TOT_CYC with a tiny threshold (1000 cycles: over a
  * million interrupts a second at 1.5 GHz) while the thread burns MS ms of CPU. Linux throttles such an event
  * at kernel.perf_event_max_sample_rate (PERF_RECORD_THROTTLE) instead of letting it starve the program;

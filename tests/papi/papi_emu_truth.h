@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The emulator's ground truth of PAPI events (presets and natives), for the test programs that compare
  * PAPI's counts with it (test_papi_presets, papi_truth). Header-only: each program includes it once.
  *

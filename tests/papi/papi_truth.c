@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* papi_truth CYCLES EVENT...: the emulator's ground truth of PAPI events (presets or natives) over CYCLES
  * cycles of the calling thread, one "EVENT : count" line each (the format of papi_command_line).
  *

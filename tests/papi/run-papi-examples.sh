@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The PAPI examples (examples/) under the emulator, for each model (called by scripts/build-papi.sh check PREFIX).
 # Env: PREFIX (PAPI, libpfm4 and the emulator installed), RVPAPI_BUILD (examples are built into
 # $RVPAPI_BUILD/examples, outputs go to $RVPAPI_BUILD/papi-examples), RVEMU_RUN (default $PREFIX/bin/rvemu-run),

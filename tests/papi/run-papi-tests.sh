@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # PAPI integration tests under the emulator, for each model (called by scripts/build-papi.sh check PREFIX).
 # Env: PAPI_TREE (built PAPI tree, default $RVPAPI_BUILD/papi), PREFIX (where PAPI and libpfm4 are
 # installed), RVEMU_RUN (rvemu-run; default $PREFIX/bin/rvemu-run).
@@ -177,7 +178,7 @@ for variant in sifive-u74 sifive-u74+sscofpmf cva6 lowrisc-hpc boom; do
 	else
 		bad "$variant papi_avail: vendor/model string (see $out/avail.txt)"
 	fi
-	# The host's x86 cpuid must not leak into the RISC-V machine's description (overlay patch 09).
+	# The host's x86 cpuid must not leak into the RISC-V machine's description (overlay patch emulator-host/51).
 	if grep -q "^Running in a VM *: *no" "$out/avail.txt"; then
 		ok "$variant papi_avail: not reported as running in a VM (no x86 cpuid probe)"
 	else

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Every available PAPI preset, alone in an EventSet, counts exactly what the emulator says happened.
  *
  * Runs under rvemu-run with the virtual clock (RVEMU_CLOCK=virtual): between PAPI_start and PAPI_stop the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Unit tests of the PAPI overlay's RISC-V /proc/cpuinfo identification
  * (papi-component/overlay/riscv_cpuinfo.c). */
 #include <CUnit/Basic.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Helpers shared by the libpfm4 RISC-V tests (see pfm_test_util.h). */
 #include "pfm_test_util.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the libpfm4 RISC-V tests: event tables read from the CSV files in events/, libpfm4
  * set-up. */
 #ifndef PFM_TEST_UTIL_H

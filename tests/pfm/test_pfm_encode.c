@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Every event of every RISC-V model encodes to the value its table in events/ gives (PFM_OS_NONE), aliases
  * encode like their canonical names, and bad event strings are rejected with libpfm4's error codes:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * What pfm_initialize() reads on a RISC-V machine (issue 10, section 5):
  *  - /proc/cpuinfo once for all RISC-V PMUs, not once per model;

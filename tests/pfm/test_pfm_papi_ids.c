@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * One source of truth for RISC-V identification: libpfm4's detection (generated ID tables in the model
  * headers) and PAPI's cpuinfo rules (papi-component/overlay/riscv_cpuinfo.c with the generated

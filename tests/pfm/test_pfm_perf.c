@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * perf_event encodings of the RISC-V models: programmable events -> PERF_TYPE_RAW with config = mhpmevent
  * (bits 47:0), mcycle/minstret -> PERF_TYPE_HARDWARE; privilege modifiers u/k only when the isa string has

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # libpfm4's own tools on the RISC-V models: with LIBPFM_FORCE_PMU=<model>, showevtinfo lists every event of
 # the model's table (events/*.csv) with its unit masks / modifiers, and check_events encodes the U74 class
 # example to 0x80200 and every CVA6 event (and fork alias) to its table value.

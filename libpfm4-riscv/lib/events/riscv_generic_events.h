@@ -1,6 +1,8 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * RISC-V generic core (riscv_generic)
  *
+ * SPDX-License-Identifier: MIT
  * The two counters every RISC-V core has (Zicntr): mcycle and minstret, exposed by Linux as
  * PERF_TYPE_HARDWARE events (mhpmevent cannot select them). Every core model includes them
  * as its fixed counters; riscv_generic offers only these.

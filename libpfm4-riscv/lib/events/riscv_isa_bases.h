@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * RISC-V base ISAs: a cpuinfo whose isa line starts with one of these is RISC-V
  *

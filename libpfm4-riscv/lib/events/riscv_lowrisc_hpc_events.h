@@ -1,6 +1,8 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lowRISC distributed HPC (riscv_lowrisc_hpc)
  *
+ * SPDX-License-Identifier: MIT
  * Distributed hardware performance counters (lowRISC-v0.4 SoC, Xue/Xie/Song, CSA 2021, Table 2).
  * Fixed-function counters live in HPCManagers and are read through the hpcc/hpcm/hpcr CSRs.
  * hpcm_bit = counter index inside its HPCManager (one manager holds at most 64 counters).

@@ -1,9 +1,12 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * OpenHW Group CVA6 (riscv_openhwgroup_cva6)
  *
+ * SPDX-License-Identifier: MIT
  * OpenHW Group CVA6 (Ariane) HPM events; mhpmeventX holds the event number (0 = no event).
  * Source: CVA6 user manual, as tabulated in the RISC-V-PAPI thesis (Table 2.3). Any of the 6 counters
  * mhpmcounter3-8 counts any event. alias = the name the RISC-V-PAPI fork used.
+ * SPDX-License-Identifier: MIT
  * The two counters every RISC-V core has (Zicntr): mcycle and minstret, exposed by Linux as
  * PERF_TYPE_HARDWARE events (mhpmevent cannot select them). Every core model includes them
  * as its fixed counters; riscv_generic offers only these.

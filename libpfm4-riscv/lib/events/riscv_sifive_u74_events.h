@@ -1,10 +1,13 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * SiFive U74-MC (riscv_sifive_u74)
  *
+ * SPDX-License-Identifier: MIT
  * SiFive U74-MC (U7 core) programmable HPM events; source: SiFive U74-MC Core Complex Manual 21G3,
  * as tabulated in the RISC-V-PAPI thesis (Table 2.2). mhpmevent[7:0] = class, mhpmevent[55:8] = event mask;
  * bits of ONE class may be combined and the counter then counts any of them. Masks of different classes never mix.
  * alias = the name the hpc-ulisboa RISC-V-PAPI fork used, when it differs (the fork used these names unchanged).
+ * SPDX-License-Identifier: MIT
  * The two counters every RISC-V core has (Zicntr): mcycle and minstret, exposed by Linux as
  * PERF_TYPE_HARDWARE events (mhpmevent cannot select them). Every core model includes them
  * as its fixed counters; riscv_generic offers only these.

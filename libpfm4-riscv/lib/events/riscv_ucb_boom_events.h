@@ -1,6 +1,8 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * SonicBOOM extended counter bank (riscv_ucb_boom)
  *
+ * SPDX-License-Identifier: MIT
  * RISC-V BOOM extended counters (SonicBOOM "boom_stop" extension): 64 free-running counters, 63 in use.
  * Counter n is read with the custom hint `addi x0, rs1, 128+n`; `addi x0, x0, 127` resets all of them.
  * They count only the process whose procTag == 0x1234567, at privilege levels <= pfc_maxPriv

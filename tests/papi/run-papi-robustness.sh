@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# What we ship never crashes on bad input, and says what is wrong (called by scripts/build-papi.sh check PREFIX).
+# Each check names the overlay patch it guards (papi-component/patches/upstream/):
+#   10  a 9000-character event name: papi_command_line, PAPI_EVENTS of the high-level API, the API itself
+#   11  a preset file with a bad derived type, a missing formula or an unknown term: ignored lines, no abort
+#   12  a preset whose term is not an event: the preset is not available (papi_avail crashed)
+#   13  PAPI_start/read/stop on an EventSet after PAPI_shutdown: PAPI_ENOEVST, no crash
+#   14, 15  PAPI_CSV_EVENT_FILE naming a missing, empty or garbage file: perf_event disabled with a reason naming it
+#   09  papi_mem_info under the emulator: every cache the machine's sysfs describes, with its type and size
+#       (L1 instruction and data apart), whatever caches the emulated machine serves
+#   06  an ordinary user on a board whose PMU cannot exclude the kernel, with perf_event_paranoid 2: perf_event
+#       disabled with the fix in its reason; with paranoid 1 it counts (needs the emulator's permission model)
+# Env: PAPI_TREE (built PAPI tree), PREFIX (PAPI, libpfm4 and the emulator installed), RVEMU_RUN.
+# Prints one line per check and a summary; exit status 1 if any check failed.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${RVPAPI_BUILD:-$top/build}
+tree=${PAPI_TREE:-$build/papi}
+prefix=${PREFIX:-$build/prefix}
+run=${RVEMU_RUN:-$prefix/bin/rvemu-run}
+utils=$tree/src/utils
+work=$build/papi-robustness
+rm -rf "$work"
+mkdir -p "$work"
+export LD_LIBRARY_PATH=$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+pass=0
+fail=0
+ok() { echo "ok    $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL  $*"; fail=$((fail + 1)); }
+emu() { timeout 120 "$run" --model sifive-u74 "$@"; }
+# died RC: the exit status of a program killed by a signal (or by timeout)
+died() { [ "$1" -ge 124 ]; }
+
+[ -x "$run" ] || { echo "run-papi-robustness: rvemu-run not found at $run" >&2; exit 1; }
+cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$prefix/include" "$top/tests/papi/papi_bad_input.c" \
+	-o "$work/papi_bad_input" -L"$prefix/lib" -lpapi ||
+	{ echo "run-papi-robustness: cannot build papi_bad_input" >&2; exit 1; }
+make -s -f "$top/examples/GNUmakefile" PREFIX="$prefix" OUT="$work/examples" >/dev/null ||
+	{ echo "run-papi-robustness: cannot build the examples" >&2; exit 1; }
+
+long=$(printf 'A%.0s' $(seq 9000))
+
+# --- 10: long event names -----------------------------------------------------------------------------
+for name in "$long" "riscv_sifive_u74::$long" "riscv_sifive_u74::INSTRUCTION_COMMIT:$long"; do
+	what="papi_command_line with a ${#name}-character name (${name:0:20}...)"
+	emu "$utils/papi_command_line" "$name" >"$work/command_line.txt" 2>&1
+	rc=$?
+	if died $rc; then
+		bad "$what: exit status $rc (crashed)"
+	elif grep -q "^Failed adding: ${name:0:40}" "$work/command_line.txt"; then
+		ok "$what: refused ('$(grep -m1 '^because:' "$work/command_line.txt")')"
+	else
+		bad "$what: no 'Failed adding' (see $work/command_line.txt)"
+	fi
+done
+PAPI_HL_VERBOSE=1 PAPI_EVENTS="PAPI_TOT_CYC,riscv_sifive_u74::$long" PAPI_OUTPUT_DIRECTORY="$work/hl" \
+	emu --clock virtual "$work/examples/hl_region" >"$work/hl.txt" 2>&1
+rc=$?
+if died $rc; then
+	bad "PAPI_EVENTS with a 9000-character name: exit status $rc (crashed)"
+elif grep -q 'PAPI-HL Warning: "riscv_sifive_u74::AAAA' "$work/hl.txt" &&
+	grep -q '"PAPI_TOT_CYC"' "$work"/hl/papi_hl_output/rank_*.json 2>/dev/null; then
+	ok "PAPI_EVENTS with a 9000-character name: warned about it, PAPI_TOT_CYC still counted"
+else
+	bad "PAPI_EVENTS with a 9000-character name: no warning or no PAPI_TOT_CYC output (see $work/hl.txt)"
+fi
+
+# --- 10, 13: the API ----------------------------------------------------------------------------------
+emu "$work/papi_bad_input" >"$work/bad_input.txt" 2>&1
+rc=$?
+sed 's/^ok  /ok   /;s/^FAIL/FAIL /' "$work/bad_input.txt" | grep -E '^(ok|FAIL) ' | while read -r verdict rest; do
+	echo "$verdict papi_bad_input: $rest"
+done
+if died $rc || [ $rc -ne 0 ]; then
+	bad "papi_bad_input: exit status $rc (see $work/bad_input.txt)"
+else
+	ok "papi_bad_input: $(grep -c '^ok' "$work/bad_input.txt") API checks"
+fi
+
+# --- 11, 12: bad preset lines -----------------------------------------------------------------------------
+# Each bad line is ignored (with a PAPIERROR under PAPI_VERBOSE); the good line after it still defines a preset.
+bad_lines=(
+	"PRESET,PAPI_TOT_INS,BOGUS,riscv_sifive_u74::INSTRUCTIONS"
+	"PRESET,PAPI_TOT_INS"
+	"PRESET,PAPI_TOT_INS,DERIVED_POSTFIX"
+	"PRESET,PAPI_TOT_INS,NOT_DERIVED,riscv_sifive_u74::NO_SUCH_EVENT"
+	"PRESET,PAPI_FP_OPS,DERIVED_ADD,riscv_sifive_u74::CYCLES,NO_SUCH_EVENT"
+)
+for line in "${bad_lines[@]}"; do
+	printf 'CPU,riscv_sifive_u74\n%s\nPRESET,PAPI_TOT_CYC,NOT_DERIVED,riscv_sifive_u74::CYCLES\n' "$line" >"$work/presets.csv"
+	PAPI_VERBOSE=1 PAPI_CSV_EVENT_FILE=$work/presets.csv emu "$utils/papi_avail" >"$work/avail.txt" 2>&1
+	rc=$?
+	if died $rc; then
+		bad "preset line '$line': papi_avail exit status $rc (crashed)"
+	elif grep -q "^PAPI Error: " "$work/avail.txt" && grep -q "^PAPI_TOT_CYC .* Yes" "$work/avail.txt"; then
+		ok "preset line '$line': ignored with '$(grep -m1 '^PAPI Error: ' "$work/avail.txt" | cut -c13-90)', the next line loads"
+	else
+		bad "preset line '$line': no PAPI Error or PAPI_TOT_CYC missing (see $work/avail.txt)"
+	fi
+done
+
+# --- 14, 15: PAPI_CSV_EVENT_FILE that gives no presets -----------------------------------------------------
+: >"$work/empty.csv"
+printf '\x7fELF\x02\x01garbage,,,\n\n#comment only\nCPU\n' >"$work/garbage.csv"
+printf 'CPU,some_other_cpu\nPRESET,PAPI_TOT_CYC,NOT_DERIVED,CYCLES\n' >"$work/other-cpu.csv"
+for f in "$work/missing.csv:No such file or directory" "$work/empty.csv:no valid PRESET line" \
+	"$work/garbage.csv:no valid PRESET line" "$work/other-cpu.csv:no valid PRESET line" \
+	"$work:no valid PRESET line"; do
+	path=${f%%:*}
+	want="PAPI_CSV_EVENT_FILE $path: ${f#*:}"
+	PAPI_CSV_EVENT_FILE=$path emu "$utils/papi_component_avail" >"$work/component_avail.txt" 2>&1
+	rc=$?
+	if died $rc; then
+		bad "PAPI_CSV_EVENT_FILE=$(basename "$path"): exit status $rc (crashed)"
+	elif grep -A1 "^Name:   perf_event " "$work/component_avail.txt" | grep -qF "Disabled: $want"; then
+		ok "PAPI_CSV_EVENT_FILE=$(basename "$path"): perf_event disabled: '$want'"
+	else
+		bad "PAPI_CSV_EVENT_FILE=$(basename "$path"): want 'Disabled: $want' (see $work/component_avail.txt)"
+	fi
+done
+
+# --- 09: papi_mem_info shows the machine's caches ------------------------------------------------------
+# What the emulated machine's sysfs says (read through the emulator), as "L<level> <Type> <size KB>" lines.
+emu sh -c 'for d in /sys/devices/system/cpu/cpu0/cache/index*; do
+	echo "L$(cat "$d/level") $(cat "$d/type") $(cat "$d/size")"; done' 2>/dev/null |
+	sed 's/K$//' | sort >"$work/sysfs-caches.txt"
+emu "$utils/papi_mem_info" >"$work/mem_info.txt" 2>&1
+awk '/^L[0-9] (Data|Instruction|Unified) Cache:/ { lvl = $1; type = $2; next }
+     /Total size:/ && lvl != "" { print lvl, type, $3; lvl = "" }' "$work/mem_info.txt" | sort >"$work/mem_info-caches.txt"
+if [ ! -s "$work/sysfs-caches.txt" ]; then
+	bad "papi_mem_info: the emulated machine describes no caches in sysfs (cannot check)"
+elif cmp -s "$work/sysfs-caches.txt" "$work/mem_info-caches.txt" && grep -q '^L1 Data ' "$work/mem_info-caches.txt" &&
+	grep -q '^L1 Instruction ' "$work/mem_info-caches.txt"; then
+	ok "papi_mem_info: every cache of the machine with its type and size ($(paste -sd ';' "$work/mem_info-caches.txt"))"
+else
+	bad "papi_mem_info: caches differ from sysfs: want $(paste -sd ';' "$work/sysfs-caches.txt"), got $(paste -sd ';' "$work/mem_info-caches.txt")"
+fi
+
+# --- 06: an ordinary user without CAP_PERFMON ---------------------------------------------------------
+# The emulator's permission model: rvemu-run --user runs the program without CAP_PERFMON and --paranoid N
+# sets the enforced perf_event_paranoid level (docs/emulator-core.md).
+emu --user --paranoid 2 "$utils/papi_component_avail" >"$work/unpriv2.txt" 2>&1
+want="Disabled: PMU cannot exclude kernel, perf_event_paranoid=2 forbids kernel counts: sysctl kernel.perf_event_paranoid=1 or CAP_PERFMON"
+if grep -A1 "^Name:   perf_event " "$work/unpriv2.txt" | grep -qF "$want"; then
+	ok "ordinary user, U74 without Sscofpmf, paranoid 2: perf_event disabled, the reason names the fix"
+else
+	bad "ordinary user, U74 without Sscofpmf, paranoid 2: want '$want' (see $work/unpriv2.txt)"
+fi
+emu --user --paranoid 1 "$utils/papi_component_avail" -d >"$work/unpriv1.txt" 2>&1
+if grep -A1 "^Name:   perf_event " "$work/unpriv1.txt" | grep -q "Native: [1-9]" &&
+	grep -q "Default domain:.*ALL" "$work/unpriv1.txt"; then
+	ok "ordinary user, U74 without Sscofpmf, paranoid 1: perf_event enabled, domain ALL"
+else
+	bad "ordinary user, U74 without Sscofpmf, paranoid 1: perf_event not enabled with domain ALL (see $work/unpriv1.txt)"
+fi
+emu --user --paranoid 2 --sscofpmf "$utils/papi_component_avail" -d >"$work/unpriv-sscofpmf.txt" 2>&1
+if grep -A1 "^Name:   perf_event " "$work/unpriv-sscofpmf.txt" | grep -q "Native: [1-9]" &&
+	grep -q "Available domains:.*USER" "$work/unpriv-sscofpmf.txt" &&
+	! grep -q "Available domains:.*KERNEL" "$work/unpriv-sscofpmf.txt"; then
+	ok "ordinary user, U74 with Sscofpmf, paranoid 2: perf_event enabled, user domain only"
+else
+	bad "ordinary user, U74 with Sscofpmf, paranoid 2: want perf_event enabled without KERNEL (see $work/unpriv-sscofpmf.txt)"
+fi
+emu --user --paranoid 3 "$utils/papi_component_avail" >"$work/unpriv3.txt" 2>&1
+if grep -A1 "^Name:   perf_event " "$work/unpriv3.txt" | grep -q "Disabled:.*perf_event_paranoid=3.*CAP_PERFMON"; then
+	ok "ordinary user, paranoid 3 (Debian): perf_event disabled, the reason names the fix"
+else
+	bad "ordinary user, paranoid 3 (Debian): want perf_event disabled naming perf_event_paranoid=3 (see $work/unpriv3.txt)"
+fi
+
+echo "papi robustness: $pass ok, $fail failed"
+[ $fail -eq 0 ]
