@@ -11,5 +11,9 @@ struct fe_text {
 };
 /* 1: `path` is ours and b holds its text (or *is_dir); 0: not ours; -ENOENT: hidden host entry. */
 int fe_file_content(const char *path, struct fe_text *b, int *is_dir);
+/* The entries of a served directory (readdir order) into names[max]: their number, 0 when the directory
+ * is not one whose listing we serve, -ENOENT when it does not exist on this machine. */
+#define FE_NAME_MAX 32
+int fe_dir_listing(const char *path, char names[][FE_NAME_MAX], int max);
 
 #endif

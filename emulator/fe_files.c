@@ -257,3 +257,23 @@ int fe_file_content(const char *path, struct fe_text *b, int *is_dir)
 		return 0;
 	return 1;
 }
+
+int fe_dir_listing(const char *path, char names[][FE_NAME_MAX], int max)
+{
+	/* /sys/devices/system/cpu/cpuN/cache: the model's leaves, not the host's (PAPI's
+	 * generic_get_memory_info reads whatever index* readdir returns) */
+	char *end;
+	if (!path || strncmp(path, SYS_CPU "cpu", sizeof(SYS_CPU "cpu") - 1))
+		return 0;
+	const char *n = path + sizeof(SYS_CPU "cpu") - 1;
+	unsigned long cpu = strtoul(n, &end, 10);
+	if (end == n || strcmp(end, "/cache") != 0)
+		return 0;
+	if (cpu >= emu_nharts() || !emu_model()->caches[0])
+		return -ENOENT;
+	struct cache_leaf c;
+	int count = 0;
+	for (int i = 0; i < max && cache_leaf((unsigned)i, &c); i++)
+		snprintf(names[count++], FE_NAME_MAX, "index%d", i);
+	return count;
+}

@@ -5,6 +5,7 @@
  *
  * Every emulated event is a real fd (a memfd), so fd numbers never collide with the program's own files.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -662,6 +663,105 @@ EMU_EXPORT int faccessat(int dirfd, const char *path, int amode, int flags)
 {
 	int r;
 	return access_virtual(path, amode, &r) ? r : EMU_REAL(faccessat)(dirfd, path, amode, flags);
+}
+
+/* Directories whose listing the machine defines (fe_dir_listing): a real DIR handle (of "/") stands for
+ * the directory, and readdir answers with the served entries. */
+struct served_dir {
+	DIR *dir;
+	int n, next;
+	char names[16][FE_NAME_MAX];
+	struct dirent ent;
+	struct dirent64 ent64;
+};
+#define MAX_SERVED_DIRS 16
+static struct served_dir *served_dirs[MAX_SERVED_DIRS];
+static pthread_mutex_t dirs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct served_dir *served_of(DIR *d)
+{
+	struct served_dir *r = NULL;
+	pthread_mutex_lock(&dirs_lock);
+	for (int i = 0; i < MAX_SERVED_DIRS && !r; i++)
+		if (served_dirs[i] && served_dirs[i]->dir == d)
+			r = served_dirs[i];
+	pthread_mutex_unlock(&dirs_lock);
+	return r;
+}
+
+EMU_EXPORT DIR *opendir(const char *path)
+{
+	emu_init();
+	struct served_dir *sd = !strncmp(path, "/sys/", 5) ? calloc(1, sizeof(*sd)) : NULL;
+	if (!sd)
+		return EMU_REAL(opendir)(path);
+	sd->n = fe_dir_listing(path, sd->names, 16);
+	if (sd->n == 0) {
+		free(sd);
+		return EMU_REAL(opendir)(path);
+	}
+	if (sd->n < 0) {
+		int err = -sd->n;
+		free(sd);
+		errno = err;
+		return NULL;
+	}
+	sd->dir = EMU_REAL(opendir)("/");
+	pthread_mutex_lock(&dirs_lock);
+	int slot = -1;
+	for (int i = 0; i < MAX_SERVED_DIRS && slot < 0; i++)
+		if (!served_dirs[i])
+			slot = i;
+	if (slot >= 0 && sd->dir)
+		served_dirs[slot] = sd;
+	pthread_mutex_unlock(&dirs_lock);
+	if (slot < 0 || !sd->dir) {
+		if (sd->dir)
+			EMU_REAL(closedir)(sd->dir);
+		free(sd);
+		errno = EMFILE;
+		return NULL;
+	}
+	EMU_STAT_ADD(syscalls_emulated, 1);
+	return sd->dir;
+}
+
+EMU_EXPORT struct dirent *readdir(DIR *d)
+{
+	struct served_dir *sd = served_of(d);
+	if (!sd)
+		return EMU_REAL(readdir)(d);
+	if (sd->next >= sd->n)
+		return NULL;
+	memset(&sd->ent, 0, sizeof(sd->ent));
+	sd->ent.d_type = DT_DIR;
+	snprintf(sd->ent.d_name, sizeof(sd->ent.d_name), "%s", sd->names[sd->next++]);
+	return &sd->ent;
+}
+
+EMU_EXPORT struct dirent64 *readdir64(DIR *d)
+{
+	struct served_dir *sd = served_of(d);
+	if (!sd)
+		return EMU_REAL(readdir64)(d);
+	if (sd->next >= sd->n)
+		return NULL;
+	memset(&sd->ent64, 0, sizeof(sd->ent64));
+	sd->ent64.d_type = DT_DIR;
+	snprintf(sd->ent64.d_name, sizeof(sd->ent64.d_name), "%s", sd->names[sd->next++]);
+	return &sd->ent64;
+}
+
+EMU_EXPORT int closedir(DIR *d)
+{
+	pthread_mutex_lock(&dirs_lock);
+	for (int i = 0; i < MAX_SERVED_DIRS; i++)
+		if (served_dirs[i] && served_dirs[i]->dir == d) {
+			free(served_dirs[i]);
+			served_dirs[i] = NULL;
+		}
+	pthread_mutex_unlock(&dirs_lock);
+	return EMU_REAL(closedir)(d);
 }
 
 /* The number of CPUs: glibc reads /sys internally where we cannot see it, so answer here. */

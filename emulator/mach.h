@@ -9,6 +9,7 @@
  * and the files of one layer call each other without cycles. See docs/emulator-core.md. */
 #ifndef EMU_MACH_H
 #define EMU_MACH_H
+#include <dirent.h>
 #include <poll.h>
 #include <signal.h>
 #include <stddef.h>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The host's real libc functions (mach_host.def lists them), resolved lazily with dlsym(RTLD_NEXT). */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <poll.h>
 #include <signal.h>

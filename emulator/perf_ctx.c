@@ -609,7 +609,8 @@ static uint64_t now_ns(clockid_t c)
  * overflow, not where it was a host tick later; but they would also wake a thread that sleeps. So: a
  * wall-clock alarm while the thread ran at least half of the wall time since the last arming (it is
  * running), else an alarm on its CPU clock (it waits; it cannot overflow before it runs anyway). Only the
- * target thread arms its own alarms this way; for another thread the CPU clock is used. */
+ * target thread arms its own alarms this way; for another thread the CPU clock is used, and for overflows
+ * less than 200 us away (see below). */
 void emu_timer_rearm(struct emu_thread *t)
 {
 	if (emu_clock_is_virtual() || !t->perf)
@@ -636,6 +637,12 @@ void emu_timer_rearm(struct emu_thread *t)
 		ctx->alarm_wall_ns = wall;
 		ctx->alarm_cpu_ns = cpu;
 	}
+	/* Overflows due sooner than the emulator's own handling of one (tens of us, signal and handler
+	 * included) would follow each other with no program in between (a livelock: PAPI_overflow with 1000
+	 * cycles): those wait for the CPU-clock alarm, whose coarse firing batches them, and the throttle at
+	 * perf_event_max_sample_rate then applies as on Linux. */
+	if (ns < 200000)
+		clock = EMU_ALARM_CPU;
 	ctx->alarm_clock = clock;
 	emu_thread_alarm(t, tick_signal, ns, clock);
 }
