@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Apply our RISC-V overlay to a pristine PAPI 7.0.0 tree (as unpacked by scripts/fetch-upstream.sh).
 #   papi-component/apply.sh PAPI_TREE [PRESETS_CSV]
-# 1. copies our own files (overlay/*) into PAPI_TREE/src,
+# 1. copies our own files (overlay/*) into PAPI_TREE/src, and our component (riscv_hpc/) into src/components,
 # 2. applies the named patches (patches/NN-*.patch, in order),
 # 3. appends our presets (events/presets.csv by default) to src/papi_events.csv, which PAPI compiles into
 #    libpapi (papi_events_table.h) and installs as share/papi/papi_events.csv.
@@ -20,7 +20,7 @@ src=$tree/src
 [ -f "$presets" ] || die "presets file $presets not found"
 
 overlay_hash() {
-	(cd "$here" && find overlay patches -type f | LC_ALL=C sort | xargs sha256sum
+	(cd "$here" && find overlay patches riscv_hpc -type f | LC_ALL=C sort | xargs sha256sum
 	 sha256sum < "$presets") | sha256sum | cut -d' ' -f1
 }
 stamp=$tree/.rvpapi-papi-overlay
@@ -35,6 +35,8 @@ for f in "$here"/overlay/*; do
 	cp "$f" "$src/"
 	echo "apply: added src/$(basename "$f")"
 done
+cp -r "$here/riscv_hpc" "$src/components/"
+echo "apply: added src/components/riscv_hpc"
 for p in "$here"/patches/*.patch; do
 	if ! patch -d "$tree" -p1 --forward --batch --quiet < "$p"; then
 		die "patch $(basename "$p") does not apply to $tree"
