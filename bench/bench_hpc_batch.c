@@ -24,8 +24,8 @@
 #include "rvbank.h"
 #include "rvemu.h"
 
-#define MAX_MANAGERS 8
-#define PER_MANAGER  4
+#define MAX_MANAGERS 8u
+#define PER_MANAGER  4u
 #define REPEAT       5 /* reads per configuration; the table shows the mean */
 
 static void (*get_stats)(struct rvemu_stats *);
@@ -46,7 +46,7 @@ static uint32_t manager(unsigned m, unsigned harts)
 /* Mean CSR operations of one read of the requests (batched) or of each of their bits alone. */
 static double cost(const struct rvbank_hpc_request *req, size_t n, int per_event)
 {
-	uint64_t values[64];
+	uint64_t values[64] = {0};
 	uint64_t before = csr_ops();
 
 	for (int r = 0; r < REPEAT; r++) {
@@ -58,7 +58,8 @@ static double cost(const struct rvbank_hpc_request *req, size_t n, int per_event
 		for (size_t i = 0; i < n; i++)
 			for (unsigned bit = 0; bit < 64; bit++) {
 				struct rvbank_hpc_request one = {req[i].manager_id, 1ull << bit, values};
-				if ((req[i].bitmap & (1ull << bit)) && rvbank_hpc_read(&one, 1, NULL, NULL) != RVBANK_OK)
+				if ((req[i].bitmap & (1ull << bit)) &&
+				    rvbank_hpc_read(&one, 1, NULL, NULL) != RVBANK_OK)
 					return -1;
 			}
 	}
@@ -73,8 +74,8 @@ static int row(const char *label, unsigned x, const struct rvbank_hpc_request *r
 		printf("%s %u: a read failed\n", label, x);
 		return -1;
 	}
-	printf("%-10s %2u | %8.1f %8.1f | %9.1f %9.1f | %6.2fx\n", label, x, b, b * csr_cycles, e, e * csr_cycles,
-	       e / b);
+	printf("%-10s %2u | %8.1f %8.1f | %9.1f %9.1f | %6.2fx\n", label, x, b, b * csr_cycles, e,
+	       e * csr_cycles, e / b);
 	*batched = b;
 	return 0;
 }
@@ -87,7 +88,8 @@ static void reexec_under_emulator(char **argv)
 	if (dlsym(RTLD_DEFAULT, "rvemu_api_version") != NULL)
 		return;
 	if (lib == NULL || getenv("BENCH_REEXECED") != NULL) {
-		fprintf(stderr, "bench_hpc_batch: run it under rvemu-run --model lowrisc-hpc --clock virtual\n");
+		fprintf(stderr,
+		        "bench_hpc_batch: run it under rvemu-run --model lowrisc-hpc --clock virtual\n");
 		exit(1);
 	}
 	snprintf(preload, sizeof(preload), "%s%s%s", old != NULL ? old : "", old != NULL && *old ? ":" : "",
@@ -121,7 +123,8 @@ int main(int argc, char **argv)
 	if (cyc != NULL && atoi(cyc) > 0)
 		csr_cycles = (unsigned)atoi(cyc);
 	harts = harts < MAX_MANAGERS ? harts : MAX_MANAGERS;
-	printf("riscv_hpc PAPI_read cost, distributed HPC (emulator, virtual clock; %u cycle(s) per CSR access)\n",
+	printf("riscv_hpc PAPI_read cost, distributed HPC (emulator, virtual clock; %u cycle(s) per CSR "
+	       "access)\n",
 	       csr_cycles);
 	printf("                | batched (1 request/manager) | one request per event |\n");
 	printf("              x |  CSR ops   cycles |   CSR ops    cycles |  ratio\n");
@@ -150,12 +153,14 @@ int main(int argc, char **argv)
 		if (m == MAX_MANAGERS)
 			ratio8 = cost(req, m, 1) / b;
 	}
-	printf("batched cost per extra event on one manager: %.2f CSR operations = one hpcr pop + %.2f polls of "
-	       "hpcm (a manager sends one value every RVEMU_HPC_COUNTER_CYCLES=%s cycles; the client drains "
-	       "faster); N=64: %.1f operations\n",
-	       (last - first) / 63.0, (last - first) / 63.0 - 1.0,
-	       getenv("RVEMU_HPC_COUNTER_CYCLES") ? getenv("RVEMU_HPC_COUNTER_CYCLES") : "2", one_mgr64);
-	printf("batched vs one request per event: %.1fx fewer CSR operations for 64 events on one manager, %.1fx "
+	printf(
+	    "batched cost per extra event on one manager: %.2f CSR operations = one hpcr pop + %.2f polls of "
+	    "hpcm (a manager sends one value every RVEMU_HPC_COUNTER_CYCLES=%s cycles; the client drains "
+	    "faster); N=64: %.1f operations\n",
+	    (last - first) / 63.0, (last - first) / 63.0 - 1.0,
+	    getenv("RVEMU_HPC_COUNTER_CYCLES") ? getenv("RVEMU_HPC_COUNTER_CYCLES") : "2", one_mgr64);
+	printf("batched vs one request per event: %.1fx fewer CSR operations for 64 events on one manager, "
+	       "%.1fx "
 	       "for %u managers x %u events\n",
 	       ratio64, ratio8, MAX_MANAGERS, PER_MANAGER);
 	return 0;

@@ -386,7 +386,8 @@ static int take_forced(unsigned *mine, unsigned *process_wide)
 	}
 	n = __atomic_load_n(process_wide, __ATOMIC_RELAXED);
 	while (n > 0) {
-		if (__atomic_compare_exchange_n(process_wide, &n, n - 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		if (__atomic_compare_exchange_n(process_wide, &n, n - 1, 0, __ATOMIC_RELAXED,
+		                                __ATOMIC_RELAXED))
 			return 1;
 	}
 	return 0;
@@ -512,7 +513,8 @@ void emu_hpc_init(void)
 	hpc.useren_default = (int)emu_bank_env_u64("RVEMU_HPC_USEREN", 1, 0, 1);
 	hpc.manager_free_at = calloc(hpc.nharts + hpc.nslices, sizeof(*hpc.manager_free_at));
 	hpc.manager_requests = calloc(hpc.nharts + hpc.nslices, sizeof(*hpc.manager_requests));
-	if (hpc.manager_free_at == NULL || hpc.manager_requests == NULL || pthread_key_create(&hpc.client_key, client_destroy) != 0) {
+	if (hpc.manager_free_at == NULL || hpc.manager_requests == NULL ||
+	    pthread_key_create(&hpc.client_key, client_destroy) != 0) {
 		fprintf(stderr, "rvemu: cannot set up the distributed HPC model\n");
 		exit(2);
 	}

@@ -22,7 +22,8 @@ static int isa_has_ext(const char *isa, const char *ext)
 
 	while (p != NULL) {
 		p++;
-		if (strncasecmp(p, ext, n) == 0 && (p[n] == '\0' || p[n] == '_' || isspace((unsigned char)p[n])))
+		if (strncasecmp(p, ext, n) == 0 &&
+		    (p[n] == '\0' || p[n] == '_' || isspace((unsigned char)p[n])))
 			return 1;
 		p = strchr(p, '_');
 	}
@@ -69,7 +70,8 @@ unsigned rvbank_nharts(void)
 	if (f == NULL)
 		return 1;
 	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, "processor", 9) == 0 && (line[9] == ' ' || line[9] == '\t' || line[9] == ':'))
+		if (strncmp(line, "processor", 9) == 0 &&
+		    (line[9] == ' ' || line[9] == '\t' || line[9] == ':'))
 			n++;
 	fclose(f);
 	return n > 0 ? n : 1;
@@ -88,13 +90,16 @@ int rvbank_hpc_probe(char *reason, size_t len)
 		set_reason(reason, len, "no distributed HPC: the isa string has no xdhpc extension");
 		return RVBANK_ENOHW;
 	}
-	/* hpcc is readable from user mode on a core with the extension; only a trigger with useren = 0 traps */
+	/* hpcc is readable from user mode on a core with the extension; only a trigger with useren = 0 traps
+	 */
 	if (rvhw_csr_read(RVHW_CSR_HPCC, &hpcc) != RVHW_OK) {
-		set_reason(reason, len, "the isa string has xdhpc but the hpcc CSR cannot be read (seam 2 refused)");
+		set_reason(reason, len,
+		           "the isa string has xdhpc but the hpcc CSR cannot be read (seam 2 refused)");
 		return RVBANK_ENOHW;
 	}
 	if (!(hpcc & RVHW_HPCC_USEREN)) {
-		set_reason(reason, len, "hpcc.useren = 0: the OS does not let user code read the distributed HPC");
+		set_reason(reason, len,
+		           "hpcc.useren = 0: the OS does not let user code read the distributed HPC");
 		return RVBANK_EPERM;
 	}
 	set_reason(reason, len, "");
@@ -142,8 +147,7 @@ static int hpc_attempt(struct hpc_io *io, const struct rvbank_hpc_request *r, un
 
 	csr_write(io, RVHW_CSR_HPCC, 0); /* (2) cancel whatever this client still has in flight */
 	csr_write(io, RVHW_CSR_HPCM, r->bitmap);
-	csr_write(io, RVHW_CSR_HPCC,
-	          ((uint64_t)r->manager_id << RVHW_HPCC_ID_SHIFT) | RVHW_HPCC_TRIGGER);
+	csr_write(io, RVHW_CSR_HPCC, ((uint64_t)r->manager_id << RVHW_HPCC_ID_SHIFT) | RVHW_HPCC_TRIGGER);
 	io->stats->requests++;
 	if (io->failed)
 		return io->failed;
@@ -187,7 +191,8 @@ static int hpc_attempt(struct hpc_io *io, const struct rvbank_hpc_request *r, un
 
 /* Algorithm 2 around hpc_attempt. The poll budget is the request's, over all its attempts: a silent
  * manager times out even when context switches keep interrupting the wait. */
-static int hpc_request(struct hpc_io *io, const struct rvbank_hpc_request *r, const struct rvbank_hpc_options *o)
+static int hpc_request(struct hpc_io *io, const struct rvbank_hpc_request *r,
+                       const struct rvbank_hpc_options *o)
 {
 	unsigned polls = 0;
 
@@ -322,7 +327,8 @@ const char *rvbank_strerror(int err)
 	case RVBANK_EPERM:
 		return "hpcc.useren = 0: user code may not start HPC requests";
 	case RVBANK_ERETRY:
-		return "the request was interrupted (context switch or empty pop) more often than the retry bound";
+		return "the request was interrupted (context switch or empty pop) more often than the retry "
+		       "bound";
 	case RVBANK_ENOHW:
 		return "no such counter bank on this machine";
 	case RVBANK_EINVAL:

@@ -271,7 +271,8 @@ static int _riscv_hpc_init_component(int cidx)
 	_riscv_hpc_vector.cmp_info.default_domain = _riscv_hpc_vector.cmp_info.available_domains;
 	_riscv_hpc_vector.cmp_info.num_native_events = native_count;
 	_riscv_hpc_vector.cmp_info.num_preset_events = 0;
-	/* presets over bank events: the CPU,riscv_lowrisc_hpc / CPU,riscv_ucb_boom blocks of papi_events.csv */
+	/* presets over bank events: the CPU,riscv_lowrisc_hpc / CPU,riscv_ucb_boom blocks of papi_events.csv
+	 */
 	if (hpc_present)
 		_papi_load_preset_table(PMU_HPC, 0, cidx);
 	if (boom_present)
@@ -485,11 +486,11 @@ static int _riscv_hpc_start(hwd_context_t *ctx, hwd_control_state_t *ctl)
 {
 	rvhpc_context_t *t = (rvhpc_context_t *)ctx;
 	rvhpc_control_t *c = (rvhpc_control_t *)ctl;
-	int rc;
 
 	thread_ops++;
 	c->has_last = 0;
 	if (c->nboom > 0) {
+		int rc;
 		if (t->boom_running > 0 && t->boom_max_priv != c->max_priv)
 			return PAPI_ECNFLCT; /* pfc_maxPriv is one per task */
 		if (t->boom_running == 0) {
@@ -536,7 +537,8 @@ static int _riscv_hpc_read(hwd_context_t *ctx, hwd_control_state_t *ctl, long lo
 				const rvhpc_manager_t *mg = &c->managers[m];
 				if (mg->kind != e->kind || (sel > 0 && mg->module != sel - 1))
 					continue;
-				sum += rvbank_delta(mg->last[e->bit], mg->start[e->bit], RVBANK_HPC_COUNTER_BITS);
+				sum += rvbank_delta(mg->last[e->bit], mg->start[e->bit],
+				                    RVBANK_HPC_COUNTER_BITS);
 			}
 		}
 		c->values[i] = (long long)sum;
@@ -642,11 +644,11 @@ static int describe(unsigned code, char *out, size_t len)
 	if (e->bank == BANK_BOOM)
 		snprintf(out, len, "%s (per task; privilege levels from the EventSet's domain)", e->descr);
 	else if (sel == 0)
-		snprintf(out, len, "%s, summed over the %u %s managers (one request each)", e->descr, instances(e),
-		         e->kind == MGR_CORE ? "core" : "L2 slice");
+		snprintf(out, len, "%s, summed over the %u %s managers (one request each)", e->descr,
+		         instances(e), e->kind == MGR_CORE ? "core" : "L2 slice");
 	else /* papi_native_avail shows what follows "masks:" as the qualifier's description */
-		snprintf(out, len, "%s masks:%s %u only: HPCManager 0x%x (everything that %s counts)", e->descr,
-		         e->kind == MGR_CORE ? "hart" : "L2 slice", sel - 1,
+		snprintf(out, len, "%s masks:%s %u only: HPCManager 0x%x (everything that %s counts)",
+		         e->descr, e->kind == MGR_CORE ? "hart" : "L2 slice", sel - 1,
 		         (unsigned)manager_id(e->kind, sel - 1), e->kind == MGR_CORE ? "hart" : "slice");
 	return PAPI_OK;
 }
@@ -672,7 +674,6 @@ static int _riscv_hpc_ntv_code_to_info(unsigned int code, PAPI_event_info_t *inf
 static int _riscv_hpc_ntv_name_to_code(const char *name, unsigned int *code)
 {
 	char buf[PAPI_HUGE_STR_LEN], *qual;
-	const char *plain;
 
 	snprintf(buf, sizeof(buf), "%s", name);
 	qual = strchr(strstr(buf, "::") ? strstr(buf, "::") + 2 : buf, ':');
@@ -683,7 +684,7 @@ static int _riscv_hpc_ntv_name_to_code(const char *name, unsigned int *code)
 		unsigned long n;
 		char *end;
 
-		plain = strstr(e->name, "::") + 2;
+		const char *plain = strstr(e->name, "::") + 2;
 		if (strcasecmp(buf, e->name) != 0 && strcasecmp(buf, plain) != 0)
 			continue;
 		if (qual == NULL) {

@@ -102,7 +102,8 @@ static void test_retry_bound(void)
 	/* nothing is left in flight */
 	CU_ASSERT_EQUAL(rvhw_csr_read(RVHW_CSR_HPCC, &hpcc), RVHW_OK);
 	CU_ASSERT_EQUAL(hpcc & RVHW_HPCC_TRIGGER, 0);
-	force_empty_pop(4 * (RVBANK_DEFAULT_RETRIES + 1)); /* every pop of every attempt finds the FIFO empty */
+	force_empty_pop(4 *
+	                (RVBANK_DEFAULT_RETRIES + 1)); /* every pop of every attempt finds the FIFO empty */
 	CU_ASSERT_EQUAL(rvbank_hpc_read(&req, 1, NULL, NULL), RVBANK_ERETRY);
 	CU_ASSERT_EQUAL(rvbank_hpc_read(&req, 1, NULL, NULL), RVBANK_OK);
 	expect_truth(l2_id(1), 0xf, v);
@@ -162,10 +163,10 @@ static void test_probe_and_useren(void)
 static void test_delta_wrap(void)
 {
 	CU_ASSERT_EQUAL(rvbank_delta(5, 3, 64), 2);
-	CU_ASSERT_EQUAL(rvbank_delta(2, UINT64_MAX - 1, 64), 4);          /* 64-bit wrap */
-	CU_ASSERT_EQUAL(rvbank_delta(1, (1ull << 40) - 2, 40), 3);        /* a 40-bit counter wrapped */
-	CU_ASSERT_EQUAL(rvbank_delta((1ull << 40) + 7, 7, 40), 0);        /* one full turn is invisible */
-	CU_ASSERT_EQUAL(rvbank_delta(0x123, 0x100, 1), 1);                /* the width masks the result */
+	CU_ASSERT_EQUAL(rvbank_delta(2, UINT64_MAX - 1, 64), 4);   /* 64-bit wrap */
+	CU_ASSERT_EQUAL(rvbank_delta(1, (1ull << 40) - 2, 40), 3); /* a 40-bit counter wrapped */
+	CU_ASSERT_EQUAL(rvbank_delta((1ull << 40) + 7, 7, 40), 0); /* one full turn is invisible */
+	CU_ASSERT_EQUAL(rvbank_delta(0x123, 0x100, 1), 1);         /* the width masks the result */
 }
 
 /* ---- BOOM (run as a child under model boom) ---- */
@@ -212,7 +213,8 @@ int main(int argc, char **argv)
 	}
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
-	suite = CU_add_suite(strcmp(api.model_name(), "boom") == 0 ? "librvbank (boom)" : "librvbank (lowrisc-hpc)",
+	suite = CU_add_suite(strcmp(api.model_name(), "boom") == 0 ? "librvbank (boom)"
+	                                                           : "librvbank (lowrisc-hpc)",
 	                     NULL, NULL);
 	if (strcmp(api.model_name(), "boom") == 0) {
 		CU_add_test(suite, "BOOM: save, count, read deltas, restore", test_boom);
@@ -220,7 +222,8 @@ int main(int argc, char **argv)
 		CU_add_test(suite, "batched read: one request per manager, exact", test_batched_read_exact);
 		CU_add_test(suite, "interruptions and empty pops are retried", test_retries);
 		CU_add_test(suite, "past the retry bound: an error, nothing in flight", test_retry_bound);
-		CU_add_test(suite, "a silent manager times out and is cancelled", test_silent_manager_times_out);
+		CU_add_test(suite, "a silent manager times out and is cancelled",
+		            test_silent_manager_times_out);
 		CU_add_test(suite, "bad input", test_bad_input);
 		CU_add_test(suite, "probe and useren", test_probe_and_useren);
 		CU_add_test(suite, "deltas across a wrap", test_delta_wrap);

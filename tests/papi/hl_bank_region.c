@@ -66,11 +66,13 @@ int main(void)
 	char *copy, *save = NULL;
 
 	if (list == NULL || truth_bind() != 0) {
-		fprintf(stderr, "hl_bank_region: set PAPI_EVENTS and run me under rvemu-run --clock virtual\n");
+		fprintf(stderr,
+		        "hl_bank_region: set PAPI_EVENTS and run me under rvemu-run --clock virtual\n");
 		return 2;
 	}
 	copy = strdup(list);
-	for (char *t = strtok_r(copy, ",", &save); t != NULL && nevents < MAX_EVENTS; t = strtok_r(NULL, ",", &save))
+	for (char *t = strtok_r(copy, ",", &save); t != NULL && nevents < MAX_EVENTS;
+	     t = strtok_r(NULL, ",", &save))
 		events[nevents++] = t;
 	/* the truth needs libpfm4 and the event tables: initialize PAPI first (the hl API shares it) */
 	if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT) {

@@ -54,7 +54,6 @@ static inline int bank_truth(const char *name, uint64_t *out)
 {
 	pfm_pmu_encode_arg_t arg;
 	uint64_t code, sum = 0, one;
-	int rc;
 
 	if (strncmp(name, "riscv_hpc:::", 12) == 0)
 		name += 12;
@@ -76,8 +75,7 @@ static inline int bank_truth(const char *name, uint64_t *out)
 	/* every manager of the kind: harts 0.., or L2 slices 0.., until the emulator knows no more */
 	uint32_t first = (uint32_t)(code >> 6) >= TRUTH_HPC_L2_ID ? TRUTH_HPC_L2_ID : 0;
 	for (uint32_t m = 0; m < 256; m++) {
-		rc = emu_hpc_truth(first + (m << 4), (unsigned)(code & 0x3f), &one);
-		if (rc != 0)
+		if (emu_hpc_truth(first + (m << 4), (unsigned)(code & 0x3f), &one) != 0)
 			break;
 		sum += one;
 	}

@@ -126,7 +126,8 @@ static void test_every_native_alone(void)
 			CU_ASSERT_EQUAL(emu_advance(ADVANCE), 0);
 			CU_ASSERT_EQUAL(PAPI_stop(set, &v), PAPI_OK);
 			/* a hart's manager counts only what runs on that hart: the others stay at 0 here */
-			if (strstr(name, ":hart=") != NULL && atoi(strstr(name, ":hart=") + 6) != (int)my_hart) {
+			if (strstr(name, ":hart=") != NULL &&
+			    atoi(strstr(name, ":hart=") + 6) != (int)my_hart) {
 				uint64_t now;
 				CU_ASSERT_EQUAL(native_truth(name, &now), 0);
 				CU_ASSERT_EQUAL((uint64_t)v, now - before);
@@ -195,7 +196,8 @@ static void expect_one_request_each(struct req_count before, const char *what)
 {
 	struct req_count now = req_now();
 	if (now.total - before.total != 3)
-		fprintf(stderr, "%s: %llu requests, want 3\n", what, (unsigned long long)(now.total - before.total));
+		fprintf(stderr, "%s: %llu requests, want 3\n", what,
+		        (unsigned long long)(now.total - before.total));
 	CU_ASSERT_EQUAL(now.core - before.core, 1);
 	CU_ASSERT_EQUAL(now.l2[0] - before.l2[0], 1);
 	CU_ASSERT_EQUAL(now.l2[1] - before.l2[1], 1);
@@ -425,8 +427,8 @@ static void test_four_threads_same_managers(void)
 
 static void test_boom_natives_and_domains(void)
 {
-	const char *names[] = {"riscv_ucb_boom::cycles", "riscv_ucb_boom::insts", "riscv_ucb_boom::dcache_access",
-	                       "riscv_ucb_boom::com_is_br"};
+	const char *names[] = {"riscv_ucb_boom::cycles", "riscv_ucb_boom::insts",
+	                       "riscv_ucb_boom::dcache_access", "riscv_ucb_boom::com_is_br"};
 	const unsigned counters[] = {0, 1, 36, 49};
 	const int domains[] = {PAPI_DOM_USER, PAPI_DOM_USER | PAPI_DOM_KERNEL, PAPI_DOM_ALL};
 	const unsigned max_priv[] = {0, 1, 3};
@@ -461,8 +463,8 @@ static void test_boom_natives_and_domains(void)
 		CU_ASSERT_EQUAL(PAPI_stop(set, v), PAPI_OK);
 		for (int i = 0; i < 4; i++) {
 			if ((uint64_t)v[i] != after[i] - before[i])
-				fprintf(stderr, "%s maxPriv %u: PAPI %lld, truth %llu\n", names[i], max_priv[d], v[i],
-				        (unsigned long long)(after[i] - before[i]));
+				fprintf(stderr, "%s maxPriv %u: PAPI %lld, truth %llu\n", names[i],
+				        max_priv[d], v[i], (unsigned long long)(after[i] - before[i]));
 			CU_ASSERT_EQUAL((uint64_t)v[i], after[i] - before[i]);
 			CU_ASSERT(v[i] > 0);
 		}
@@ -553,10 +555,12 @@ int main(int argc, char **argv)
 		            test_interruptions_and_empty_pops_retried);
 		CU_add_test(s, "past the retry bound PAPI_read fails", test_past_retry_bound_is_an_error);
 		CU_add_test(s, "bad names and domains are refused", test_bad_names);
-		CU_add_test(s, "4 threads read the same managers: exact, none starves", test_four_threads_same_managers);
+		CU_add_test(s, "4 threads read the same managers: exact, none starves",
+		            test_four_threads_same_managers);
 	} else {
 		CU_add_test(s, "every BOOM native alone equals the truth", test_boom_every_native_alone);
-		CU_add_test(s, "BOOM domains -> pfc_maxPriv; procTag set and restored", test_boom_natives_and_domains);
+		CU_add_test(s, "BOOM domains -> pfc_maxPriv; procTag set and restored",
+		            test_boom_natives_and_domains);
 	}
 	return cunit_run_all();
 }
