@@ -25,11 +25,11 @@
  * - The receive FIFO holds RVEMU_HPC_FIFO_DEPTH (64) values; values arriving at a full FIFO are dropped
  *   (only possible when old values were left unread and a new 64-counter request was issued).
  * - Context switches: the client state is per thread (as if the OS saved hpcc/hpcm/FIFO per task). A real
- *   descheduling of the thread (emu_thread_context_switches() grew since the trigger, checked whenever
- *   hpcc is read) or an injected one (rvemu_hpc_force_interrupt, RVEMU_HPC_FORCE_INTERRUPT=N for the first
- *   N requests of the process) sets `interrupted`. The FIFO content is then untrustworthy on hardware; the
- *   emulator MARKS it (keeps delivering every value, so polling loops never hang) rather than flushing it:
- *   software must discard the values and retry, as Algorithm 2 does.
+ *   descheduling of the thread while values are in flight or queued (emu_thread_context_switches() grew
+ *   since the trigger, checked whenever hpcc is read) or an injected one (rvemu_hpc_force_interrupt,
+ * RVEMU_HPC_FORCE_INTERRUPT=N for the first N requests of the process) sets `interrupted`. The FIFO content
+ * is then untrustworthy on hardware; the emulator MARKS it (keeps delivering every value, so polling loops
+ * never hang) rather than flushing it: software must discard the values and retry, as Algorithm 2 does.
  * - Empty pops: rvemu_hpc_force_empty_pop(n) (or RVEMU_HPC_FORCE_EMPTY_POP=N for the process) makes the next
  *   N hpcr reads find the FIFO empty, as a pop that overtook its value would: the stale value is returned,
  *   readerror is set and the value stays queued (Algorithm 2 must see readerror and retry).
@@ -329,7 +329,9 @@ static void check_context_switch(struct hpc_client *c)
 	switches = emu_thread_context_switches();
 	if (switches != c->switches_at_trigger) {
 		c->switches_at_trigger = switches;
-		note_interruption(c);
+		/* a switch endangers a request only while values are still travelling or queued */
+		if (request_in_flight(c) || c->fifo_count > 0)
+			note_interruption(c);
 	}
 }
 

@@ -486,11 +486,11 @@ static int _riscv_hpc_start(hwd_context_t *ctx, hwd_control_state_t *ctl)
 {
 	rvhpc_context_t *t = (rvhpc_context_t *)ctx;
 	rvhpc_control_t *c = (rvhpc_control_t *)ctl;
+	int rc;
 
 	thread_ops++;
 	c->has_last = 0;
 	if (c->nboom > 0) {
-		int rc;
 		if (t->boom_running > 0 && t->boom_max_priv != c->max_priv)
 			return PAPI_ECNFLCT; /* pfc_maxPriv is one per task */
 		if (t->boom_running == 0) {
@@ -504,9 +504,15 @@ static int _riscv_hpc_start(hwd_context_t *ctx, hwd_control_state_t *ctl)
 		t->boom_running++;
 		rc = read_boom(c, c->boom_start);
 		if (rc != PAPI_OK)
-			return rc;
+			goto undo;
 	}
-	return read_managers(c, 1);
+	rc = read_managers(c, 1);
+	if (rc == PAPI_OK)
+		return PAPI_OK;
+undo: /* not started: PAPI will not call stop */
+	if (c->nboom > 0 && --t->boom_running == 0)
+		rvbank_boom_restore(&t->boom_saved);
+	return rc;
 }
 
 static int _riscv_hpc_read(hwd_context_t *ctx, hwd_control_state_t *ctl, long long **events, int flags)

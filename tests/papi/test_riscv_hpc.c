@@ -328,6 +328,11 @@ static void test_past_retry_bound_is_an_error(void)
 	CU_ASSERT_EQUAL(PAPI_read(set, &v), PAPI_OK);
 	expect_exact(names, 1, &v, &before);
 	CU_ASSERT_EQUAL(PAPI_stop(set, &v), PAPI_OK);
+	/* a start that cannot take its baseline fails too, and leaves the EventSet stopped */
+	api.force_interrupt(RVBANK_DEFAULT_RETRIES + 1);
+	CU_ASSERT_NOT_EQUAL(PAPI_start(set), PAPI_OK);
+	CU_ASSERT_EQUAL(PAPI_start(set), PAPI_OK);
+	CU_ASSERT_EQUAL(PAPI_stop(set, &v), PAPI_OK);
 	drop_set(&set);
 }
 
