@@ -148,17 +148,23 @@ const struct emu_bank emu_bank_boom = {"riscv_ucb_boom", boom_init, NULL, NULL, 
 
 /* ---- control API (rvemu.h) ---- */
 
-int rvemu_boom_truth(unsigned counter, uint64_t *value)
+int rvemu_boom_truth_priv(unsigned counter, unsigned max_priv, uint64_t *value)
 {
 	struct boom_thread *t;
-	uint64_t all[BOOM_LEVELS];
+	uint64_t levels[BOOM_LEVELS];
 
-	if (!boom.present || value == NULL || counter >= RVHW_BOOM_COUNTERS)
+	if (!boom.present || value == NULL || counter >= RVHW_BOOM_COUNTERS || max_priv > 3)
 		return -1;
 	t = boom_thread_get();
 	boom_settle(t);
-	for (int level = 0; level < BOOM_LEVELS; level++)
-		all[level] = t->segment_start - t->truth_start;
-	*value = boom_count(all, counter);
+	levels[BOOM_USER] = t->segment_start - t->truth_start;
+	levels[BOOM_SUPERVISOR] = max_priv >= 1 ? levels[BOOM_USER] : 0;
+	levels[BOOM_MACHINE] = max_priv == 3 ? levels[BOOM_USER] : 0;
+	*value = boom_count(levels, counter);
 	return 0;
+}
+
+int rvemu_boom_truth(unsigned counter, uint64_t *value)
+{
+	return rvemu_boom_truth_priv(counter, 3, value);
 }

@@ -26,12 +26,17 @@
  * - The receive FIFO holds RVEMU_HPC_FIFO_DEPTH (64) values; values arriving at a full FIFO are dropped
  *   (only possible when old values were left unread and a new 64-counter request was issued).
  * - Context switches: the client state is per thread (as if the OS saved hpcc/hpcm/FIFO per task). A real
- *   descheduling of the thread (emu_thread_context_switches() grew since the trigger, checked whenever
- *   hpcc is read) or an injected one (rvemu_hpc_force_interrupt, RVEMU_HPC_FORCE_INTERRUPT=N for the first
- *   N requests of the process) sets `interrupted`. The FIFO content is then untrustworthy on hardware; the
- *   emulator MARKS it (keeps delivering every value, so polling loops never hang) rather than flushing it:
- *   software must discard the values and retry, as Algorithm 2 does.
- * - useren = 0 (rvemu_hpc_set_useren(0), the OS's knob): a user write that would start a request traps;
+ *   descheduling of the thread while values are in flight or queued (emu_thread_context_switches() grew
+ *   since the trigger, checked whenever hpcc is read) or an injected one (rvemu_hpc_force_interrupt,
+ * RVEMU_HPC_FORCE_INTERRUPT=N for the first N requests of the process) sets `interrupted`. The FIFO content
+ * is then untrustworthy on hardware; the emulator MARKS it (keeps delivering every value, so polling loops
+ * never hang) rather than flushing it: software must discard the values and retry, as Algorithm 2 does.
+ * - Empty pops: rvemu_hpc_force_empty_pop(n) (or RVEMU_HPC_FORCE_EMPTY_POP=N for the process) makes the next
+ *   N hpcr reads find the FIFO empty, as a pop that overtook its value would: the stale value is returned,
+ *   readerror is set and the value stays queued (Algorithm 2 must see readerror and retry).
+ * - Statistics: requests per manager (rvemu_hpc_manager_requests), besides rvemu_stats.hpc_requests.
+ * - useren = 0 (rvemu_hpc_set_useren(0), or RVEMU_HPC_USEREN=0 for every thread), the OS's knob: a user
+ *   write that would start a request traps;
  *   the emulator raises SIGILL in the calling thread. If a handler returns, the write had no effect and
  *   rvhw_csr_write returns RVHW_EPERM (hardware would re-execute the instruction).
  */
@@ -78,7 +83,7 @@ struct hpc_client {
 	uint64_t hpcr; /* last value popped: what an empty pop returns */
 	uint64_t last_cycles;
 	uint64_t switches_at_trigger;
-	unsigned forced_interrupts;
+	unsigned forced_interrupts, forced_empty_pops;
 	struct hpc_request *req; /* issued since the last hpcm write, or NULL */
 };
 
@@ -88,6 +93,9 @@ static struct {
 	unsigned nharts, nslices;
 	uint64_t hop_cycles, counter_cycles, csr_cycles;
 	unsigned forced_interrupts; /* RVEMU_HPC_FORCE_INTERRUPT, process-wide */
+	unsigned forced_empty_pops; /* RVEMU_HPC_FORCE_EMPTY_POP, process-wide */
+	int useren_default;         /* RVEMU_HPC_USEREN */
+	uint64_t *manager_requests; /* requests issued to each manager (atomic) */
 	pthread_key_t client_key;
 	/* Guarded by lock: */
 	int lock;
@@ -152,7 +160,7 @@ static struct hpc_client *client_get(void)
 		abort();
 	}
 	c->hart = emu_thread_self()->hart;
-	c->useren = 1;
+	c->useren = hpc.useren_default;
 	c->last_cycles = emu_thread_cycles();
 	tls_client = c;
 	pthread_setspecific(hpc.client_key, c);
@@ -321,7 +329,9 @@ static void check_context_switch(struct hpc_client *c)
 	switches = emu_thread_context_switches();
 	if (switches != c->switches_at_trigger) {
 		c->switches_at_trigger = switches;
-		note_interruption(c);
+		/* a switch endangers a request only while values are still travelling or queued */
+		if (request_in_flight(c) || c->fifo_count > 0)
+			note_interruption(c);
 	}
 }
 
@@ -332,9 +342,11 @@ static uint64_t hpcc_value(const struct hpc_client *c)
 	       (c->manager_id << RVHW_HPCC_ID_SHIFT) | (c->useren ? RVHW_HPCC_USEREN : 0);
 }
 
+static int take_forced(unsigned *mine, unsigned *process_wide);
+
 static uint64_t hpcr_pop(struct hpc_client *c)
 {
-	if (c->fifo_count == 0) {
+	if (c->fifo_count == 0 || take_forced(&c->forced_empty_pops, &hpc.forced_empty_pops)) {
 		c->readerror = 1;
 		EMU_STAT_ADD(hpc_readerrors, 1);
 		return c->hpcr; /* stale */
@@ -365,17 +377,18 @@ static int hpc_csr_read(unsigned csr, uint64_t *value)
 	}
 }
 
-static int take_forced_interrupt(struct hpc_client *c)
+/* An injected fault: one of the calling thread's, else one of the process-wide count. */
+static int take_forced(unsigned *mine, unsigned *process_wide)
 {
 	unsigned n;
 
-	if (c->forced_interrupts > 0) {
-		c->forced_interrupts--;
+	if (*mine > 0) {
+		(*mine)--;
 		return 1;
 	}
-	n = __atomic_load_n(&hpc.forced_interrupts, __ATOMIC_RELAXED);
+	n = __atomic_load_n(process_wide, __ATOMIC_RELAXED);
 	while (n > 0) {
-		if (__atomic_compare_exchange_n(&hpc.forced_interrupts, &n, n - 1, 0, __ATOMIC_RELAXED,
+		if (__atomic_compare_exchange_n(process_wide, &n, n - 1, 0, __ATOMIC_RELAXED,
 		                                __ATOMIC_RELAXED))
 			return 1;
 	}
@@ -417,7 +430,9 @@ static void request_start(struct hpc_client *c)
 	c->req = r;
 
 	EMU_STAT_ADD(hpc_requests, 1);
-	if (take_forced_interrupt(c))
+	if (r->reachable)
+		__atomic_fetch_add(&hpc.manager_requests[r->manager], 1, __ATOMIC_RELAXED);
+	if (take_forced(&c->forced_interrupts, &hpc.forced_interrupts))
 		note_interruption(c);
 }
 
@@ -489,8 +504,12 @@ static void hpc_init(void)
 	hpc.counter_cycles = emu_env_u64("RVEMU_HPC_COUNTER_CYCLES", 2, 1, 1000000);
 	hpc.csr_cycles = emu_env_u64("RVEMU_HPC_CSR_CYCLES", 1, 1, 1000000);
 	hpc.forced_interrupts = (unsigned)emu_env_u64("RVEMU_HPC_FORCE_INTERRUPT", 0, 0, 1000000000);
+	hpc.forced_empty_pops = (unsigned)emu_env_u64("RVEMU_HPC_FORCE_EMPTY_POP", 0, 0, 1000000000);
+	hpc.useren_default = (int)emu_env_u64("RVEMU_HPC_USEREN", 1, 0, 1);
 	hpc.manager_free_at = calloc(hpc.nharts + hpc.nslices, sizeof(*hpc.manager_free_at));
-	if (hpc.manager_free_at == NULL || pthread_key_create(&hpc.client_key, client_destroy) != 0)
+	hpc.manager_requests = calloc(hpc.nharts + hpc.nslices, sizeof(*hpc.manager_requests));
+	if (hpc.manager_free_at == NULL || hpc.manager_requests == NULL ||
+	    pthread_key_create(&hpc.client_key, client_destroy) != 0)
 		emu_config_error("cannot set up the distributed HPC model (out of memory)");
 	/* fork must not copy the lock held: a thread inside client_access holds it while it waits for the
 	 * thread registry's lock, which the registry's fork handler holds. Registered after the registry's
@@ -520,6 +539,25 @@ void rvemu_hpc_force_interrupt(unsigned n)
 {
 	if (hpc.present)
 		client_get()->forced_interrupts = n;
+}
+
+void rvemu_hpc_force_empty_pop(unsigned n)
+{
+	if (hpc.present)
+		client_get()->forced_empty_pops = n;
+}
+
+int rvemu_hpc_manager_requests(uint32_t manager_id, uint64_t *count)
+{
+	int manager;
+
+	if (!hpc.present || count == NULL)
+		return -1;
+	manager = manager_index(manager_id);
+	if (manager < 0)
+		return -1;
+	*count = __atomic_load_n(&hpc.manager_requests[manager], __ATOMIC_RELAXED);
+	return 0;
 }
 
 void rvemu_hpc_set_useren(int on)

@@ -63,9 +63,16 @@ RVEMU_API int rvemu_hpc_truth(uint32_t manager_id, unsigned bit, uint64_t *value
 RVEMU_API void rvemu_hpc_force_interrupt(unsigned n);
 /* What the OS would do: set or clear hpcc.useren for the calling thread (user writes cannot). */
 RVEMU_API void rvemu_hpc_set_useren(int on);
+/* Make the next N hpcr reads of the calling thread find the FIFO empty (stale value, readerror set). */
+RVEMU_API void rvemu_hpc_force_empty_pop(unsigned n);
+/* Requests issued to one manager since the process started (all threads). 0, or -1 for an unknown id. */
+RVEMU_API int rvemu_hpc_manager_requests(uint32_t manager_id, uint64_t *count);
 
 /* BOOM bank (model boom): ground truth of counter n for the calling process (ignores procTag/maxPriv). */
 RVEMU_API int rvemu_boom_truth(unsigned counter, uint64_t *value);
+/* The same, counting only the privilege levels pfc_maxPriv = max_priv selects (0 user, 1 and 2 user +
+ * supervisor, 3 all). */
+RVEMU_API int rvemu_boom_truth_priv(unsigned counter, unsigned max_priv, uint64_t *value);
 
 #define RVEMU_SYM(type, name) ((type)dlsym(RTLD_DEFAULT, #name))
 

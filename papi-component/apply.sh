@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Apply our RISC-V overlay to a pristine PAPI 7.0.0 tree (as unpacked by scripts/fetch-upstream.sh).
 #   papi-component/apply.sh PAPI_TREE [PRESETS_CSV]
-# 1. copies our own files (overlay/*) into PAPI_TREE/src,
+# 1. copies our own files (overlay/*) into PAPI_TREE/src, and our component (riscv_hpc/) into src/components,
 # 2. applies the patch series, one directory after the other, each in file-name order:
 #      patches/upstream/NN-*.patch       meant for upstream PAPI (git format-patch files, one concern each)
 #      patches/emulator-host/NN-*.patch  needed only because our emulator runs x86_64 builds of PAPI
@@ -25,7 +25,7 @@ src=$tree/src
 [ -f "$presets" ] || die "presets file $presets not found"
 
 overlay_hash() {
-	(cd "$here" && find overlay patches -type f | LC_ALL=C sort | xargs sha256sum
+	(cd "$here" && find overlay patches riscv_hpc -type f | LC_ALL=C sort | xargs sha256sum
 	 sha256sum < "$presets") | sha256sum | cut -d' ' -f1
 }
 stamp=$tree/.rvpapi-papi-overlay
@@ -40,6 +40,8 @@ for f in "$here"/overlay/*; do
 	cp "$f" "$src/"
 	echo "apply: added src/$(basename "$f")"
 done
+cp -r "$here/riscv_hpc" "$src/components/"
+echo "apply: added src/components/riscv_hpc"
 series_dirs=(upstream emulator-host)
 stray=$(cd "$here/patches" && find . -name '*.patch' | LC_ALL=C sort |
 	grep -v -E '^\./(upstream|emulator-host)/[^/]+\.patch$' || true)

@@ -60,12 +60,15 @@ prepare_tree() {
 configure_papi() {
 	local pfm prefix=$1
 	pfm=$(libpfm_dir)
+	# the riscv_hpc component links librvbank/librvhw from the prefix (make install of riscv-papi puts them there)
+	[ -f "$prefix/lib/librvbank.so" ] && [ -f "$prefix/include/rvbank.h" ] ||
+		die "no librvbank in $prefix (install riscv-papi into it first: scripts/build.sh does)"
 	[ -f "$tree/src/config.status" ] && [ "$(cat "$tree/.rvpapi-prefix" 2>/dev/null)" = "$prefix" ] && return 0
 	# Debian's for-debian-do-not-embed-libpfm4 patch (applied by dpkg-source) makes libpapi link to
 	# libpfm.so instead of embedding libpfm.a, which is what we want: PAPI uses our libpfm4 at run time.
 	# Shared library only, so the ctests link libpapi.so (the static one lacks libpfm's objects).
 	(cd "$tree/src" && env -u CFLAGS -u LDFLAGS -u CPPFLAGS ./configure --prefix="$prefix" \
-		--with-perf-events --with-static-lib=no --with-shared-lib=yes --with-shlib-tools \
+		--with-perf-events --with-components=riscv_hpc --with-static-lib=no --with-shared-lib=yes --with-shlib-tools \
 		--with-pfm-incdir="$pfm/include" --with-pfm-libdir="$pfm/lib") >> "$log" 2>&1 ||
 		die "PAPI configure failed (see $log)"
 	echo "$prefix" > "$tree/.rvpapi-prefix"

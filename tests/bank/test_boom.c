@@ -84,7 +84,7 @@ static void test_proctag_gating(void)
 	CU_ASSERT_EQUAL(boom_read(0), before);
 }
 
-/* Expected count of counter n over `cycles` at pfc_maxPriv = level, from the model (emu_boom.c). */
+/* Expected count of counter n over `cycles` at pfc_maxPriv = level, from the model (emulator/bank_boom.c). */
 static uint64_t expected(unsigned n, uint64_t cycles, unsigned level)
 {
 	uint64_t rate = rvemu_boom_events[n].ppb, k = strtoull(KERNEL_PERMILLE, NULL, 10),

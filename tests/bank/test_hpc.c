@@ -11,8 +11,8 @@
 #include "cunit_run.h"
 
 #define CORE_ALL 0x7full
-/* The latency knobs this test sets (see emu_hpc.c): a hop costs HOP cycles, a counter COUNTER cycles, and
- * each CSR access advances the interconnect clock by one cycle. */
+/* The latency knobs this test sets (see emulator/bank_hpc.c): a hop costs HOP cycles, a counter COUNTER
+ * cycles, and each CSR access advances the interconnect clock by one cycle. */
 #define HOP     4
 #define COUNTER 2
 #define L2_ALL  0xfull

@@ -5,7 +5,9 @@
 # installed), RVEMU_RUN (rvemu-run; default $PREFIX/bin/rvemu-run).
 # Checks per model: papi_component_avail (perf_event enabled, counter count from events/models.csv),
 # papi_avail (vendor/model string, presets), papi_native_avail (every event of events/), papi_command_line,
-# (counts exact: see below), test_papi_presets (every preset alone == emulator truth, domains), then each of
+# (counts exact: see below), the riscv_hpc component (enabled with its events on the counter-bank machines,
+# disabled with its reason elsewhere and with hpcc.useren = 0; test_riscv_hpc; PAPI_hl_region JSON over bank
+# events == truth), test_papi_presets (every preset alone == emulator truth, domains), then each of
 # PAPI's ctests. A ctest that cannot pass on a model for a documented reason is listed in
 # tests/papi/ctest-expectations.csv (variant,ctest,reason; variant * = every model) and reported "xfail"
 # without failing the run; if it passes it is reported "XPASS" and fails the run (the table must stay true).
@@ -58,6 +60,92 @@ cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$prefix/include" -I"$top/emul
 cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$prefix/include" -I"$top/emulator" \
 	"$top/tests/papi/papi_truth.c" -o "$work/papi_truth" -L"$prefix/lib" -lpapi -lpfm -ldl ||
 	{ echo "run-papi-tests: cannot build papi_truth" >&2; exit 1; }
+# The riscv_hpc component's tests (counter banks) and its high-level API check.
+cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$prefix/include" -I"$top/emulator" -I"$top/tests" \
+	"$top/tests/papi/test_riscv_hpc.c" -o "$work/test_riscv_hpc" -L"$prefix/lib" -lpapi -lpfm -lrvhw -lcunit \
+	-ldl -lpthread || { echo "run-papi-tests: cannot build test_riscv_hpc" >&2; exit 1; }
+cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$prefix/include" -I"$top/emulator" \
+	"$top/tests/papi/hl_bank_region.c" -o "$work/hl_bank_region" -L"$prefix/lib" -lpapi -lpfm -ldl ||
+	{ echo "run-papi-tests: cannot build hl_bank_region" >&2; exit 1; }
+
+# compare_hl_json DIR TRUTH_FILE: every event of every region in papi_hl_output/rank_*.json == the truth lines
+compare_hl_json() {
+	python3 - "$@" <<'PY'
+import glob, json, sys
+outdir, truth_file = sys.argv[1:3]
+files = glob.glob(outdir + "/papi_hl_output/rank_*.json")
+if len(files) != 1:
+    sys.exit("want one papi_hl_output/rank_*.json, found %d" % len(files))
+doc = json.load(open(files[0]))
+measured = {}
+for thread in doc["threads"].values():
+    for region in thread["regions"].values():
+        measured[region["name"]] = region
+truth, n = {}, 0
+for line in open(truth_file):
+    f = line.split()
+    if len(f) == 4 and f[0] == "truth":
+        truth.setdefault(f[1], {})[f[2]] = int(f[3])
+if not truth or sorted(truth) != sorted(measured):
+    sys.exit("regions: json %s, truth %s" % (sorted(measured), sorted(truth)))
+for name, events in truth.items():
+    for e, want in events.items():
+        if e not in doc["event_definitions"] or int(measured[name].get(e, -1)) != want or want <= 0:
+            sys.exit("%s %s: json %s, truth %d" % (name, e, measured[name].get(e), want))
+        n += 1
+print("%d counts in %d regions" % (n, len(truth)))
+PY
+}
+
+# riscv_hpc checks of one variant (counter banks): component state, natives, the component test, hl API.
+bank_checks() { # bank_checks VARIANT OUTDIR BANK_PMU
+	local variant=$1 out=$2 bank=$3 msg
+	if [ -z "$bank" ]; then
+		if grep -A1 "^Name:   riscv_hpc " "$out/component_avail.txt" | grep -q "Disabled: no distributed HPC"; then
+			ok "$variant riscv_hpc: disabled ($(grep -A1 '^Name:   riscv_hpc ' "$out/component_avail.txt" | sed -n 's/.*Disabled: //p'))"
+		else
+			bad "$variant riscv_hpc: not disabled with its reason (see $out/component_avail.txt)"
+		fi
+		return
+	fi
+	local csv=lowrisc_hpc.csv col=3
+	[ "$bank" = riscv_ucb_boom ] && { csv=ucb_boom.csv; col=2; }
+	local want
+	want=$(grep -vc '^#\|^index,\|^manager_kind,' "$top/events/$csv")
+	if grep -A1 "^Name:   riscv_hpc " "$out/component_avail.txt" | grep -q "Native: $want,"; then
+		ok "$variant riscv_hpc: enabled with the $want events of events/$csv"
+	else
+		bad "$variant riscv_hpc: not enabled with $want native events (see $out/component_avail.txt)"
+	fi
+	missing=$(awk -F, -v col=$col '!/^#/ && $1 != "index" && $1 != "manager_kind" { print $col }' "$top/events/$csv" |
+		while read -r ev; do grep -q "riscv_hpc:::$bank::$ev " "$out/native_avail.txt" || echo "$ev"; done)
+	[ -z "$missing" ] && ok "$variant papi_native_avail: every $bank event listed" ||
+		bad "$variant papi_native_avail: missing $bank events: $(echo "$missing" | paste -sd' ' -)"
+	emu "${opts[@]}" --clock virtual "$work/test_riscv_hpc" > "$out/riscv_hpc.txt" 2>&1 &&
+		ok "$variant test_riscv_hpc: $(awk '$1 == "tests" { print $4 "/" $3 }' "$out/riscv_hpc.txt") tests passed; $(grep 'counted alone' "$out/riscv_hpc.txt")" ||
+		bad "$variant test_riscv_hpc (see $out/riscv_hpc.txt)"
+	local events="PAPI_TOT_CYC,riscv_lowrisc_hpc::L1D_READ,riscv_lowrisc_hpc::L2_READ:slice=1,PAPI_L1_DCM,PAPI_L2_TCA"
+	[ "$bank" = riscv_ucb_boom ] && events="PAPI_TOT_INS,riscv_ucb_boom::insts,riscv_ucb_boom::dcache_access,PAPI_L1_ICM"
+	rm -rf "$out/hl-bank" && mkdir -p "$out/hl-bank"
+	if ! PAPI_EVENTS=$events PAPI_OUTPUT_DIRECTORY=$out/hl-bank emu "${opts[@]}" --clock virtual \
+		"$work/hl_bank_region" > "$out/hl-bank/stdout.txt" 2>&1; then
+		bad "$variant hl_bank_region: exit status (see $out/hl-bank/stdout.txt)"
+	elif msg=$(compare_hl_json "$out/hl-bank" "$out/hl-bank/stdout.txt" 2>&1); then
+		ok "$variant PAPI_hl_region with PAPI_EVENTS=$events: JSON == emulator truth ($msg)"
+	else
+		bad "$variant hl_bank_region: $msg (see $out/hl-bank)"
+	fi
+	[ "$bank" = riscv_lowrisc_hpc ] || return
+	# hpcc.useren = 0: disabled with the reason, no SIGILL, from the utilities and from a program
+	RVEMU_HPC_USEREN=0 emu "${opts[@]}" "$src/utils/papi_component_avail" > "$out/useren_off.txt" 2>&1
+	if grep -A1 "^Name:   riscv_hpc " "$out/useren_off.txt" | grep -q "Disabled: hpcc.useren = 0" &&
+		RVEMU_HPC_USEREN=0 emu "${opts[@]}" "$src/utils/papi_avail" > "$out/useren_off_avail.txt" 2>&1 &&
+		emu "${opts[@]}" --clock virtual "$work/test_riscv_hpc" useren-off >> "$out/useren_off.txt" 2>&1; then
+		ok "$variant useren = 0: riscv_hpc disabled with its reason, papi_avail runs (no SIGILL)"
+	else
+		bad "$variant useren = 0 (see $out/useren_off.txt)"
+	fi
+}
 
 # "outcome reason" for a ctest expected to fail on a variant (empty: it must pass); outcome fails|varies.
 expected_reason() { # expected_reason VARIANT CTEST
@@ -184,8 +272,9 @@ for variant in sifive-u74 sifive-u74+sscofpmf cva6 lowrisc-hpc boom; do
 	else
 		bad "$variant papi_avail: $(grep '^Running in a VM\|^VM Vendor' "$out/avail.txt" | tr -s ' ' | paste -sd ';' -)"
 	fi
-	want=$(awk -F, -v cpu="CPU,$pmu" '$0==cpu{on=1;next} /^CPU,/{on=0} on&&/^PRESET,/{n++} END{print n+0}' \
-		"$top/events/presets.csv")
+	bank=$(model_field "$model" bank_pmu)
+	want=$(awk -F, -v cpu="CPU,$pmu" -v bank="CPU,$bank" '$0==cpu||$0==bank{on=1;next} /^CPU,/{on=0}
+		on&&/^PRESET,/{n++} END{print n+0}' "$top/events/presets.csv")
 	got=$(grep -c "^PAPI_[A-Z0-9_]* *0x[0-9a-f]* *Yes" "$out/avail.txt")
 	[ "$got" -ge "$want" ] && [ "$got" -gt 0 ] && ok "$variant papi_avail: $got presets available ($want in events/presets.csv)" ||
 		bad "$variant papi_avail: $got presets available, want $want"
@@ -215,6 +304,8 @@ for variant in sifive-u74 sifive-u74+sscofpmf cva6 lowrisc-hpc boom; do
 	else
 		bad "$variant papi_command_line: counts differ from the truth (see $out/command_line.txt, command_line_truth.txt)"
 	fi
+
+	bank_checks "$variant" "$out" "$bank"
 
 	EXPECT_SSCOFPMF=$sscofpmf emu "${opts[@]}" --clock virtual "$work/test_papi_presets" > "$out/presets.txt" 2>&1 &&
 		ok "$variant test_papi_presets: $(grep 'presets available' "$out/presets.txt")" ||
