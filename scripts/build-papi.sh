@@ -60,9 +60,20 @@ prepare_tree() {
 configure_papi() {
 	local pfm prefix=$1
 	pfm=$(libpfm_dir)
-	# the riscv_hpc component links librvbank/librvhw from the prefix (make install of riscv-papi puts them there)
-	[ -f "$prefix/lib/librvbank.so" ] && [ -f "$prefix/include/rvbank.h" ] ||
-		die "no librvbank in $prefix (install riscv-papi into it first: scripts/build.sh does)"
+	# the riscv_hpc component links librvbank/librvhw: from our build tree when make builds PAPI
+	# (RVBANK_BUILD_LIB, its lib/ folder), else from the prefix (where make install of riscv-papi put them)
+	if [ -n "${RVBANK_BUILD_LIB:-}" ]; then
+		local root=$build/rvbank-root
+		mkdir -p "$root/include" "$root/lib"
+		cp "$top/lib/rvhw.h" "$top/lib/rvbank.h" "$root/include/"
+		cp -P "$RVBANK_BUILD_LIB"/.libs/librvhw.so* "$RVBANK_BUILD_LIB"/.libs/librvbank.so* "$root/lib/" ||
+			die "no librvbank in $RVBANK_BUILD_LIB (build lib/ first)"
+		export RISCV_HPC_ROOT=$root
+	else
+		[ -f "$prefix/lib/librvbank.so" ] && [ -f "$prefix/include/rvbank.h" ] ||
+			die "no librvbank in $prefix (install riscv-papi into it first: scripts/build.sh does)"
+		export RISCV_HPC_ROOT=$prefix
+	fi
 	[ -f "$tree/src/config.status" ] && [ "$(cat "$tree/.rvpapi-prefix" 2>/dev/null)" = "$prefix" ] && return 0
 	# Debian's for-debian-do-not-embed-libpfm4 patch (applied by dpkg-source) makes libpapi link to
 	# libpfm.so instead of embedding libpfm.a, which is what we want: PAPI uses our libpfm4 at run time.

@@ -349,6 +349,19 @@ __attribute__((noinline)) void hot_spin(volatile uint64_t *x, uint64_t n)
 		*x += i * 7;
 }
 
+/* The program of the CPU-time tests: hot_spin for `ms` of thread CPU time, reading the ring meanwhile. */
+static void spin_and_walk(struct ring *r, const struct perf_event_attr *a, struct walk *w, unsigned ms)
+{
+	volatile uint64_t x = 0;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do {
+		hot_spin(&x, 1000000);
+		ring_walk(r, a, "hot_spin", w);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
 static void test_cputime_samples(void)
 {
 	struct perf_event_attr a;
@@ -361,14 +374,7 @@ static void test_cputime_samples(void)
 	CU_ASSERT_FATAL(ring_open(&r, &a, 0) == 0);
 	api.get_stats(&s0);
 	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
-	volatile uint64_t x = 0;
-	struct timespec t0, t;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-	do {
-		hot_spin(&x, 1000000);
-		ring_walk(&r, &a, "hot_spin", &w);
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 200);
+	spin_and_walk(&r, &a, &w, 200);
 	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
 	uint64_t count = read_count(r.fd);
 	ring_walk(&r, &a, "hot_spin", &w);
@@ -425,14 +431,7 @@ static void test_cputime_refresh_exact(void)
 	memset(&w, 0, sizeof(w));
 	uint64_t t0 = truth_of(&model->events[0]);
 	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_REFRESH, 1), 0);
-	volatile uint64_t x = 0;
-	struct timespec c0, c;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-	do {
-		hot_spin(&x, 1000000);
-		ring_walk(&r, &a, "hot_spin", &w);
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
-	} while ((c.tv_sec - c0.tv_sec) * 1000 + (c.tv_nsec - c0.tv_nsec) / 1000000 < 300);
+	spin_and_walk(&r, &a, &w, 300);
 	uint64_t count = read_count(r.fd), truth = truth_of(&model->events[0]) - t0;
 	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
 	sigaction(sig, &old, NULL);
