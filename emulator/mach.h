@@ -59,6 +59,8 @@ struct emu_config {
 	int cap_perfmon;          /* the process has CAP_PERFMON (or CAP_SYS_ADMIN) */
 	int perf_user_access;     /* kernel.perf_user_access: 0 off, 1 mapped events, 2 legacy (all) */
 	unsigned max_sample_rate; /* kernel.perf_event_max_sample_rate */
+	int pes;                  /* Precise Event Sampling present (docs/pes.md) */
+	unsigned pes_records;     /* PES buffer size in records: the fill interrupt comes when it is full */
 };
 void emu_init(void); /* every entry point calls it first; idempotent */
 const struct emu_config *emu_cfg(void);
@@ -90,13 +92,14 @@ static inline uint64_t emu_scale(uint64_t cycles, uint64_t rate_ppb)
  * processes of one run can be held later). perf data hangs off `perf` (opaque to this layer). */
 struct emu_thread {
 	pid_t tid, pid;
-	unsigned hart;        /* assigned round-robin when first seen; no migration is modelled */
-	uint64_t vcycles;     /* virtual clock (atomic access) */
-	uint64_t last_cycles; /* last value seen, kept when the thread has exited */
-	uint64_t *injected;   /* per model event: rvemu_inject counts */
-	struct emu_ctx *perf; /* the perf core's context of this task (owned by the perf core) */
-	pid_t alarm_pid;      /* process that created the alarms (emu_thread_alarm) */
-	timer_t alarm[2];     /* per enum emu_alarm_clock */
+	unsigned hart;           /* assigned round-robin when first seen; no migration is modelled */
+	uint64_t vcycles;        /* virtual clock (atomic access) */
+	uint64_t last_cycles;    /* last value seen, kept when the thread has exited */
+	uint64_t *injected;      /* per model event: rvemu_inject counts */
+	struct emu_ctx *perf;    /* the perf core's context of this task (owned by the perf core) */
+	struct emu_pes_buf *pes; /* the PES unit's state for this task (mach_pes.c), NULL until used */
+	pid_t alarm_pid;         /* process that created the alarms (emu_thread_alarm) */
+	timer_t alarm[2];        /* per enum emu_alarm_clock */
 	struct emu_thread *next;
 };
 struct emu_thread *emu_thread_self(void);
@@ -146,6 +149,23 @@ const struct emu_count_source *emu_count_source(void);
 uint64_t emu_events_between(const struct emu_thread *t, uint64_t evmask, uint64_t a, uint64_t b);
 /* Ground truth of one model event: the source's count up to `cycles` plus injections. */
 uint64_t emu_truth_at(const struct emu_thread *t, size_t ev, uint64_t cycles);
+
+/* -------------------------------------------------------------------------- Precise Event Sampling */
+/* The PES unit of a hart (docs/pes.md): per-counter thresholds (mhpmthreshold*), a record buffer
+ * (mhpmmmaped/mhpmmsize/mhpmmoffset) the emulated kernel owns. The hardware appends one record per sample
+ * and raises the fill interrupt only when the buffer is full. The buffer is per task: the kernel saves it
+ * with the task's counters. */
+struct emu_pes_buf {
+	uint64_t threshold[32]; /* mhpmthreshold per counter index (0 cycle, 2 instret, 3.. mhpmcounterN) */
+	uint64_t size, offset;  /* mhpmmsize (bytes), mhpmmoffset (bytes written) */
+	struct rvemu_pes_record *rec;
+};
+/* Appends a record to the thread's buffer: 0, or 1 when the buffer is now full (the fill interrupt), or -1
+ * when it was already full (the record is not written). */
+int emu_pes_append(struct emu_thread *t, const struct rvemu_pes_record *r);
+void emu_pes_set_threshold(struct emu_thread *t, unsigned counter, uint64_t value); /* mhpmthreshold */
+/* Takes every record out of the buffer (the kernel's drain), oldest first; returns how many. */
+size_t emu_pes_drain(struct emu_thread *t, struct rvemu_pes_record *out, size_t max);
 
 /* ------------------------------------------------------------------------------------ counter banks */
 /* A counter bank reached through seam 2 (lib/rvhw.h), not through perf_event: registered in

@@ -116,6 +116,16 @@ static void load_config(void)
 	cfg.cap_perfmon = (int)emu_env_u64("RVEMU_CAP_PERFMON", (uint64_t)process_has_perfmon(), 0, 1);
 	cfg.perf_user_access = (int)emu_env_u64("RVEMU_PERF_USER_ACCESS", 1, 0, 2);
 	cfg.max_sample_rate = (unsigned)emu_env_u64("RVEMU_MAX_SAMPLE_RATE", 100000, 1, 100000000);
+	/* Precise Event Sampling: built into the model (2), or an option (1) with RVEMU_PES=1 */
+	int pes_opt = (int)emu_env_u64("RVEMU_PES", cfg.model->pes == 2, 0, 1);
+	if (pes_opt && cfg.model->pes == 0)
+		emu_config_error("RVEMU_PES=1: this core has no Precise Event Sampling option: '%s'",
+		                 cfg.model->model);
+	if (!pes_opt && cfg.model->pes == 2)
+		emu_config_error("RVEMU_PES=0: Precise Event Sampling is part of this core: '%s'",
+		                 cfg.model->model);
+	cfg.pes = pes_opt;
+	cfg.pes_records = (unsigned)emu_env_u64("RVEMU_PES_RECORDS", 64, 1, 65536);
 }
 
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;

@@ -25,6 +25,8 @@
 
 #include "perf_priv.h"
 
+static void pes_drain(struct emu_thread *t, int interrupt);
+
 /* --------------------------------------------------------------------------------------------- lock */
 /* A system call is atomic with respect to the caller's signal handlers: a handler that interrupts the
  * program inside the emulator and calls back into it (PAPI's SIGPROF handler reads its events) must not find
@@ -248,6 +250,7 @@ static void group_set_active(struct emu_event *leader, int active)
 void emu_ctx_schedule(struct emu_thread *t)
 {
 	struct emu_ctx *ctx = emu_ctx_of(t);
+	pes_drain(t, 0); /* records go to the events on their counters before the counters change hands */
 	struct hw_use used = {0, 0, 0};
 	int was_rotating = ctx->rotate_needed;
 	ctx->rotate_needed = 0;
@@ -338,9 +341,90 @@ static int account_interrupt(struct emu_event *ev)
 	return 1;
 }
 
+/* ----------------------------------------------------------------------- Precise Event Sampling */
+/* The emulated kernel's side of PES (docs/pes.md). A sampling event with precise_ip > 0 on a PES core does
+ * not interrupt per overflow: the PES unit appends a record (the causing PC, hart, privilege, time, which
+ * counter, the other counters) to its buffer and interrupts when the buffer is full. The kernel then turns
+ * every record into a PERF_RECORD_SAMPLE of the event on that counter (PERF_RECORD_MISC_EXACT_IP) and
+ * signals each such event's owner once. It also drains the buffer whenever the schedule changes and at
+ * read, ioctl and close, so a record always meets the event it belongs to. */
+static struct emu_event *event_on_counter(struct emu_ctx *ctx, unsigned counter)
+{
+	for_each_group(ctx, g) for_each_member(g, e) if (e->state == EV_ACTIVE && e->hw_idx == (int)counter &&
+	                                                 e->attr.precise_ip && is_sampling(e)) return e;
+	return NULL;
+}
+
+static void pes_drain(struct emu_thread *t, int interrupt)
+{
+	struct rvemu_pes_record recs[256];
+	struct emu_ctx *ctx = t->perf;
+	size_t n;
+	if (!ctx || !t->pes)
+		return;
+	if (interrupt)
+		EMU_STAT_ADD(interrupts, 1);
+	while ((n = emu_pes_drain(t, recs, sizeof(recs) / sizeof(recs[0]))) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			struct emu_event *e = event_on_counter(ctx, recs[i].counter);
+			if (!e)
+				continue; /* cannot happen: every schedule change drains first */
+			emu_sample_write(e, recs[i].pc, recs[i].time, 1);
+			e->pes_pending = 1;
+		}
+		if (n < sizeof(recs) / sizeof(recs[0]))
+			break;
+	}
+	for_each_group(ctx, g) for_each_member(g, e) if (e->pes_pending)
+	{
+		e->pes_pending = 0;
+		if (interrupt && e->async)
+			emu_queue_signal(e, e->limit_reached ? POLL_HUP : POLL_IN); /* once per buffer */
+	}
+}
+
+void emu_pes_flush(struct emu_thread *t)
+{
+	pes_drain(t, 0);
+}
+
+static void pes_sample(struct emu_event *ev, uint64_t ip)
+{
+	struct emu_thread *t = ev->target;
+	struct rvemu_pes_record r;
+	memset(&r, 0, sizeof(r));
+	r.version = RVEMU_PES_RECORD_VERSION;
+	r.counter = (uint8_t)ev->hw_idx;
+	r.priv = 0; /* every modelled event happens in user mode */
+	r.hart = emu_cpu_hart_id(t->hart);
+	r.pc = ip;
+	r.time = sample_time(t);
+	for_each_group(t->perf, g) for_each_member(g, e)
+	{
+		int k = e->hw_idx == 0 ? 0 : e->hw_idx == 2 ? 1 : e->hw_idx >= 3 ? e->hw_idx - 1 : -1;
+		if (e->state == EV_ACTIVE && k >= 0 && k < RVEMU_PES_COUNTERS)
+			r.counters[k] = e->hw_raw;
+	}
+	emu_pes_set_threshold(t, (unsigned)ev->hw_idx, ev->period);
+	if (ev->event_limit && --ev->event_limit == 0) {
+		ev->limit_reached = 1;
+		ev->hup = 1;
+	}
+	int full = emu_pes_append(t, &r);
+	if (full < 0)
+		emu_sample_lost(ev); /* the buffer was not drained: never silently */
+	if (full || ev->limit_reached)
+		pes_drain(t, 1);
+}
+
 /* An overflow of a sampling event: the sample, the IOC_REFRESH budget, the signal (sent at unlock). */
 static void overflow(struct emu_event *ev, uint64_t ip)
 {
+	if (ev->attr.precise_ip && emu_cfg()->pes) {
+		account_interrupt(ev);
+		pes_sample(ev, ip);
+		return;
+	}
 	EMU_STAT_ADD(interrupts, 1);
 	int code = POLL_IN;
 	account_interrupt(ev); /* the sample of the overflow that throttles is still written */
@@ -350,7 +434,7 @@ static void overflow(struct emu_event *ev, uint64_t ip)
 		ev->limit_reached = 1;
 		ev->hup = 1;
 	}
-	emu_sample_write(ev, ip, sample_time(ev->target));
+	emu_sample_write(ev, ip, sample_time(ev->target), 0);
 	if (ev->async)
 		emu_queue_signal(ev, code);
 }

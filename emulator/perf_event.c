@@ -147,6 +147,17 @@ static int decode_event(const struct perf_event_attr *a, struct emu_event *ev)
 
 static int check_capabilities(const struct perf_event_attr *a, const struct emu_event *ev)
 {
+	/* precise_ip (docs/pes.md): a PES core gives zero skid (every level, 1..3) to sampling hardware
+	 * events, and samples without Sscofpmf (the PES buffer has its own fill interrupt). A core without
+	 * PES refuses any precise level (EOPNOTSUPP, as x86 refuses what it cannot give; perf then retries
+	 * less precise), so no sample is ever shown as precise that is not. */
+	if (a->precise_ip) {
+		if (!emu_cfg()->pes || ev->kind == EK_SOFTWARE || !is_sampling(ev))
+			return -EOPNOTSUPP;
+		if (a->sample_type & ~(uint64_t)EMU_SAMPLE_SUPPORTED)
+			return -EINVAL;
+		return !emu_cfg()->sscofpmf && has_exclude(a) ? -EINVAL : 0;
+	}
 	if (ev->kind == EK_SOFTWARE) {
 		/* the software PMU samples its clocks (hrtimer) on every core; counted faults and switches
 		 * are not sampled by the emulator */
@@ -325,10 +336,12 @@ ssize_t perf_read(struct emu_event *ev, void *buf, size_t len)
 {
 	uint64_t vals[3 + 3 * 64];
 	emu_lock();
-	if (is_foreign(ev))
+	if (is_foreign(ev)) {
 		load_snapshots(ev);
-	else
+	} else {
 		sync_event(ev);
+		emu_pes_flush(ev->target);
+	}
 	if (ev->state == EV_ERROR) { /* a pinned group that could not be scheduled */
 		emu_unlock();
 		return 0;
@@ -416,6 +429,8 @@ int perf_ioctl(struct emu_event *ev, unsigned long req, unsigned long arg)
 {
 	emu_lock();
 	sync_event(ev);
+	if (!is_foreign(ev))
+		emu_pes_flush(ev->target);
 	int r = ioctl_locked(ev, req, arg);
 	if (!r && !is_foreign(ev) &&
 	    (req == PERF_EVENT_IOC_ENABLE || req == PERF_EVENT_IOC_DISABLE ||
@@ -525,6 +540,8 @@ static void event_destroy(struct emu_event *ev)
 {
 	struct emu_thread *t = ev->target;
 	sync_event(ev);
+	if (!is_foreign(ev))
+		emu_pes_flush(t); /* its records reach its buffer before it goes */
 	struct emu_event **pp;
 	if (ev->leader == ev) {
 		for (pp = &emu_ctx_of(t)->groups; *pp && *pp != ev; pp = &(*pp)->next_group)

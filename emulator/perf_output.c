@@ -205,7 +205,8 @@ static void ring_commit(struct emu_event *rb, uint64_t head)
 	__atomic_store_n(&rb->page->data_head, head, __ATOMIC_RELEASE);
 }
 
-static size_t build_sample(struct emu_event *ev, uint64_t ip, uint64_t time_ns, uint64_t *rec, size_t max)
+static size_t build_sample(struct emu_event *ev, uint64_t ip, uint64_t time_ns, int exact, uint64_t *rec,
+                           size_t max)
 {
 	uint64_t st = ev->attr.sample_type;
 	struct emu_thread *t = ev->target;
@@ -234,12 +235,14 @@ static size_t build_sample(struct emu_event *ev, uint64_t ip, uint64_t time_ns, 
 			return 0; /* a group too large for one record: counted as lost, never padded */
 		n += need;
 	}
-	struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, (uint16_t)(n * 8)};
+	/* PERF_RECORD_MISC_EXACT_IP only for PES samples: the PC of the instruction that caused the event */
+	uint16_t misc = PERF_RECORD_MISC_USER | (exact ? PERF_RECORD_MISC_EXACT_IP : 0);
+	struct perf_event_header h = {PERF_RECORD_SAMPLE, misc, (uint16_t)(n * 8)};
 	memcpy(&rec[0], &h, sizeof(h));
 	return n * 8;
 }
 
-static void sample_lost(struct emu_event *ev)
+void emu_sample_lost(struct emu_event *ev)
 {
 	ev->lost++;
 	ev->lost_total++;
@@ -248,20 +251,20 @@ static void sample_lost(struct emu_event *ev)
 
 /* perf_output_begin: a pending loss is reported, in the same reservation, before the next record that
  * fits; a record that does not fit is dropped and counted. */
-void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns)
+void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns, int exact)
 {
 	uint64_t rec[8 + 3 + 3 * 64];
 	struct emu_event *rb = output_of(ev);
-	size_t size = build_sample(ev, ip, time_ns, rec, sizeof(rec) / sizeof(rec[0]));
+	size_t size = build_sample(ev, ip, time_ns, exact, rec, sizeof(rec) / sizeof(rec[0]));
 	if (!rb->page || !rb->data_size || size == 0) {
-		sample_lost(ev);
+		emu_sample_lost(ev);
 		return;
 	}
 	uint64_t lost[3] = {0, ev->id, ev->lost}; /* PERF_RECORD_LOST: header, id, number lost */
 	struct perf_event_header lh = {PERF_RECORD_LOST, 0, sizeof(lost)};
 	memcpy(&lost[0], &lh, sizeof(lh));
 	if (!ring_has_room(rb, size + (ev->lost ? sizeof(lost) : 0))) {
-		sample_lost(ev);
+		emu_sample_lost(ev);
 		return;
 	}
 	uint64_t head = rb->data_head, old = head;

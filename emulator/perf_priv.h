@@ -46,6 +46,7 @@ struct emu_event {
 	uint64_t hw_raw;          /* the hardware counter's value (width bits) */
 	int throttled;            /* perf_event_max_sample_rate reached in this tick */
 	uint64_t tick_interrupts; /* overflows in the current tick */
+	int pes_pending;          /* PES records were drained to it: signal once */
 	enum emu_ev_state state;
 	uint64_t count; /* 64-bit perf count */
 	uint64_t time_enabled, time_running;
@@ -110,12 +111,15 @@ void emu_timer_rearm(struct emu_thread *t);
 void emu_event_publish(struct emu_event *ev);
 uint64_t emu_sw_now(const struct emu_event *ev);
 uint64_t emu_counter_now(const struct emu_event *e);
+/* PES: the kernel drains the task's record buffer into the events' rings (read, ioctl, close, schedule) */
+void emu_pes_flush(struct emu_thread *t);
 
 /* perf_output.c: read_format values, the ring buffer and its records */
 size_t emu_read_values(const struct emu_event *ev, uint64_t *out, size_t max_words);
 int emu_ring_map(struct emu_event *ev, size_t len);
 void emu_ring_unmap(struct emu_event *ev);
-void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns);
+void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns, int exact);
+void emu_sample_lost(struct emu_event *ev); /* a sample that could not be written, counted */
 void emu_ring_write_throttle(struct emu_event *ev, int throttle, uint64_t time_ns);
 void emu_ring_update_page(struct emu_event *ev);
 

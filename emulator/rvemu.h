@@ -34,7 +34,23 @@ struct rvemu_stats {
 	uint64_t samples_lost;    /* samples that did not fit (reported as PERF_RECORD_LOST) */
 	uint64_t multiplex_rotations;
 	uint64_t hpc_requests, hpc_readerrors, hpc_interruptions;
-	uint64_t throttles; /* events throttled at perf_event_max_sample_rate (PERF_RECORD_THROTTLE) */
+	uint64_t throttles;      /* events throttled at perf_event_max_sample_rate (PERF_RECORD_THROTTLE) */
+	uint64_t pes_records;    /* Precise Event Sampling records the PES unit appended */
+	uint64_t pes_interrupts; /* PES buffer-fill interrupts (one per full buffer, not per sample) */
+};
+
+/* One Precise Event Sampling record as the emulated PES unit writes it into its buffer (docs/pes.md): a
+ * fixed 64 bytes, versioned, in the spirit of the RISC-V Performance Event Sampling task group's draft. */
+#define RVEMU_PES_RECORD_VERSION 1
+#define RVEMU_PES_COUNTERS       5
+struct rvemu_pes_record {
+	uint16_t version; /* RVEMU_PES_RECORD_VERSION */
+	uint8_t counter;  /* which counter reached its threshold: CSR - 0xC00 (0 cycle, 2 instret, 3.. hpm) */
+	uint8_t priv;     /* privilege mode of the sampled instruction: 0 U, 1 S, 3 M */
+	uint32_t hart;    /* hart id */
+	uint64_t pc;      /* the instruction that caused the event (no skid) */
+	uint64_t time;    /* the time CSR's timestamp, in ns of the perf clock */
+	uint64_t counters[RVEMU_PES_COUNTERS]; /* cycle, instret, mhpmcounter3..5 at the sample */
 };
 
 /* Library version of this API (RVEMU_API_VERSION). */

@@ -111,8 +111,10 @@ def load():
     t["models"] = read_table("models.csv", ["model", "description", "core_pmu", "bank_pmu", "uarch", "mvendorid",
                                             "marchid", "mimpid", "isa", "mmu", "prog_counters", "prog_width",
                                             "freq_mhz", "overflow_irq", "event_encoding", "first_hart",
-                                            "caches"])
+                                            "caches", "pes"])
     for m in t["models"]:
+        if m["pes"] not in ("yes", "option", "no"):
+            raise TableError(f"{m['_where']}: pes '{m['pes']}' is not yes, option or no")
         if m["event_encoding"] not in ("class_mask", "value"):
             raise TableError(f"{m['_where']}: event_encoding '{m['event_encoding']}' is not class_mask or value")
         as_int(m, "first_hart")
@@ -526,6 +528,7 @@ def gen_emulator(t, outdir):
          "\tunsigned first_hart; /* hart id of Linux CPU 0 */",
          "\tconst char *caches; /* cache leaves: \"level:type:size_kib:ways:line[:shared]\" joined by ';' */",
          "\tint overflow_irq_with_sscofpmf; /* 1: overflow interrupts exist when the isa has Sscofpmf */",
+         "\tint pes; /* Precise Event Sampling: 2 always, 1 with RVEMU_PES=1, 0 never */",
          "\tconst struct rvemu_event *events; size_t nevents; /* cycles, instret, then the programmable ones */",
          "\tint class_masks; /* 1: mhpmevent = class | mask, several bits of one class may be set (U74) */",
          "};\n",
@@ -567,7 +570,8 @@ def gen_emulator(t, outdir):
                                                  "marchid", "mimpid", "isa", "mmu"))
         c.append(f"\t{{ {fields}, {as_int(m, 'prog_counters')}, {as_int(m, 'prog_width')}, {as_int(m, 'freq_mhz')}, "
                  f"{as_int(m, 'first_hart')}, {c_str(m['caches'])}, "
-                 f"{1 if m['overflow_irq'] == 'sscofpmf' else 0}, {sym}, sizeof({sym}) / sizeof({sym}[0]), "
+                 f"{1 if m['overflow_irq'] == 'sscofpmf' else 0}, {dict(yes=2, option=1, no=0)[m['pes']]}, "
+                 f"{sym}, sizeof({sym}) / sizeof({sym}[0]), "
                  f"{1 if m['event_encoding'] == 'class_mask' else 0} }},")
     c.append("};\nconst size_t rvemu_nmodels = sizeof(rvemu_models) / sizeof(rvemu_models[0]);\n")
     c.append("const struct rvemu_hpc_profile rvemu_hpc_profiles[] = {")

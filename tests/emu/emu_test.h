@@ -39,6 +39,7 @@ void add_sample_suites(void);      /* test_emu_sample.c */
 void add_machine_suites(void);     /* test_emu_machine.c */
 void add_read_advance_suite(void); /* test_emu_count.c: runs with RVEMU_READ_ADVANCE=10^9 */
 void add_linux_suites(void);       /* test_emu_linux.c */
+void add_pes_suites(void);         /* test_emu_pes.c */
 void add_permission_suite(void);   /* test_emu_linux.c: runs without CAP_PERFMON */
 
 #endif

@@ -224,6 +224,23 @@ static void test_permissions_launch(void)
 	unsetenv("EMU_TEST_ONLY");
 }
 
+/* Precise Event Sampling as an option of the U74 (RVEMU_PES=1), with a small buffer too; refused on a core
+ * without the option. */
+static void test_pes_option(void)
+{
+	char err[1024];
+	char *argv[] = {(char *)self_path, NULL};
+	setenv("RVEMU_PES", "1", 1);
+	CU_ASSERT_EQUAL(run_under_emulator(argv, "sifive-u74", "virtual", 0, NULL, 0), 0);
+	setenv("RVEMU_PES_RECORDS", "8", 1);
+	CU_ASSERT_EQUAL(run_under_emulator(argv, "cva6", "virtual", 0, NULL, 0), 0);
+	unsetenv("RVEMU_PES_RECORDS");
+	char *true_argv[] = {"/bin/true", NULL};
+	CU_ASSERT_EQUAL(run_under_emulator(true_argv, "lowrisc-hpc", "virtual", 0, err, sizeof(err)), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "Precise Event Sampling"));
+	unsetenv("RVEMU_PES");
+}
+
 static int run_shell(const char *cmd, char *out, size_t cap)
 {
 	FILE *p = popen(cmd, "r");
@@ -278,6 +295,7 @@ static int launcher(void)
 	CU_add_test(s, "every model x clock x Sscofpmf configuration", test_every_configuration);
 	CU_add_test(s, "RVEMU_READ_ADVANCE: reads advance the virtual clock", test_read_advance);
 	CU_add_test(s, "permissions of an ordinary user (paranoid 1-4, setpriv)", test_permissions_launch);
+	CU_add_test(s, "Precise Event Sampling as an option and with a small buffer", test_pes_option);
 	return run_cunit();
 }
 
@@ -322,6 +340,7 @@ static int child(void)
 	add_count_suites();
 	add_sample_suites();
 	add_linux_suites();
+	add_pes_suites();
 	return run_cunit();
 }
 

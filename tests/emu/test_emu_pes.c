@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: MIT
+/* Precise Event Sampling (docs/pes.md): precise_ip > 0 on a core with PES (CVA6; the U74 with RVEMU_PES=1)
+ * samples without skid into the PES buffer, which interrupts only when full; the emulated kernel turns the
+ * records into PERF_RECORD_SAMPLE (PERF_RECORD_MISC_EXACT_IP) and signals once per buffer. A core without
+ * PES refuses precise_ip and never shows a sample as precise. */
+#include <CUnit/Basic.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "emu_test.h"
+
+static int pes_on(void)
+{
+	const char *p = getenv("RVEMU_PES");
+	return model->pes == 2 || (model->pes == 1 && p && !strcmp(p, "1"));
+}
+
+static unsigned pes_records(void)
+{
+	const char *p = getenv("RVEMU_PES_RECORDS");
+	return p ? (unsigned)atoi(p) : 64;
+}
+
+struct pring {
+	int fd;
+	struct perf_event_mmap_page *pg;
+	size_t len;
+};
+
+static void precise_attr(struct perf_event_attr *a, uint64_t config_type, uint64_t config, uint64_t period)
+{
+	attr_init(a, (uint32_t)config_type, config);
+	a->sample_period = period;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_ID;
+	a->precise_ip = 2;
+	a->wakeup_events = 1;
+}
+
+static int pring_open(struct pring *r, struct perf_event_attr *a, int group, size_t data_pages)
+{
+	r->fd = perf_open(a, 0, -1, group, 0);
+	if (r->fd < 0)
+		return -1;
+	r->len = (size_t)sysconf(_SC_PAGESIZE) * (1 + data_pages);
+	void *p = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	r->pg = p;
+	return 0;
+}
+
+static void pring_close(struct pring *r)
+{
+	munmap(r->pg, r->len);
+	close(r->fd);
+}
+
+struct pwalk {
+	unsigned samples, exact, in_hot, bad_tid, lost_records;
+	uint64_t lost, ids[2];
+	unsigned by_id[2];
+};
+
+static void pring_walk(struct pring *r, const char *hot, pid_t tid, struct pwalk *w)
+{
+	const unsigned char *data = (const unsigned char *)r->pg + r->pg->data_offset;
+	uint64_t size = r->pg->data_size, head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE),
+	         tail = r->pg->data_tail;
+	while (tail < head) {
+		struct perf_event_header h;
+		uint64_t f[4] = {0};
+		for (size_t i = 0; i < sizeof(h); i++)
+			((unsigned char *)&h)[i] = data[(tail + i) % size];
+		for (size_t i = 0; i < sizeof(f) && sizeof(h) + i < h.size; i++)
+			((unsigned char *)f)[i] = data[(tail + sizeof(h) + i) % size];
+		if (h.type == PERF_RECORD_SAMPLE) {
+			w->samples++;
+			w->exact += (h.misc & PERF_RECORD_MISC_EXACT_IP) != 0;
+			Dl_info info;
+			if (hot && dladdr((void *)(uintptr_t)f[0], &info) && info.dli_sname &&
+			    !strcmp(info.dli_sname, hot))
+				w->in_hot++;
+			if ((pid_t)(f[1] >> 32) != tid)
+				w->bad_tid++;
+			for (int k = 0; k < 2; k++)
+				w->by_id[k] += f[2] == w->ids[k];
+		} else if (h.type == PERF_RECORD_LOST) {
+			w->lost_records++;
+			w->lost += f[1];
+		}
+		if (!h.size)
+			break;
+		tail += h.size;
+	}
+	__atomic_store_n(&r->pg->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static volatile int pes_signals, pes_fd = -1;
+
+static void pes_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	if (si->si_fd == pes_fd)
+		pes_signals++;
+}
+
+static void want_signals(int fd)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = pes_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaction(SIGRTMIN + 2, &sa, NULL);
+	struct f_owner_ex owner = {F_OWNER_TID, test_gettid()};
+	fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK);
+	fcntl(fd, F_SETSIG, SIGRTMIN + 2);
+	fcntl(fd, F_SETOWN_EX, &owner);
+	pes_fd = fd;
+	pes_signals = 0;
+}
+
+/* The sampled program: rvemu_advance is called from here, so every precise PC must be in here. */
+__attribute__((noinline)) void pes_hot_kernel(uint64_t cycles)
+{
+	api.advance(cycles);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* samples = events / threshold exactly; one signal per full buffer (records / buffer size); every PC in the
+ * hot function; every sample marked exact. */
+static void test_pes_counts_and_signals(void)
+{
+	struct perf_event_attr a;
+	struct pring r;
+	struct rvemu_stats s0, s1;
+	const uint64_t period = 100000, n = 200;
+	precise_attr(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, period);
+	CU_ASSERT_FATAL(pring_open(&r, &a, -1, 16) == 0);
+	want_signals(r.fd);
+	api.get_stats(&s0);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	pes_hot_kernel(n * period);
+	api.get_stats(&s1);
+	CU_ASSERT_EQUAL(s1.pes_records - s0.pes_records, n);
+	CU_ASSERT_EQUAL(s1.pes_interrupts - s0.pes_interrupts, n / pes_records());
+	CU_ASSERT_EQUAL(pes_signals, (int)(n / pes_records()));
+	struct pwalk w;
+	memset(&w, 0, sizeof(w));
+	pring_walk(&r, "pes_hot_kernel", test_gettid(), &w);
+	CU_ASSERT_EQUAL(w.samples, (n / pes_records()) * pes_records()); /* the full buffers */
+	uint64_t v;
+	CU_ASSERT_EQUAL(read(r.fd, &v, sizeof(v)), (ssize_t)sizeof(v)); /* the kernel drains the rest */
+	pring_walk(&r, "pes_hot_kernel", test_gettid(), &w);
+	CU_ASSERT_EQUAL(w.samples, n);
+	CU_ASSERT_EQUAL(w.exact, n);
+	CU_ASSERT_EQUAL(w.in_hot, n);
+	CU_ASSERT_EQUAL(w.bad_tid, 0);
+	CU_ASSERT_EQUAL(w.lost, 0);
+	CU_ASSERT_EQUAL(pes_signals, (int)(n / pes_records())); /* draining at read does not signal */
+	pes_fd = -1;
+	pring_close(&r);
+}
+
+/* A reader that lags: records that do not fit in the ring are counted (PERF_RECORD_LOST), never dropped. */
+static void test_pes_slow_reader(void)
+{
+	struct perf_event_attr a;
+	struct pring r;
+	struct rvemu_stats s0, s1;
+	/* 100 records per scheduler tick (4 ms of thread time): below the throttling rate of 400 */
+	const uint64_t period = 4000ull * model->freq_mhz / 100, n = 1000;
+	precise_attr(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, period);
+	CU_ASSERT_FATAL(pring_open(&r, &a, -1, 1) == 0); /* one data page: about a hundred samples */
+	api.get_stats(&s0);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	for (int i = 0; i < 10; i++)
+		pes_hot_kernel(n / 10 * period); /* over several ticks: no throttling */
+	uint64_t v;
+	CU_ASSERT_EQUAL(read(r.fd, &v, sizeof(v)), (ssize_t)sizeof(v));
+	api.get_stats(&s1);
+	uint64_t written = s1.samples_written - s0.samples_written, lost = s1.samples_lost - s0.samples_lost;
+	CU_ASSERT_EQUAL(written + lost, n);
+	CU_ASSERT(lost > 0);
+	struct pwalk w;
+	memset(&w, 0, sizeof(w));
+	pring_walk(&r, NULL, test_gettid(), &w);
+	pes_hot_kernel(pes_records() * period); /* one more full buffer: the loss is reported first */
+	pring_walk(&r, NULL, test_gettid(), &w);
+	CU_ASSERT_EQUAL(w.lost_records, 1);
+	CU_ASSERT_EQUAL(w.lost, lost);
+	pring_close(&r);
+}
+
+/* Thresholds on two counters at once (a group: cycle and instret, each with its own period). */
+static void test_pes_two_counters(void)
+{
+	struct perf_event_attr a;
+	struct pring r;
+	const uint64_t pc = 200000, pi = 50000;
+	precise_attr(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, pc);
+	CU_ASSERT_FATAL(pring_open(&r, &a, -1, 64) == 0);
+	precise_attr(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, pi);
+	a.disabled = 0;
+	int ins = perf_open(&a, 0, -1, r.fd, PERF_FLAG_FD_OUTPUT);
+	CU_ASSERT_FATAL(ins >= 0);
+	struct pwalk w;
+	memset(&w, 0, sizeof(w));
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ID, &w.ids[0]), 0);
+	CU_ASSERT_EQUAL(ioctl(ins, PERF_EVENT_IOC_ID, &w.ids[1]), 0);
+	uint64_t i0 = truth_of(&model->events[1]);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP), 0);
+	for (int k = 0; k < 20; k++)
+		pes_hot_kernel(1000000);
+	uint64_t instret = truth_of(&model->events[1]) - i0;
+	uint64_t v;
+	CU_ASSERT_EQUAL(read(r.fd, &v, sizeof(v)), (ssize_t)sizeof(v));
+	pring_walk(&r, "pes_hot_kernel", test_gettid(), &w);
+	CU_ASSERT_EQUAL(w.by_id[0], 20000000 / pc);
+	CU_ASSERT_EQUAL(w.by_id[1], instret / pi);
+	CU_ASSERT_EQUAL(w.samples, w.by_id[0] + w.by_id[1]);
+	CU_ASSERT_EQUAL(w.exact, w.samples);
+	close(ins);
+	pring_close(&r);
+}
+
+/* Four threads sample themselves at once: every sample carries its own thread. */
+struct pes_thread {
+	uint64_t samples, bad_tid;
+};
+
+static void *pes_thread_main(void *arg)
+{
+	struct pes_thread *pt = arg;
+	struct perf_event_attr a;
+	struct pring r;
+	precise_attr(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 100000);
+	a.disabled = 0;
+	if (pring_open(&r, &a, -1, 16) != 0)
+		return NULL;
+	struct pwalk w;
+	memset(&w, 0, sizeof(w));
+	for (int k = 0; k < 10; k++) {
+		pes_hot_kernel(1000000);
+		pring_walk(&r, NULL, test_gettid(), &w);
+	}
+	uint64_t v;
+	if (read(r.fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		pring_walk(&r, NULL, test_gettid(), &w);
+	pt->samples = w.samples;
+	pt->bad_tid = w.bad_tid;
+	pring_close(&r);
+	return NULL;
+}
+
+static void test_pes_threads(void)
+{
+	pthread_t th[4];
+	struct pes_thread pt[4];
+	memset(pt, 0, sizeof(pt));
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, pes_thread_main, &pt[i]), 0);
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		CU_ASSERT_EQUAL(pt[i].samples, 100);
+		CU_ASSERT_EQUAL(pt[i].bad_tid, 0);
+	}
+}
+
+/* CPU-time clock: the records come at the program's real PCs, exact, and all of them reach the ring. */
+__attribute__((noinline)) void pes_spin(volatile uint64_t *x, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		*x += i * 5;
+}
+
+static void test_pes_cputime(void)
+{
+	struct perf_event_attr a;
+	struct pring r;
+	struct rvemu_stats s0, s1;
+	precise_attr(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, (uint64_t)model->freq_mhz * 1000u);
+	CU_ASSERT_FATAL(pring_open(&r, &a, -1, 64) == 0);
+	api.get_stats(&s0);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	volatile uint64_t x = 0;
+	uint64_t t0 = api.thread_cycles();
+	while (api.thread_cycles() - t0 < (uint64_t)model->freq_mhz * 200000u) /* 200 ms */
+		pes_spin(&x, 100000);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	api.get_stats(&s1);
+	struct pwalk w;
+	memset(&w, 0, sizeof(w));
+	pring_walk(&r, "pes_spin", test_gettid(), &w);
+	CU_ASSERT(w.samples >= 150);
+	CU_ASSERT_EQUAL(w.samples, s1.pes_records - s0.pes_records);
+	CU_ASSERT_EQUAL(w.exact, w.samples);
+	printf("\n  PES, CPU-time clock: %u records, %u in pes_spin\n", w.samples, w.in_hot);
+	CU_ASSERT(w.in_hot * 4 >= w.samples * 3);
+	pring_close(&r);
+}
+
+/* A core without PES: precise_ip is refused (EOPNOTSUPP), and the samples it can take (Sscofpmf) are not
+ * marked exact. */
+static void test_no_pes(void)
+{
+	struct perf_event_attr a;
+	precise_attr(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 100000);
+	for (unsigned p = 1; p <= 3; p++) {
+		a.precise_ip = p;
+		errno = 0;
+		CU_ASSERT_EQUAL(perf_open(&a, 0, -1, -1, 0), -1);
+		CU_ASSERT_EQUAL(errno, EOPNOTSUPP);
+	}
+	if (!sscofpmf || !virtual_clock)
+		return;
+	struct pring r;
+	a.precise_ip = 0;
+	CU_ASSERT_FATAL(pring_open(&r, &a, -1, 16) == 0);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	pes_hot_kernel(10 * 100000);
+	struct pwalk w;
+	memset(&w, 0, sizeof(w));
+	pring_walk(&r, NULL, test_gettid(), &w);
+	CU_ASSERT_EQUAL(w.samples, 10);
+	CU_ASSERT_EQUAL(w.exact, 0);
+	pring_close(&r);
+}
+
+void add_pes_suites(void)
+{
+	CU_pSuite s = CU_add_suite("Precise Event Sampling", NULL, NULL);
+	if (!pes_on()) {
+		CU_add_test(s, "no PES: precise_ip refused, no sample shown as precise", test_no_pes);
+		return;
+	}
+	if (virtual_clock) {
+		CU_add_test(s, "samples = events / threshold; one signal per full buffer; exact PCs",
+		            test_pes_counts_and_signals);
+		CU_add_test(s, "a slow reader: PERF_RECORD_LOST, never silent", test_pes_slow_reader);
+		CU_add_test(s, "thresholds on two counters at once", test_pes_two_counters);
+		CU_add_test(s, "four threads: every sample is its thread's", test_pes_threads);
+	} else {
+		CU_add_test(s, "CPU-time clock: exact records at the program's PCs", test_pes_cputime);
+	}
+}
