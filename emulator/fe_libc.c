@@ -328,7 +328,7 @@ static int poll_common(struct pollfd *fds, nfds_t n, int timeout_ms)
 	struct timespec start;
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		int ready = 0, others = 0;
+		int ready = 0;
 		for (nfds_t i = 0; i < n; i++) {
 			struct emu_event *ev = event_of_fd(fds[i].fd);
 			fds[i].revents = 0;
@@ -342,7 +342,6 @@ static int poll_common(struct pollfd *fds, nfds_t n, int timeout_ms)
 					fds[i].revents = one.revents;
 					ready++;
 				}
-				others++;
 			}
 		}
 		if (ready || timeout_ms == 0)
@@ -354,7 +353,6 @@ static int poll_common(struct pollfd *fds, nfds_t n, int timeout_ms)
 			return 0;
 		struct timespec slice = {0, 1000000};
 		nanosleep(&slice, NULL);
-		(void)others;
 	}
 }
 

@@ -13,11 +13,11 @@
 
 struct emu_event;
 
-/* The one lock of the perf core. emu_lock marks the thread as inside the emulator so the sampling tick's
- * handler defers instead of deadlocking; emu_unlock runs deferred ticks and sends queued signals. */
+/* The one lock of the perf core. emu_lock blocks every signal of the thread while it holds the lock (a
+ * system call is atomic for the caller's signal handlers); emu_unlock sends the queued overflow signals
+ * and restores the mask, so they and a sampling tick that arrived meanwhile are delivered then. */
 void emu_lock(void);
 void emu_unlock(void);
-int emu_in_emulator(void);
 
 /* perf_event_open(2) on an fd the front end made (the event's file). group: the group_fd's event. */
 int perf_open(const struct perf_event_attr *uattr, int pid, int cpu, struct emu_event *group,

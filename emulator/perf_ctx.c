@@ -34,40 +34,19 @@ static void pes_drain(struct emu_thread *t, int interrupt);
  * meanwhile (the sampling tick, the overflow signals queued by emu_queue_signal) is delivered when
  * emu_unlock restores the mask, after the lock is released. */
 static pthread_mutex_t perf_lock = PTHREAD_MUTEX_INITIALIZER;
-static __thread int inside __attribute__((tls_model("initial-exec")));
 static __thread sigset_t outside_mask __attribute__((tls_model("initial-exec")));
-
-int emu_in_emulator(void)
-{
-	return inside;
-}
 
 void emu_lock(void)
 {
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &outside_mask);
-	inside = 1;
 	pthread_mutex_lock(&perf_lock);
 }
 
 void emu_unlock(void)
 {
 	pthread_mutex_unlock(&perf_lock);
-	inside = 0;
-	struct emu_thread *t = emu_thread_self();
-	struct emu_ctx *ctx = t->perf;
-	/* A sampling tick that found the thread inside (possible only before the mask was set): handle it
-	 * now, at the PC it interrupted. */
-	while (ctx && ctx->tick_pending) {
-		ctx->tick_pending = 0;
-		inside = 1;
-		pthread_mutex_lock(&perf_lock);
-		emu_ctx_sync(t, emu_cycles_of(t), ctx->tick_ip);
-		emu_timer_rearm(t);
-		pthread_mutex_unlock(&perf_lock);
-		inside = 0;
-	}
 	emu_flush_signals();
 	pthread_sigmask(SIG_SETMASK, &outside_mask, NULL);
 }
@@ -75,7 +54,7 @@ void emu_unlock(void)
 /* fork: no perf lock may be held across it (the registry and bank locks have their own handlers). */
 void perf_fork_prepare(void)
 {
-	emu_lock(); /* marks the thread inside: a sampling tick arriving now is deferred, not deadlocked */
+	emu_lock(); /* a sampling tick arriving now waits for the unlock */
 }
 
 void perf_fork_parent(void)
@@ -86,7 +65,6 @@ void perf_fork_parent(void)
 void perf_fork_child_unlock(void)
 {
 	pthread_mutex_unlock(&perf_lock);
-	inside = 0;
 	pthread_sigmask(SIG_SETMASK, &outside_mask, NULL);
 }
 
@@ -144,17 +122,10 @@ static uint64_t cycle_of_count(const struct emu_event *ev, uint64_t a, uint64_t 
 			return b + 1;
 		return emu_count_source()->cycle_reaching(ev->target, ev->evmask, a, b, need);
 	}
-	if (event_delta(ev, a, b) < need)
-		return b + 1;
-	uint64_t lo = a, hi = b;
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (event_delta(ev, a, mid) >= need)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	return hi;
+	/* a clock counts ns = floor(cycles * 1000 / MHz): the first cycle whose ns reach ns(a) + need */
+	unsigned __int128 target = (unsigned __int128)emu_cycles_to_ns(a) + need, mhz = emu_model()->freq_mhz;
+	unsigned __int128 c = (target * mhz + 999) / 1000;
+	return c > b ? b + 1 : (uint64_t)c;
 }
 
 /* What the hardware counter of an active event holds now: its value at the last fold plus what happened
@@ -525,10 +496,27 @@ static void ctx_account_software(struct emu_ctx *ctx)
 	}
 }
 
+/* After accounting: events whose REFRESH budget ran out go off now (their overflow is delivered now), and
+ * every event's page and fork snapshot show the new counts. */
+static void ctx_settle(struct emu_thread *t)
+{
+	struct emu_ctx *ctx = t->perf;
+	int limit_hit = 0;
+	for_each_group(ctx, g) for_each_member(g, e) if (e->limit_reached)
+	{
+		e->limit_reached = 0;
+		if (e->state >= EV_INACTIVE)
+			e->state = EV_OFF;
+		limit_hit = 1;
+	}
+	if (limit_hit)
+		emu_ctx_schedule(t);
+	for_each_group(ctx, g) for_each_member(g, e) emu_event_publish(e);
+}
+
 void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip)
 {
 	struct emu_ctx *ctx = emu_ctx_of(t);
-	int limit_hit = 0;
 	if (ctx->next_tick <= ctx->last_cycles) /* a context made before the configuration's tick */
 		ctx->next_tick = ctx->last_cycles + emu_cfg()->tick_cycles;
 	while (ctx->last_cycles < now) {
@@ -546,17 +534,7 @@ void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip)
 			ctx_rotate(t);
 	}
 	ctx_account_software(ctx);
-	/* Budgets that ran out: the overflow is delivered now, and the event goes off now. */
-	for_each_group(ctx, g) for_each_member(g, e) if (e->limit_reached)
-	{
-		e->limit_reached = 0;
-		if (e->state >= EV_INACTIVE)
-			e->state = EV_OFF;
-		limit_hit = 1;
-	}
-	if (limit_hit)
-		emu_ctx_schedule(t);
-	for_each_group(ctx, g) for_each_member(g, e) emu_event_publish(e);
+	ctx_settle(t);
 }
 
 void perf_inject_self(size_t evidx, uint64_t n, uint64_t ip)
@@ -573,16 +551,7 @@ void perf_inject_self(size_t evidx, uint64_t n, uint64_t ip)
 			continue;
 		count_and_overflow(e, n, ip);
 	}
-	int limit_hit = 0;
-	for_each_group(ctx, g) for_each_member(g, e) if (e->limit_reached)
-	{
-		e->limit_reached = 0;
-		e->state = EV_OFF;
-		limit_hit = 1;
-	}
-	if (limit_hit)
-		emu_ctx_schedule(t);
-	for_each_group(ctx, g) for_each_member(g, e) emu_event_publish(e);
+	ctx_settle(t);
 	emu_unlock();
 }
 
@@ -619,17 +588,11 @@ static void tick_handler(int sig, siginfo_t *si, void *uc)
 	(void)si;
 	int saved = errno;
 	struct emu_thread *t = emu_thread_self();
-	uint64_t pc = interrupted_pc(uc);
-	if (emu_in_emulator()) { /* we hold (or wait for) the lock: emu_unlock handles it */
-		struct emu_ctx *ctx = emu_ctx_of(t);
-		ctx->tick_ip = pc;
-		ctx->tick_pending = 1;
-	} else {
-		emu_lock();
-		emu_ctx_sync(t, emu_cycles_of(t), pc);
-		emu_timer_rearm(t);
-		emu_unlock();
-	}
+	uint64_t pc = interrupted_pc(uc); /* never the emulator's: signals are blocked while it runs */
+	emu_lock();
+	emu_ctx_sync(t, emu_cycles_of(t), pc);
+	emu_timer_rearm(t);
+	emu_unlock();
 	errno = saved;
 }
 

@@ -684,9 +684,7 @@ static void inherit_fork_child(struct emu_thread *parent, struct emu_thread *chi
 void perf_exit_flush(void)
 {
 	struct emu_thread *t = emu_thread_self();
-	if (emu_in_emulator()) /* _exit from a handler that interrupted the emulator: its lock is held */
-		return;
-	emu_lock();
+	emu_lock(); /* no handler can run inside the emulator (signals are blocked there): never held here */
 	if (t->perf) {
 		emu_ctx_sync(t, emu_cycles_of(t), 0);
 		for_each_group(t->perf, g) for_each_member(g, e)
@@ -737,8 +735,7 @@ int perf_user_counter_read(unsigned csr, uint64_t *value)
 	} else if (access == 1) {
 		for_each_group(emu_ctx_of(t), g) for_each_member(g, e)
 		{
-			struct emu_event *rb = e;
-			if (rb->page && rb->maps > 0 && e->kind != EK_SOFTWARE && e->state == EV_ACTIVE &&
+			if (e->page && e->maps > 0 && e->kind != EK_SOFTWARE && e->state == EV_ACTIVE &&
 			    e->hw_idx == idx) {
 				*value = emu_counter_now(e);
 				r = 0;

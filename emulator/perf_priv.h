@@ -85,9 +85,6 @@ struct emu_ctx {
 	uint64_t next_tick;       /* next scheduler tick (counters folded into the perf counts) */
 	int rotate_needed;
 	int nsampling_active;
-	/* the CPU-time sampling tick arrived while the thread was inside the emulator */
-	volatile sig_atomic_t tick_pending;
-	uint64_t tick_ip;
 	/* the alarm: wall-clock (punctual) while the thread runs, CPU-clock while it mostly waits */
 	uint64_t alarm_wall_ns, alarm_cpu_ns; /* when it was armed */
 	enum emu_alarm_clock alarm_clock;
