@@ -295,7 +295,7 @@ static void test_pes_cputime(void)
 	volatile uint64_t x = 0;
 	uint64_t t0 = api.thread_cycles();
 	while (api.thread_cycles() - t0 < (uint64_t)model->freq_mhz * 200000u) /* 200 ms */
-		pes_spin(&x, 100000);
+		pes_spin(&x, 1000000); /* about a ms per check: the checks are not what is sampled */
 	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
 	api.get_stats(&s1);
 	struct pwalk w;
