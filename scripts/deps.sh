@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Install the Debian packages the build and the tests need, if any is missing (Debian 12).
+# libunwind-dev: call stacks of the sampling API; libelf-dev: the profiler's symbols; linux-perf: the test
+# that Debian's `perf report` reads the profiler's perf.data.
 # Also adds a deb-src entry (its own sources file) so `apt-get source` can fetch the pinned upstreams.
 set -euo pipefail
 packages=(build-essential autoconf automake libtool pkg-config python3 dpkg-dev
-          libcunit1-dev valgrind cppcheck clang-format gfortran patchelf)
+          libcunit1-dev valgrind cppcheck clang-format gfortran patchelf
+          libunwind-dev libelf-dev linux-perf)
 # The riscv64 cross-compile checks need a cross toolchain and qemu-user, except on a riscv64 board, where the
 # native gcc is the riscv64 compiler and programs run as they are.
 if [ "$(dpkg --print-architecture)" != riscv64 ]; then
