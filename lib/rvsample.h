@@ -60,17 +60,20 @@ struct rvsample_config {
 	uint64_t threshold; /* events per sample, > 0 */
 	int precise;        /* perf precise_ip: 0 any skid, 1-3 PES (2 asks for zero skid, 3 requires it) */
 	enum rvsample_mode mode;
-	size_t buffer_records; /* records held between reads; 0: 4096. When full, new ones are counted lost */
+	/* Records held between reads; 0: 4096. When full, new ones are counted `dropped`. The kernel's ring
+	 * buffer is sized from it too (samples that do not fit there are counted `lost`). */
+	size_t buffer_records;
 	/* Optional: called with each batch of decoded records as it arrives, in signal-handler context
-	 * (async-signal-safe code only). NULL: records wait for rvsample_read. */
+	 * (async-signal-safe code only), and from rvsample_stop/rvsample_read for what they drain. NULL:
+	 * records wait for rvsample_read. */
 	void (*on_batch)(const struct rvsample_record *records, size_t n, void *arg);
 	void *arg;
 };
 
 struct rvsample_stats {
-	uint64_t samples;    /* records decoded */
+	uint64_t samples;    /* records decoded (read + dropped) */
 	uint64_t exact;      /* of which with RVSAMPLE_F_EXACT */
-	uint64_t lost;       /* samples the kernel reported lost (PERF_RECORD_LOST) */
+	uint64_t lost;       /* samples the kernel lost (PERF_RECORD_LOST; at stop also PERF_FORMAT_LOST) */
 	uint64_t dropped;    /* decoded but dropped: the record buffer was full */
 	uint64_t interrupts; /* overflow signals handled (batches) */
 	uint64_t throttled;  /* PERF_RECORD_THROTTLE seen */
@@ -79,15 +82,18 @@ struct rvsample_stats {
 typedef struct rvsample rvsample_t;
 
 int rvsample_init(rvsample_t **sampler, int EventSet, const struct rvsample_config *config);
+/* start, stop: from the owner thread only (RVSAMPLE_ESTATE otherwise). */
 int rvsample_start(rvsample_t *sampler);
 int rvsample_stop(rvsample_t *sampler); /* drains what the kernel still holds */
-/* Moves up to `max` records collected so far into `buf`; returns how many (0: none pending). */
+/* Moves up to `max` records collected so far into `buf`; returns how many (0: none pending). Any thread may
+ * read; from the owner thread it first collects what the kernel delivered without a signal. */
 ssize_t rvsample_read(rvsample_t *sampler, struct rvsample_record *buf, size_t max);
 int rvsample_get_stats(const rvsample_t *sampler, struct rvsample_stats *stats);
 struct rvsample_file_info;
 /* The sampler's events (PAPI names), threshold, precision and mode, as a sample file's header wants them. */
 int rvsample_get_info(const rvsample_t *sampler, struct rvsample_file_info *info);
-int rvsample_destroy(rvsample_t *sampler);
+int rvsample_destroy(rvsample_t *sampler); /* a running sampler: from its owner thread only */
+/* The detailed message of this thread's last failure with `code`, else the code's general text. */
 const char *rvsample_strerror(int code);
 
 /* ---------------------------------------------------------------------------------- sample files */
