@@ -70,7 +70,8 @@ static void drain(void *arg)
 		copy_out(data, size, tail, &h, sizeof(h));
 		if (h.size < sizeof(h))
 			break;
-		copy_out(data, size, tail + sizeof(h), f, h.size - sizeof(h) < sizeof(f) ? h.size - sizeof(h) : sizeof(f));
+		copy_out(data, size, tail + sizeof(h), f,
+		         h.size - sizeof(h) < sizeof(f) ? h.size - sizeof(h) : sizeof(f));
 		if (h.type == PERF_RECORD_SAMPLE) {
 			g->r->delivered++;
 			g->r->exact += (h.misc & PERF_RECORD_MISC_EXACT_IP) != 0;
@@ -95,7 +96,9 @@ static int open_sampler(struct ring *g, int precise, uint64_t period)
 	a.sample_period = period;
 	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
 	a.precise_ip = precise ? 2 : 0; /* 2: ask for zero skid */
-	a.wakeup_events = 1;
+	/* PES batches only when the user does not ask to hear of each sample (Linux's large-PEBS rule); the
+	 * per-sample interrupt run asks for it, as PAPI's hardware overflow does */
+	a.wakeup_events = precise ? 0 : 1;
 	a.disabled = 1;
 	g->fd = (int)syscall(__NR_perf_event_open, &a, 0, -1, -1, 0);
 	if (g->fd < 0) {
@@ -183,14 +186,15 @@ static int parse_result(const char *line, struct run *x)
 {
 	struct sw_result *r = &x->r;
 	char clock[16];
-	int n = sscanf(line,
-	               "result method=%15s clock=%15s period=%" SCNu64 " expected=%" SCNu64 " delivered=%" SCNu64
-	               " lost_reported=%" SCNu64 " at_cause=%" SCNu64 " at_block=%" SCNu64 " exact=%" SCNu64 " signals=%" SCNu64
-	               " throttled=%" SCNu64 " cpu_ns=%" SCNu64 " interrupts=%" SCNu64 " pes_interrupts=%" SCNu64
-	               " pes_records=%" SCNu64 " emu_signals=%" SCNu64,
-	               x->method_buf, clock, &r->period, &r->expected, &r->delivered, &r->lost_reported,
-	               &r->at_cause, &r->at_block, &r->exact, &r->signals, &r->throttled, &r->cpu_ns, &r->stats.interrupts,
-	               &r->stats.pes_interrupts, &r->stats.pes_records, &r->stats.signals);
+	int n =
+	    sscanf(line,
+	           "result method=%15s clock=%15s period=%" SCNu64 " expected=%" SCNu64 " delivered=%" SCNu64
+	           " lost_reported=%" SCNu64 " at_cause=%" SCNu64 " at_block=%" SCNu64 " exact=%" SCNu64
+	           " signals=%" SCNu64 " throttled=%" SCNu64 " cpu_ns=%" SCNu64 " interrupts=%" SCNu64
+	           " pes_interrupts=%" SCNu64 " pes_records=%" SCNu64 " emu_signals=%" SCNu64,
+	           x->method_buf, clock, &r->period, &r->expected, &r->delivered, &r->lost_reported,
+	           &r->at_cause, &r->at_block, &r->exact, &r->signals, &r->throttled, &r->cpu_ns,
+	           &r->stats.interrupts, &r->stats.pes_interrupts, &r->stats.pes_records, &r->stats.signals);
 	return n == 16 && strcmp(x->method_buf, x->method) == 0 && strcmp(clock, x->clock) == 0 ? 0 : -1;
 }
 
@@ -265,32 +269,37 @@ static double slowdown(const struct run *x)
 
 static void print_table(const struct run *runs, size_t n, const char *clock)
 {
-	printf("\n%s clock:\n\n", strcmp(clock, "virtual") == 0 ? "Virtual" : "CPU-time");
-	printf("| method | model | threshold | samples expected | delivered | lost (reported) | signals | "
-	       "signals / 1000 samples | skid | marked exact | CPU ms | slowdown |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	int virt = strcmp(clock, "virtual") == 0;
+	printf("\n%s clock:\n\n", virt ? "Virtual" : "CPU-time");
+	printf("| method | model | threshold | samples expected | delivered | lost | of which reported | "
+	       "signals | "
+	       "signals / 1000 samples | skid (PC in the next block) | marked exact | CPU ms | slowdown |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct run *x = &runs[i];
 		const struct sw_result *r = &x->r;
 		if (strcmp(x->clock, clock) != 0)
 			continue;
 		if (!x->ok) {
-			printf("| %s | %s | not measured (see above) |||||||||\n", x->label, x->model);
+			printf("| %s | %s | not measured (see above) | | | | | | | | | | |\n", x->label,
+			       x->model);
 			continue;
 		}
 		if (strcmp(x->method, "none") == 0) {
-			printf("| %s | %s | - | - | - | - | - | - | - | - | %.0f | 1.00x |\n", x->label, x->model,
-			       (double)r->cpu_ns / 1e6);
+			printf("| %s | %s | - | - | - | - | - | - | - | - | - | %.0f | 1.00x |\n", x->label,
+			       x->model, (double)r->cpu_ns / 1e6);
 			continue;
 		}
 		uint64_t lost = r->expected > r->delivered ? r->expected - r->delivered : 0;
-		char skid[32];
-		if (strcmp(clock, "virtual") == 0)
-			snprintf(skid, sizeof(skid), "%.1f%%", pct(r->delivered - r->at_cause, r->delivered));
+		char skid[64];
+		if (virt)
+			snprintf(skid, sizeof(skid), "%.1f%% (%.1f%%)",
+			         pct(r->delivered - r->at_cause, r->delivered),
+			         pct(r->at_block, r->delivered));
 		else
 			snprintf(skid, sizeof(skid), "not known");
-		printf("| %s | %s | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " (%.1f%%) (%" PRIu64
-		       ") | %" PRIu64 " | %.1f | %s | %" PRIu64 " | %.0f | %.2fx |\n",
+		printf("| %s | %s | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " (%.1f%%) | %" PRIu64
+		       " | %" PRIu64 " | %.1f | %s | %" PRIu64 " | %.0f | %.2fx |\n",
 		       x->label, x->model, r->period, r->expected, r->delivered, lost, pct(lost, r->expected),
 		       r->lost_reported, r->signals, per_1000(r), skid, r->exact, (double)r->cpu_ns / 1e6,
 		       slowdown(x));
@@ -305,9 +314,9 @@ static void headline_part(const struct run *x, const char *name, int first)
 		return;
 	}
 	uint64_t lost = r->expected > r->delivered ? r->expected - r->delivered : 0;
-	printf("%s%s %.1f signals/1000 samples, %.1f%% lost, %.1f%% skid, %.2fx", first ? "" : "; ", name,
-	       per_1000(r), pct(lost, r->expected), pct(r->delivered - r->at_cause, r->delivered),
-	       slowdown(x));
+	printf("%s%s %.1f signals/1000 samples, %" PRIu64 " lost (%.1f%%), %.1f%% skid, %.2fx",
+	       first ? "" : "; ", name, per_1000(r), lost, pct(lost, r->expected),
+	       pct(r->delivered - r->at_cause, r->delivered), slowdown(x));
 }
 
 static int driver(const char *rvemu_run, const char *papi_worker)
@@ -326,25 +335,37 @@ static int driver(const char *rvemu_run, const char *papi_worker)
 	for (int c = 0; c < 2; c++) {
 		struct run *b = &runs[c * PER_CLOCK];
 		b[NONE_CVA6] = (struct run){"unsampled", "cva6", "none", clocks[c], 0, 0, NULL, 0, {0}, {0}};
-		b[PES] = (struct run){"PES (precise_ip 2)", "cva6", "pes", clocks[c], 0, 0, &b[NONE_CVA6], 0, {0}, {0}};
-		b[NONE_U74] = (struct run){"unsampled", "sifive-u74", "none", clocks[c], 1, 0, NULL, 0, {0}, {0}};
-		b[IRQ] = (struct run){"Sscofpmf interrupt per sample", "sifive-u74", "irq", clocks[c], 1, 0,
-		                      &b[NONE_U74], 0, {0}, {0}};
-		b[PAPI] = (struct run){"PAPI software overflow", "cva6", "papi-sw", clocks[c], 0, 1, &b[NONE_CVA6],
-		                       0, {0}, {0}};
+		b[PES] = (struct run){"PES (precise_ip 2)", "cva6", "pes", clocks[c], 0, 0,
+		                      &b[NONE_CVA6],        0,      {0},   {0}};
+		b[NONE_U74] =
+		    (struct run){"unsampled", "sifive-u74", "none", clocks[c], 1, 0, NULL, 0, {0}, {0}};
+		b[IRQ] = (struct run){"Sscofpmf interrupt per sample",
+		                      "sifive-u74",
+		                      "irq",
+		                      clocks[c],
+		                      1,
+		                      0,
+		                      &b[NONE_U74],
+		                      0,
+		                      {0},
+		                      {0}};
+		b[PAPI] = (struct run){
+		    "PAPI software overflow", "cva6", "papi-sw", clocks[c], 0, 1, &b[NONE_CVA6], 0, {0}, {0}};
 	}
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
 		if (runs[i].papi && !papi_worker) {
-			fprintf(stderr, "bench_sampling: %s: no PAPI worker (--papi-worker or BENCH_PAPI_WORKER)\n",
+			fprintf(stderr,
+			        "bench_sampling: %s: no PAPI worker (--papi-worker or BENCH_PAPI_WORKER)\n",
 			        runs[i].label);
 			continue;
 		}
 		run_one(&runs[i], rvemu_run, self, papi_worker);
 	}
-	printf("Sampling the same program at the same event (%s) and threshold, under the emulator. Emulated "
-	       "counts are synthetic; CPU times are this host's and vary between runs (the slowdown is a ratio "
-	       "of two runs made here, one after the other).\n",
-	       SW_EVENT);
+	printf(
+	    "Sampling the same program at the same event (%s) and threshold, under the emulator. Emulated "
+	    "counts are synthetic; CPU times are this host's and vary between runs (the slowdown is a ratio "
+	    "of two runs made here, one after the other).\n",
+	    SW_EVENT);
 	print_table(runs, PER_CLOCK, "virtual");
 	print_table(runs + PER_CLOCK, PER_CLOCK, "cputime");
 	printf("\nbench_sampling: ");

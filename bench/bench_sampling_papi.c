@@ -64,7 +64,8 @@ int main(int argc, char **argv)
 		return fail("PAPI_create_eventset", rc);
 	if ((rc = PAPI_add_event(es, PAPI_TOT_INS)) != PAPI_OK)
 		return fail("PAPI_add_event PAPI_TOT_INS", rc);
-	if ((rc = PAPI_overflow(es, PAPI_TOT_INS, (int)period, PAPI_OVERFLOW_FORCE_SW, on_overflow)) != PAPI_OK)
+	if ((rc = PAPI_overflow(es, PAPI_TOT_INS, (int)period, PAPI_OVERFLOW_FORCE_SW, on_overflow)) !=
+	    PAPI_OK)
 		return fail("PAPI_overflow", rc);
 	if ((rc = PAPI_start(es)) != PAPI_OK)
 		return fail("PAPI_start", rc);

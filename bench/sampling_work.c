@@ -87,7 +87,8 @@ static int classify(uint64_t pc)
 		return PC_ELSEWHERE;
 	if (info.dli_saddr == (void *)(uintptr_t)sw_cause)
 		return PC_CAUSE;
-	if (info.dli_saddr == (void *)(uintptr_t)sw_block_a || info.dli_saddr == (void *)(uintptr_t)sw_block_b)
+	if (info.dli_saddr == (void *)(uintptr_t)sw_block_a ||
+	    info.dli_saddr == (void *)(uintptr_t)sw_block_b)
 		return PC_BLOCK;
 	return PC_ELSEWHERE;
 }
@@ -125,8 +126,10 @@ static int run_virtual(struct sw_result *r, uint64_t period, sw_poll_fn poll, vo
 		sw_block_b(SW_BLOCK_B);
 		c = truth() - t0;
 		if (c - (uint64_t)i * period >= period) {
-			fprintf(stderr, "bench_sampling: the blocks gave %" PRIu64 " events, not fewer than %" PRIu64
-			                "\n", c - (uint64_t)i * period, period);
+			fprintf(stderr,
+			        "bench_sampling: the blocks gave %" PRIu64 " events, not fewer than %" PRIu64
+			        "\n",
+			        c - (uint64_t)i * period, period);
 			return -1;
 		}
 		sw_cause(period - c % period);
@@ -187,11 +190,11 @@ uint64_t sw_cpu_period(void)
 void sw_print(const struct sw_result *r)
 {
 	printf("result method=%s clock=%s period=%" PRIu64 " expected=%" PRIu64 " delivered=%" PRIu64
-	       " lost_reported=%" PRIu64 " at_cause=%" PRIu64 " at_block=%" PRIu64 " exact=%" PRIu64 " signals=%" PRIu64
-	       " throttled=%" PRIu64 " cpu_ns=%" PRIu64 " interrupts=%" PRIu64 " pes_interrupts=%" PRIu64
-	       " pes_records=%" PRIu64 " emu_signals=%" PRIu64 "\n",
+	       " lost_reported=%" PRIu64 " at_cause=%" PRIu64 " at_block=%" PRIu64 " exact=%" PRIu64
+	       " signals=%" PRIu64 " throttled=%" PRIu64 " cpu_ns=%" PRIu64 " interrupts=%" PRIu64
+	       " pes_interrupts=%" PRIu64 " pes_records=%" PRIu64 " emu_signals=%" PRIu64 "\n",
 	       r->method, virtual_clock ? "virtual" : "cputime", r->period, r->expected, r->delivered,
-	       r->lost_reported, r->at_cause, r->at_block, r->exact, r->signals, r->throttled, r->cpu_ns, r->stats.interrupts,
-	       r->stats.pes_interrupts, r->stats.pes_records, r->stats.signals);
+	       r->lost_reported, r->at_cause, r->at_block, r->exact, r->signals, r->throttled, r->cpu_ns,
+	       r->stats.interrupts, r->stats.pes_interrupts, r->stats.pes_records, r->stats.signals);
 	fflush(stdout);
 }

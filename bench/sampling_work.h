@@ -17,22 +17,22 @@
 
 #include "rvemu.h"
 
-#define SW_EVENT   "INSTRUCTIONS" /* minstret: perf's PERF_COUNT_HW_INSTRUCTIONS, PAPI's PAPI_TOT_INS */
-#define SW_PERIOD  20000u         /* events per sample (the threshold), every method, virtual clock */
-#define SW_ITERS   100000u        /* virtual clock: iterations = threshold crossings = expected samples */
-#define SW_BLOCK_A 12000u         /* cycles advanced at sw_block_a per iteration */
-#define SW_BLOCK_B 8000u          /* and at sw_block_b: 20000 cycles a sample, under the throttle limit */
-#define SW_CPU_RATE   5000u       /* CPU-time clock: samples per CPU second the threshold aims at */
-#define SW_CPU_CHUNKS 1000u       /* CPU-time clock: the work, chunks of SW_CPU_SPINS loop iterations */
+#define SW_EVENT      "INSTRUCTIONS" /* minstret: perf's PERF_COUNT_HW_INSTRUCTIONS, PAPI's PAPI_TOT_INS */
+#define SW_PERIOD     20000u         /* events per sample (the threshold), every method, virtual clock */
+#define SW_ITERS      100000u        /* virtual clock: iterations = threshold crossings = expected samples */
+#define SW_BLOCK_A    12000u         /* cycles advanced at sw_block_a per iteration */
+#define SW_BLOCK_B    8000u          /* and at sw_block_b: 20000 cycles a sample, under the throttle limit */
+#define SW_CPU_RATE   5000u          /* CPU-time clock: samples per CPU second the threshold aims at */
+#define SW_CPU_CHUNKS 1000u          /* CPU-time clock: the work, chunks of SW_CPU_SPINS loop iterations */
 #define SW_CPU_SPINS  1000000u
 
 struct sw_result {
-	const char *method; /* "none", "pes", "irq", "papi-sw" */
-	uint64_t period;    /* the threshold used */
-	uint64_t expected;  /* threshold crossings (ground truth) */
-	uint64_t delivered; /* samples the user received */
+	const char *method;     /* "none", "pes", "irq", "papi-sw" */
+	uint64_t period;        /* the threshold used */
+	uint64_t expected;      /* threshold crossings (ground truth) */
+	uint64_t delivered;     /* samples the user received */
 	uint64_t lost_reported; /* samples reported lost (PERF_RECORD_LOST) */
-	uint64_t at_cause;  /* delivered samples whose PC is in sw_cause (virtual clock) */
+	uint64_t at_cause;      /* delivered samples whose PC is in sw_cause (virtual clock) */
 	uint64_t at_block;  /* delivered samples whose PC is in sw_block_a or sw_block_b (the next blocks) */
 	uint64_t exact;     /* delivered samples marked exact (PERF_RECORD_MISC_EXACT_IP) */
 	uint64_t signals;   /* signals the program's handler received */
