@@ -120,11 +120,11 @@ static void stats_delta(struct rvemu_stats *d, const struct rvemu_stats *a, cons
 
 static int run_virtual(struct sw_result *r, uint64_t period, sw_poll_fn poll, void *arg)
 {
-	uint64_t t0 = truth(), c;
+	uint64_t t0 = truth();
 	for (unsigned i = 0; i < SW_ITERS; i++) {
 		sw_block_a(SW_BLOCK_A);
 		sw_block_b(SW_BLOCK_B);
-		c = truth() - t0;
+		uint64_t c = truth() - t0;
 		if (c - (uint64_t)i * period >= period) {
 			fprintf(stderr,
 			        "bench_sampling: the blocks gave %" PRIu64 " events, not fewer than %" PRIu64
