@@ -61,6 +61,7 @@ struct emu_config {
 	unsigned max_sample_rate; /* kernel.perf_event_max_sample_rate */
 	int pes;                  /* Precise Event Sampling present (docs/pes.md) */
 	unsigned pes_records;     /* PES buffer size in records: the fill interrupt comes when it is full */
+	uint64_t irq_skid;        /* virtual clock: cycles from a counter overflow to its interrupt (skid) */
 };
 void emu_init(void); /* every entry point calls it first; idempotent */
 const struct emu_config *emu_cfg(void);

@@ -414,14 +414,10 @@ static void pes_sample(struct emu_event *ev, uint64_t ip)
 		pes_drain(t, 1);
 }
 
-/* An overflow of a sampling event: the sample, the IOC_REFRESH budget, the signal (sent at unlock). */
-static void overflow(struct emu_event *ev, uint64_t ip)
+/* The overflow interrupt of a sampling event, taken at `ip`: the sample, the IOC_REFRESH budget, the signal
+ * (sent at unlock). */
+static void take_interrupt(struct emu_event *ev, uint64_t ip)
 {
-	if (ev->attr.precise_ip && emu_cfg()->pes) {
-		account_interrupt(ev);
-		pes_sample(ev, ip);
-		return;
-	}
 	EMU_STAT_ADD(interrupts, 1);
 	int code = POLL_IN;
 	account_interrupt(ev); /* the sample of the overflow that throttles is still written */
@@ -434,6 +430,50 @@ static void overflow(struct emu_event *ev, uint64_t ip)
 	emu_sample_write(ev, ip, sample_time(ev->target), NULL);
 	if (ev->async)
 		emu_queue_signal(ev, code);
+}
+
+/* An overflow. With PES the unit records it (exact PC, no interrupt). Otherwise the overflow interrupt is
+ * taken irq_skid cycles later (virtual clock), at whatever the thread then runs: the sample's PC is that
+ * instruction's, the skid every non-precise sample has on hardware. */
+static void overflow(struct emu_event *ev, uint64_t ip)
+{
+	if (ev->attr.precise_ip && emu_cfg()->pes) {
+		account_interrupt(ev);
+		pes_sample(ev, ip);
+		return;
+	}
+	uint64_t skid = emu_cfg()->irq_skid;
+	if (!skid) {
+		take_interrupt(ev, ip);
+		return;
+	}
+	if (ev->irq_pending++ == 0)
+		ev->irq_due = ev->target->perf->overflow_cycle + skid;
+}
+
+/* The first cycle in (last, next) at which a pending overflow interrupt is taken, else next. */
+static uint64_t next_interrupt(struct emu_ctx *ctx, uint64_t last, uint64_t next)
+{
+	for_each_group(ctx, g)
+	    for_each_member(g, e) if (e->irq_pending && e->irq_due > last && e->irq_due < next) next =
+	        e->irq_due;
+	return next;
+}
+
+/* Take the overflow interrupts due by `now` (all of them at a trap: a system call enters the kernel, which
+ * takes what is pending), at `ip`. One that finds its event stopped is dropped, as the kernel's handler
+ * ignores counters that are no longer active. */
+static void take_due_interrupts(struct emu_ctx *ctx, uint64_t now, uint64_t ip, int all)
+{
+	for_each_group(ctx, g) for_each_member(g, e)
+	{
+		if (!e->irq_pending || (!all && e->irq_due > now))
+			continue;
+		unsigned n = e->irq_pending;
+		e->irq_pending = 0;
+		while (n-- && e->state == EV_ACTIVE)
+			take_interrupt(e, ip);
+	}
 }
 
 /* Count `delta` events on `e`. */
@@ -487,6 +527,7 @@ static void ctx_account(struct emu_ctx *ctx, uint64_t last, uint64_t next, uint6
 				count_events(e, event_delta(e, last, next));
 		}
 	}
+	ctx->overflow_cycle = next;
 	for_each_group(ctx, g) for_each_member(g, e) if (!is_accounted(e)) take_overflows(e, ip);
 }
 
@@ -554,7 +595,9 @@ static void ctx_settle(struct emu_thread *t)
 	for_each_group(ctx, g) for_each_member(g, e) emu_event_publish(e);
 }
 
-void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip)
+/* Account the thread's events up to cycle `now`, the program being at `ip`. `kernel_entry`: the call is a
+ * system call or an interrupt, where the kernel takes every pending overflow interrupt. */
+static void ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip, int kernel_entry)
 {
 	struct emu_ctx *ctx = emu_ctx_of(t);
 	if (ctx->next_tick <= ctx->last_cycles) /* a context made before the configuration's tick */
@@ -566,22 +609,31 @@ void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip)
 		if (ctx->next_tick < next)
 			next = ctx->next_tick;
 		next = next_overflow(ctx, last, next);
+		next = next_interrupt(ctx, last, next);
 		ctx_account(ctx, last, next, ip);
 		ctx->last_cycles = next;
+		take_due_interrupts(ctx, next, ip, 0);
 		if (next >= ctx->next_tick)
 			ctx_tick(ctx);
 		if (ctx->rotate_needed && next >= ctx->slice_end)
 			ctx_rotate(t);
 	}
+	if (kernel_entry)
+		take_due_interrupts(ctx, now, ip, 1);
 	ctx_account_software(ctx);
 	ctx_settle(t);
+}
+
+void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip)
+{
+	ctx_sync(t, now, ip, 1);
 }
 
 void perf_inject_self(size_t evidx, uint64_t n, uint64_t ip)
 {
 	struct emu_thread *t = emu_thread_self();
 	emu_lock();
-	emu_ctx_sync(t, emu_cycles_of(t), ip);
+	ctx_sync(t, emu_cycles_of(t), ip, 0);
 	t->injected[evidx] += n;
 	struct emu_ctx *ctx = emu_ctx_of(t);
 	for_each_group(ctx, g) for_each_member(g, e)
@@ -589,6 +641,7 @@ void perf_inject_self(size_t evidx, uint64_t n, uint64_t ip)
 		if (e->state != EV_ACTIVE || !(e->evmask & (1ull << evidx)) || e->attr.exclude_user ||
 		    e->kind == EK_SOFTWARE)
 			continue;
+		ctx->overflow_cycle = ctx->last_cycles;
 		count_and_overflow(e, n, ip);
 	}
 	ctx_settle(t);
@@ -600,7 +653,7 @@ void perf_advance_self(uint64_t cycles, uint64_t ip)
 	struct emu_thread *t = emu_thread_self();
 	emu_lock();
 	uint64_t now = __atomic_add_fetch(&t->vcycles, cycles, __ATOMIC_RELAXED);
-	emu_ctx_sync(t, now, ip);
+	ctx_sync(t, now, ip, 0);
 	emu_unlock();
 }
 

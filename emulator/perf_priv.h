@@ -47,6 +47,8 @@ struct emu_event {
 	int throttled;            /* perf_event_max_sample_rate reached in this tick */
 	uint64_t tick_interrupts; /* overflows in the current tick */
 	int pes_pending;          /* PES records were drained to it: signal once */
+	unsigned irq_pending;     /* virtual clock: overflows whose interrupt is not taken yet (skid) */
+	uint64_t irq_due;         /* thread cycle at which the oldest of them is taken */
 	enum emu_ev_state state;
 	uint64_t count; /* 64-bit perf count */
 	uint64_t time_enabled, time_running;
@@ -85,6 +87,7 @@ struct emu_ctx {
 	uint64_t next_tick;       /* next scheduler tick (counters folded into the perf counts) */
 	int rotate_needed;
 	int nsampling_active;
+	uint64_t overflow_cycle; /* thread cycle of the overflows being taken (their interrupts' skid base) */
 	/* the alarm: wall-clock (punctual) while the thread runs, CPU-clock while it mostly waits */
 	uint64_t alarm_wall_ns, alarm_cpu_ns; /* when it was armed */
 	enum emu_alarm_clock alarm_clock;

@@ -410,6 +410,41 @@ static void test_pes_read_values(void)
 	pring_close(&r);
 }
 
+/* No skid with PES, where a non-precise interrupt has some (test_virtual_skid): the cycles overflow at the
+ * end of pes_skid_cause's blocks, and every record names it. */
+__attribute__((noinline)) void pes_skid_next(uint64_t cycles)
+{
+	api.advance(cycles);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void pes_skid_cause(uint64_t cycles)
+{
+	api.advance(cycles);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void test_pes_no_skid(void)
+{
+	struct perf_event_attr a;
+	struct pring r;
+	precise_attr(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 2000);
+	CU_ASSERT_FATAL(pring_open(&r, &a, -1, 64) == 0);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	for (int i = 0; i < 100; i++) {
+		pes_skid_next(1000);
+		pes_skid_cause(1000);
+	}
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	struct pwalk w;
+	memset(&w, 0, sizeof(w));
+	pring_walk(&r, "pes_skid_cause", test_gettid(), &w);
+	CU_ASSERT(irq_skid() > 0);
+	CU_ASSERT_EQUAL(w.samples, 100);
+	CU_ASSERT_EQUAL(w.in_hot, 100);
+	pring_close(&r);
+}
+
 /* The PMU's caps/max_precise says 3 on a PES core (x86's attribute); a core without PES has no caps/. */
 static void test_pes_caps(void)
 {
@@ -497,7 +532,7 @@ static void test_no_pes(void)
 	a.precise_ip = 0;
 	CU_ASSERT_FATAL(pring_open(&r, &a, -1, 16) == 0);
 	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
-	pes_hot_kernel(10 * 100000);
+	pes_hot_kernel(10 * 100000 + irq_skid()); /* the last overflow's interrupt is taken too */
 	struct pwalk w;
 	memset(&w, 0, sizeof(w));
 	pring_walk(&r, NULL, test_gettid(), &w);
@@ -522,6 +557,7 @@ void add_pes_suites(void)
 		            test_pes_single_record);
 		CU_add_test(s, "PERF_SAMPLE_READ: the group's counts at each record", test_pes_read_values);
 		CU_add_test(s, "caps/max_precise = 3", test_pes_caps);
+		CU_add_test(s, "no skid: every record names the causing block", test_pes_no_skid);
 		CU_add_test(s, "thresholds on two counters at once", test_pes_two_counters);
 		CU_add_test(s, "four threads: every sample is its thread's", test_pes_threads);
 	} else {
