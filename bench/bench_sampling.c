@@ -220,8 +220,12 @@ static int run_one(struct run *x, const char *rvemu_run, const char *self, const
 		return -1;
 	fflush(stdout);
 	pid_t pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		fprintf(stderr, "bench_sampling: fork: %s\n", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
 		return -1;
+	}
 	if (pid == 0) {
 		dup2(fds[1], STDOUT_FILENO);
 		close(fds[0]);
@@ -232,6 +236,8 @@ static int run_one(struct run *x, const char *rvemu_run, const char *self, const
 	}
 	close(fds[1]);
 	FILE *f = fdopen(fds[0], "r");
+	if (!f)
+		close(fds[0]); /* the child still runs to its end; its result is not read */
 	char line[1024];
 	int found = -1;
 	while (f && fgets(line, sizeof(line), f))
