@@ -207,13 +207,22 @@ static int thread_start_level(int precise, char *why, size_t len)
 		snprintf(why, len, "PAPI_create_eventset: %s", PAPI_strerror(rc));
 		return RVSAMPLE_EPAPI;
 	}
-	rc = PAPI_add_named_event(t->eventset, event_name);
+	int code;
+	rc = PAPI_event_name_to_code(event_name, &code);
 	if (rc != PAPI_OK) {
-		snprintf(why, len, "event %s: %s (papi_avail and papi_native_avail list the events)",
-		         event_name,
-		         rc == PAPI_ENOEVNT ? "no such event on this machine" : PAPI_strerror(rc));
+		snprintf(why, len,
+		         "event %s: no such event on this machine (PAPI: %s); papi_avail and "
+		         "papi_native_avail list "
+		         "the events",
+		         event_name, PAPI_strerror(rc));
 		PAPI_destroy_eventset(&t->eventset);
 		return RVSAMPLE_ENOEVENT;
+	}
+	rc = PAPI_add_event(t->eventset, code);
+	if (rc != PAPI_OK) {
+		snprintf(why, len, "event %s: PAPI_add_event: %s", event_name, PAPI_strerror(rc));
+		PAPI_destroy_eventset(&t->eventset);
+		return RVSAMPLE_EPAPI;
 	}
 	struct rvsample_config cfg;
 	memset(&cfg, 0, sizeof(cfg));

@@ -320,6 +320,11 @@ static int wait_child(pid_t pid, const struct rvprof_shm *s, int progress)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		double secs = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
 		if (r == pid) {
+			if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == RVPROF_FAILED) {
+				if (tty && shown > 0)
+					fputs("\r\033[K", stderr); /* the error says it all */
+				return status;
+			}
 			progress_line(s, tty, secs); /* the final count */
 			if (tty)
 				fputc('\n', stderr);
@@ -359,10 +364,13 @@ static void print_header(FILE *out, const struct options *o, const struct rvprof
 	fprintf(out, "  samples     %llu%s, lost %llu (kernel ring full), dropped %llu (buffers full)\n",
 	        (unsigned long long)samples, o->stacks ? " with call stacks" : "",
 	        (unsigned long long)s->lost, (unsigned long long)s->dropped);
-	fprintf(out, "  interrupts  %llu (%s)\n", (unsigned long long)s->interrupts,
-	        o->stacks        ? "one per sample: a call stack needs the interrupted context"
-	        : s->precise > 0 ? "one per full PES buffer, not per sample"
-	                         : "one per overflow");
+	fprintf(out, "  interrupts  %llu", (unsigned long long)s->interrupts);
+	if (s->interrupts && samples)
+		fprintf(out, " (%.1f samples per interrupt: %s)", (double)samples / (double)s->interrupts,
+		        o->stacks ? "a call stack needs the interrupted context, so one each is the aim"
+		        : s->precise > 0 ? "PES interrupts once per full buffer"
+		                         : "one per overflow, fewer when the kernel drains without a signal");
+	fputc('\n', out);
 	fprintf(out, "  threads     %d sampled", s->threads);
 	if (s->threads_failed)
 		fprintf(out, ", %d not sampled: %s", s->threads_failed, s->message);
@@ -371,13 +379,14 @@ static void print_header(FILE *out, const struct options *o, const struct rvprof
 	if (model) {
 		const char *clock = getenv("RVEMU_CLOCK");
 		int virt = clock && strcmp(clock, "virtual") == 0;
-		fprintf(out, "  emulated    model %s, %s clock: counts are synthetic, not measured: %s\n",
+		fprintf(out,
+		        "  emulated    model %s, %s clock: counts are synthetic, not measured:\n             "
+		        " %s\n",
 		        model(), virt ? "virtual" : "CPU-time",
-		        virt ? "events happen only where the program calls rvemu_advance(), so\n"
-		               "              the profile shows those calls (exact and repeatable)"
-		             : "the model's rates times each thread's CPU\n"
-		               "              time, so the profile shows where CPU time went, not the "
-		               "event's real causes");
+		        virt ? "events happen only where the program calls rvemu_advance(), so the profile\n"
+		               "              shows those calls (exact and repeatable)"
+		             : "the model's rates times each thread's CPU time, so the profile shows where\n"
+		               "              CPU time went, not where the event really happened");
 	}
 }
 
@@ -452,12 +461,14 @@ int main(int argc, char **argv)
 	rvsample_reader_t *reader = NULL;
 	int err = rvsample_reader_open(&reader, out_path, &info);
 	if (err < 0) {
-		fprintf(stderr, "rvprof: cannot read the samples (%s): %s\n", out_path,
-		        rvsample_strerror(err));
+		/* a program that ended without exit() left no complete file: its status is what matters */
+		if (state != RVPROF_RUNNING)
+			fprintf(stderr, "rvprof: cannot read the samples (%s): %s\n", out_path,
+			        rvsample_strerror(err));
 		unlink(shm_path);
 		unlink(out_path);
 		rmdir(dir);
-		return EXIT_RVPROF;
+		return state == RVPROF_RUNNING ? rc : EXIT_RVPROF;
 	}
 	size_t nmaps = 0;
 	const struct rvsample_map *maps = rvsample_reader_maps(reader, &nmaps);
