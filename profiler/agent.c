@@ -77,6 +77,7 @@ static void shm_message(const char *fmt, ...)
 }
 
 /* The constructor cannot sample: say why (the front end prints it) and stop the program before it runs. */
+static void fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
 {
 	char msg[512];

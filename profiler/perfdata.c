@@ -21,12 +21,14 @@ struct file_section {
 	uint64_t offset, size;
 };
 
+/* magic: "PERFILE2" read as a number; its byte order tells the reader the file's */
 struct file_header {
-	uint64_t
-	    magic;     /* "PERFILE2" read as a little- or big-endian number tells the reader the byte order */
+	uint64_t magic;
 	uint64_t size; /* of this header */
 	uint64_t attr_size;
-	struct file_section attrs, data, event_types;
+	struct file_section attrs, data;
+	// cppcheck-suppress unusedStructMember ; event_types: zero, unused since perf 2.6.37
+	struct file_section event_types;
 	uint64_t features[4]; /* 256 feature bits */
 };
 
@@ -245,17 +247,15 @@ int perfdata_add_sample(struct perfdata *pd, const struct rvsample_record *r)
 	buf[n++] = r->time_ns;
 	buf[n++] = r->period;
 	if (pd->attr.sample_type & PERF_SAMPLE_CALLCHAIN) {
-		uint32_t nf = r->nframes > RVSAMPLE_MAX_FRAMES ? RVSAMPLE_MAX_FRAMES : r->nframes;
-		if (nf == 0) { /* no stack could be taken: the sampled PC alone */
-			buf[n++] = 2;
-			buf[n++] = (uint64_t)PERF_CONTEXT_USER;
-			buf[n++] = r->pc;
-		} else {
-			buf[n++] = nf + 1u;
-			buf[n++] = (uint64_t)PERF_CONTEXT_USER;
-			for (uint32_t i = 0; i < nf; i++)
-				buf[n++] = r->frames[i];
-		}
+		/* the chain: the user-context marker, then the frames innermost first (frames[0] is the PC);
+		 * a record without frames gives the sampled PC alone */
+		const uint64_t *ips = r->nframes ? r->frames : &r->pc;
+		size_t nf =
+		    r->nframes ? (r->nframes > RVSAMPLE_MAX_FRAMES ? RVSAMPLE_MAX_FRAMES : r->nframes) : 1;
+		buf[n++] = nf + 1;
+		buf[n++] = (uint64_t)PERF_CONTEXT_USER;
+		memcpy(&buf[n], ips, nf * sizeof(*ips));
+		n += nf;
 	}
 	h.size = (uint16_t)(n * sizeof(uint64_t));
 	memcpy(&buf[0], &h, sizeof(h));
@@ -269,7 +269,9 @@ int perfdata_add_lost(struct perfdata *pd, uint32_t pid, uint64_t lost)
 		return pd->err;
 	struct {
 		struct perf_event_header h;
-		uint64_t id, lost;
+		// cppcheck-suppress unusedStructMember ; id: zero, the file has one event
+		uint64_t id;
+		uint64_t lost;
 		struct sample_id sid;
 	} rec;
 	memset(&rec, 0, sizeof(rec));

@@ -112,13 +112,13 @@ int prof_report_add(struct prof_report *r, const struct rvsample_record *rec)
 	/* folded: root first. frames[0] is the sampled PC; the others are return addresses, so the call is
 	 * the instruction before (pc - 1 stays inside the calling function even after a noreturn call). */
 	char stack[RVSAMPLE_MAX_FRAMES * 128 + 16];
-	size_t len = 0;
 	uint32_t nf = r->stacks ? rec->nframes : 0;
 	if (nf > RVSAMPLE_MAX_FRAMES)
 		nf = RVSAMPLE_MAX_FRAMES;
 	if (nf == 0) {
 		folded_label(&sym, stack, sizeof(stack));
 	} else {
+		size_t len = 0;
 		stack[0] = 0;
 		for (uint32_t i = nf; i-- > 0;) {
 			struct prof_sym fs;

@@ -49,12 +49,27 @@ static int cmp_map(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+static size_t underscores(const char *s)
+{
+	size_t n = 0;
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* By address; among symbols at one address (aliases such as __getpid and getpid), the one find_sym should
+ * name sorts last: the largest (the enclosing function), then the fewest leading underscores. */
 static int cmp_sym(const void *a, const void *b)
 {
 	const struct fsym *x = a, *y = b;
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	return x->size > y->size ? -1 : x->size < y->size; /* larger first: the enclosing function wins */
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	size_t ux = underscores(x->name), uy = underscores(y->name);
+	if (ux != uy)
+		return ux > uy ? -1 : 1;
+	return strcmp(y->name, x->name);
 }
 
 struct prof_symbols *prof_symbols_new(const struct rvsample_map *maps, size_t nmaps)
