@@ -39,6 +39,7 @@ extern "C" {
 enum rvsample_mode { RVSAMPLE_BATCH = 0, RVSAMPLE_STACKS = 1 };
 
 #define RVSAMPLE_F_EXACT 0x1u /* the PC is the causing instruction's (PERF_RECORD_MISC_EXACT_IP) */
+#define RVSAMPLE_F_STACK 0x2u /* RVSAMPLE_STACKS: frames[1..] are the unwound callers (else nframes is 1) */
 
 struct rvsample_record {
 	uint64_t pc;       /* sampled PC */
@@ -83,6 +84,9 @@ int rvsample_stop(rvsample_t *sampler); /* drains what the kernel still holds */
 /* Moves up to `max` records collected so far into `buf`; returns how many (0: none pending). */
 ssize_t rvsample_read(rvsample_t *sampler, struct rvsample_record *buf, size_t max);
 int rvsample_get_stats(const rvsample_t *sampler, struct rvsample_stats *stats);
+struct rvsample_file_info;
+/* The sampler's events (PAPI names), threshold, precision and mode, as a sample file's header wants them. */
+int rvsample_get_info(const rvsample_t *sampler, struct rvsample_file_info *info);
 int rvsample_destroy(rvsample_t *sampler);
 const char *rvsample_strerror(int code);
 
