@@ -302,8 +302,8 @@ static void test_perfdata(void)
 	free(out);
 	/* the raw dump shows each sample's misc: 0x4002 = PERF_RECORD_MISC_EXACT_IP | PERF_RECORD_MISC_USER
 	 */
-	snprintf(cmd, sizeof(cmd), "perf report -D -i %s 2>/dev/null | grep -c 'PERF_RECORD_SAMPLE(IP, 0x4002)'",
-	         path);
+	snprintf(cmd, sizeof(cmd),
+	         "perf report -D -i %s 2>/dev/null | grep -c 'PERF_RECORD_SAMPLE(IP, 0x4002)'", path);
 	out = run(cmd);
 	CU_ASSERT(out && atoi(out) == 100);
 	free(out);
