@@ -265,7 +265,7 @@ static void update_lost(struct rvsample *s)
 /* Group values as PERF_FORMAT_GROUP|ID[|LOST] lays them out: nr, then { value, id[, lost] } per event. */
 static int decode_group(struct rvsample *s, const uint64_t *w, size_t nw, uint64_t *values)
 {
-	size_t per = s->read_format & PERF_FORMAT_LOST ? 3 : 2;
+	size_t per = (s->read_format & PERF_FORMAT_LOST) ? 3 : 2;
 	if (nw < 1 || w[0] > RVSAMPLE_MAX_VALUES || nw < 1 + per * w[0])
 		return -1;
 	for (uint64_t i = 0; i < w[0]; i++) {
@@ -352,7 +352,7 @@ static void handler(int sig, siginfo_t *si, void *uc)
 			unwind(s, uc);
 		drain(s);
 		s->nraw = 0;
-	} else if (!s && (previous.sa_flags & SA_SIGINFO) && previous.sa_sigaction) {
+	} else if ((previous.sa_flags & SA_SIGINFO) && previous.sa_sigaction) {
 		previous.sa_sigaction(sig, si, uc); /* not ours: whoever had the signal before */
 	}
 	errno = saved;
@@ -449,7 +449,7 @@ static int encode(const char *native, const char *papi_name, int domain, struct 
 	memset(a, 0, sizeof(*a));
 	arg.attr = a;
 	arg.size = sizeof(arg);
-	int plm = (domain & PAPI_DOM_USER ? PFM_PLM3 : 0) | (domain & PAPI_DOM_KERNEL ? PFM_PLM0 : 0);
+	int plm = ((domain & PAPI_DOM_USER) ? PFM_PLM3 : 0) | ((domain & PAPI_DOM_KERNEL) ? PFM_PLM0 : 0);
 	int r = pfm_initialize();
 	if (r == PFM_SUCCESS)
 		r = pfm_get_os_event_encoding(native, plm ? plm : PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
@@ -524,7 +524,7 @@ static void close_all(struct rvsample *s)
 	free(s);
 }
 
-static int open_group(struct rvsample *s, struct perf_event_attr *attrs)
+static int open_group(struct rvsample *s, const struct perf_event_attr *attrs)
 {
 	int tries = 0;
 	s->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_LOST;
@@ -568,7 +568,7 @@ static int open_group(struct rvsample *s, struct perf_event_attr *attrs)
 static int map_ring(struct rvsample *s)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t bytes = s->cap * 8 * (7 + (size_t)(s->read_format & PERF_FORMAT_LOST ? 3 : 2) * s->nevents);
+	size_t bytes = s->cap * 8 * (7 + (size_t)((s->read_format & PERF_FORMAT_LOST) ? 3 : 2) * s->nevents);
 	size_t pages = 1;
 	while (pages * page < bytes && pages < MAX_RING_PAGES)
 		pages <<= 1;
@@ -712,9 +712,10 @@ static void read_lost(struct rvsample *s)
 	if (!(s->read_format & PERF_FORMAT_LOST))
 		return;
 	ssize_t n = read(s->fd[s->leader], w, sizeof(w));
-	uint64_t values[RVSAMPLE_MAX_VALUES];
-	if (n > 0)
+	if (n > 0) {
+		uint64_t values[RVSAMPLE_MAX_VALUES];
 		decode_group(s, w, (size_t)n / 8, values);
+	}
 }
 
 int rvsample_stop(rvsample_t *s)
