@@ -61,6 +61,8 @@ valgrind_tests() {
 stage valgrind valgrind_tests
 stage libpfm4-validate "$top/scripts/build-libpfm4.sh" validate
 [ -x "$top/scripts/build-papi.sh" ] && stage papi "$top/scripts/build-papi.sh" check "$PREFIX"
+# rvprof end to end: the installed profiler under the installed emulator (docs/profiler.md).
+stage profiler env PREFIX="$PREFIX" "$top/tests/profiler/run-rvprof-tests.sh"
 # valgrind on the emulator itself, with real clients: the bank and core test programs (already under
 # LD_PRELOAD, so they do not re-execute) and PAPI programs. Sampling *signal timing* tests are left to the
 # native runs: valgrind delivers a signal a thread queues to itself later than the kernel does.

@@ -1,0 +1,536 @@
+/* SPDX-License-Identifier: MIT */
+/* rvprof: run a program with sampling on one event (Precise Event Sampling where the core has it) and show
+ * where it spent that event: a histogram of functions, optionally call stacks; write folded stacks and a
+ * perf.data file. The sampling itself happens in the program (librvprof-agent.so, preloaded: prof_shm.h);
+ * this front end starts it, shows progress, then reads the agent's sample file. */
+#include "perfdata.h"
+#include "prof_shm.h"
+#include "report.h"
+#include "rvsample.h"
+#include "symbols.h"
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Exit statuses of rvprof itself (as timeout(1) and env(1) do); otherwise the program's own status. */
+#define EXIT_RVPROF   125 /* bad option, unknown event, unwritable output, the agent could not sample */
+#define EXIT_CANNOT   126 /* the program was found but could not be run */
+#define EXIT_NOTFOUND 127 /* the program was not found */
+
+#define DEFAULT_EVENT     "PAPI_TOT_CYC"
+#define DEFAULT_THRESHOLD 1000000ull
+#define DEFAULT_TOP       20
+#define BAR_WIDTH         30
+
+struct options {
+	const char *event;
+	uint64_t threshold;
+	int stacks;
+	const char *perf_data;
+	const char *folded;
+	size_t top;
+	int precise;  /* -1 auto */
+	int progress; /* -1 auto: when stderr is a terminal */
+	char **argv;
+	int argc;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "Usage: rvprof [options] [--] program [args...]\n"
+	    "\n"
+	    "Runs program with sampling on one event and prints its hot functions: every THRESHOLD events\n"
+	    "a sample records where the program was. On a core with Precise Event Sampling (PES, e.g.\n"
+	    "CVA6) the sampled PC is the instruction that caused the event (no skid) and samples arrive a\n"
+	    "hardware buffer at a time. Every thread the program creates is sampled.\n"
+	    "\n"
+	    "Options:\n"
+	    "  -e, --event EVENT      PAPI preset or native event to sample (default " DEFAULT_EVENT ")\n"
+	    "  -c, --count THRESHOLD  events per sample, > 0 (default %llu)\n"
+	    "  -g, --call-graph       record call stacks: one interrupt per sample (no batching), top call\n"
+	    "                         stacks in the report, full stacks in --folded and -o\n"
+	    "  -o, --output FILE      write a perf.data file (perf report -i FILE reads it)\n"
+	    "      --folded FILE      write folded stacks (\"main;work;hot 42\" per line) for flamegraph.pl\n"
+	    "                         or speedscope; without -g each line is the sampled function alone\n"
+	    "      --top N            show the N hottest functions and stacks (default %d, 0: all)\n"
+	    "      --precise LEVEL    perf's precise_ip, 0-3, required: fail if the PMU refuses it\n"
+	    "                         (default: 2 on a PES core, otherwise 0 with a note)\n"
+	    "      --no-precise       sample with skid (precise_ip 0) even on a PES core\n"
+	    "      --progress         show a progress line on stderr (default: when stderr is a terminal)\n"
+	    "      --no-progress      never show it\n"
+	    "  -h, --help             show this text\n"
+	    "\n"
+	    "Exit status: the program's (128+N if it was killed by signal N); 125 when rvprof fails (bad\n"
+	    "option, unknown event, unwritable output, sampling refused), 126 when the program cannot be\n"
+	    "run, 127 when it is not found.\n"
+	    "\n"
+	    "Under the emulator (rvemu-run --model cva6 -- rvprof ...) counts and samples are synthetic;\n"
+	    "the report says so. See rvprof(1).\n",
+	    (unsigned long long)DEFAULT_THRESHOLD, DEFAULT_TOP);
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("rvprof: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(EXIT_RVPROF);
+}
+
+static uint64_t parse_u64(const char *opt, const char *s, int allow_zero)
+{
+	char *end;
+	errno = 0;
+	if (!s || !*s || *s == '-')
+		die("%s needs a %snumber, not '%s' (see --help)", opt, allow_zero ? "" : "positive ",
+		    s ? s : "");
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || (!allow_zero && v == 0))
+		die("%s needs a %snumber, not '%s' (see --help)", opt, allow_zero ? "" : "positive ", s);
+	return v;
+}
+
+static void parse(int argc, char **argv, struct options *o)
+{
+	enum { OPT_FOLDED = 256, OPT_TOP, OPT_PRECISE, OPT_NO_PRECISE, OPT_PROGRESS, OPT_NO_PROGRESS };
+	static const struct option longs[] = {
+	    {"event", required_argument, NULL, 'e'},
+	    {"count", required_argument, NULL, 'c'},
+	    {"call-graph", no_argument, NULL, 'g'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"folded", required_argument, NULL, OPT_FOLDED},
+	    {"top", required_argument, NULL, OPT_TOP},
+	    {"precise", required_argument, NULL, OPT_PRECISE},
+	    {"no-precise", no_argument, NULL, OPT_NO_PRECISE},
+	    {"progress", no_argument, NULL, OPT_PROGRESS},
+	    {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	*o = (struct options){DEFAULT_EVENT, DEFAULT_THRESHOLD, 0, NULL, NULL, DEFAULT_TOP, -1, -1, NULL, 0};
+	opterr = 0;
+	int c;
+	/* "+": stop at the program's name, so its own options are left alone */
+	while ((c = getopt_long(argc, argv, "+:e:c:go:h", longs, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (!*optarg)
+				die("-e needs an event name (see --help)");
+			o->event = optarg;
+			break;
+		case 'c':
+			o->threshold = parse_u64("-c", optarg, 0);
+			break;
+		case 'g':
+			o->stacks = 1;
+			break;
+		case 'o':
+			o->perf_data = optarg;
+			break;
+		case OPT_FOLDED:
+			o->folded = optarg;
+			break;
+		case OPT_TOP:
+			o->top = (size_t)parse_u64("--top", optarg, 1);
+			break;
+		case OPT_PRECISE:
+			if (!(optarg[0] >= '0' && optarg[0] <= '3' && !optarg[1]))
+				die("--precise needs a level 0-3, not '%s' (see --help)", optarg);
+			o->precise = optarg[0] - '0';
+			break;
+		case OPT_NO_PRECISE:
+			o->precise = 0;
+			break;
+		case OPT_PROGRESS:
+			o->progress = 1;
+			break;
+		case OPT_NO_PROGRESS:
+			o->progress = 0;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case ':':
+			die("option %s needs a value (see --help)", argv[optind - 1]);
+		default:
+			if (optopt)
+				die("unknown option -%c (see --help)", optopt);
+			die("unknown option %s (see --help)", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc) {
+		fputs("rvprof: no program to run\n", stderr);
+		usage(stderr);
+		exit(EXIT_RVPROF);
+	}
+	o->argv = argv + optind;
+	o->argc = argc - optind;
+	if (o->progress < 0)
+		o->progress = isatty(STDERR_FILENO);
+}
+
+/* An output file must be writable before the program runs (not after a long run). */
+static void check_writable(const char *opt, const char *path)
+{
+	if (!path)
+		return;
+	struct stat st;
+	int existed = stat(path, &st) == 0;
+	if (existed && S_ISDIR(st.st_mode))
+		die("%s %s: is a directory", opt, path);
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0)
+		die("%s %s: cannot write: %s", opt, path, strerror(errno));
+	close(fd);
+	if (!existed)
+		unlink(path);
+}
+
+/* librvprof-agent.so: RVPROF_AGENT, else next to this program's lib/ (installed: <prefix>/bin/rvprof and
+ * <prefix>/lib/librvprof-agent.so), else beside it (the build tree). */
+static void find_agent(char *out, size_t len)
+{
+	const char *e = getenv("RVPROF_AGENT");
+	if (e && *e) {
+		if (access(e, R_OK) != 0)
+			die("RVPROF_AGENT=%s: %s", e, strerror(errno));
+		snprintf(out, len, "%s", e);
+		return;
+	}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		die("cannot find my own path (/proc/self/exe): %s", strerror(errno));
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	*slash = 0;
+	const char *cands[] = {"%s/../lib/librvprof-agent.so", "%s/librvprof-agent.so",
+	                       "%s/.libs/librvprof-agent.so"};
+	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
+		snprintf(out, len, cands[i], exe);
+		if (access(out, R_OK) == 0)
+			return;
+	}
+	die("librvprof-agent.so not found in %s/../lib (set RVPROF_AGENT)", exe);
+}
+
+static struct rvprof_shm *make_shm(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		die("cannot create %s: %s", path, strerror(errno));
+	if (ftruncate(fd, sizeof(struct rvprof_shm)) != 0)
+		die("cannot size %s: %s", path, strerror(errno));
+	void *m = mmap(NULL, sizeof(struct rvprof_shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		die("cannot map %s: %s", path, strerror(errno));
+	struct rvprof_shm *s = m;
+	s->magic = RVPROF_SHM_MAGIC;
+	s->version = RVPROF_SHM_VERSION;
+	return s;
+}
+
+static void setenv_or_die(const char *name, const char *value)
+{
+	if (setenv(name, value, 1) != 0)
+		_exit(EXIT_RVPROF);
+}
+
+/* Child: the environment for the agent, then the program. An exec failure goes back through `errfd`. */
+static void run_child(const struct options *o, const char *agent, const char *shm_path, const char *out_path,
+                      int errfd)
+{
+	char buf[64];
+	const char *pre = getenv("LD_PRELOAD");
+	size_t len = (pre ? strlen(pre) + 1 : 0) + strlen(agent) + 1;
+	char *preload = malloc(len);
+	if (!preload)
+		_exit(EXIT_RVPROF);
+	/* appended: whatever is preloaded already (the emulator under rvemu-run) stays first */
+	snprintf(preload, len, "%s%s%s", pre && *pre ? pre : "", pre && *pre ? ":" : "", agent);
+	setenv_or_die("LD_PRELOAD", preload);
+	free(preload);
+	snprintf(buf, sizeof(buf), "%ld", (long)getpid());
+	setenv_or_die(RVPROF_ENV_PID, buf);
+	setenv_or_die(RVPROF_ENV_SHM, shm_path);
+	setenv_or_die(RVPROF_ENV_OUT, out_path);
+	setenv_or_die(RVPROF_ENV_EVENT, o->event);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->threshold);
+	setenv_or_die(RVPROF_ENV_THRESHOLD, buf);
+	if (o->precise < 0)
+		setenv_or_die(RVPROF_ENV_PRECISE, "auto");
+	else {
+		snprintf(buf, sizeof(buf), "%d", o->precise);
+		setenv_or_die(RVPROF_ENV_PRECISE, buf);
+	}
+	setenv_or_die(RVPROF_ENV_STACKS, o->stacks ? "1" : "0");
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	execvp(o->argv[0], o->argv);
+	int e = errno;
+	if (write(errfd, &e, sizeof(e)) != (ssize_t)sizeof(e))
+		_exit(EXIT_CANNOT);
+	_exit(e == ENOENT ? EXIT_NOTFOUND : EXIT_CANNOT);
+}
+
+static void progress_line(const struct rvprof_shm *s, int tty, double secs)
+{
+	unsigned long long n = __atomic_load_n(&s->samples, __ATOMIC_RELAXED);
+	unsigned long long b = __atomic_load_n(&s->batches, __ATOMIC_RELAXED);
+	fprintf(stderr, "%srvprof: %llu samples in %llu batches, %.0f s%s", tty ? "\r" : "", n, b, secs,
+	        tty ? "\033[K" : "\n");
+	fflush(stderr);
+}
+
+static int wait_child(pid_t pid, const struct rvprof_shm *s, int progress)
+{
+	int status, tty = isatty(STDERR_FILENO);
+	if (!progress) {
+		while (waitpid(pid, &status, 0) < 0)
+			if (errno != EINTR)
+				die("waitpid: %s", strerror(errno));
+		return status;
+	}
+	struct timespec t0, now, tick = {0, 100 * 1000 * 1000};
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double shown = 0;
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		if (r < 0 && errno != EINTR)
+			die("waitpid: %s", strerror(errno));
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		double secs = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
+		if (r == pid) {
+			if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == RVPROF_FAILED) {
+				if (tty && shown > 0)
+					fputs("\r\033[K", stderr); /* the error says it all */
+				return status;
+			}
+			progress_line(s, tty, secs); /* the final count */
+			if (tty)
+				fputc('\n', stderr);
+			return status;
+		}
+		if (secs - shown >= (tty ? 0.5 : 5.0)) { /* a line per 5 s when stderr is a file */
+			progress_line(s, tty, secs);
+			shown = secs;
+		}
+		nanosleep(&tick, NULL);
+	}
+}
+
+static void print_header(FILE *out, const struct options *o, const struct rvprof_shm *s, uint64_t samples,
+                         pid_t pid)
+{
+	fprintf(out, "rvprof: %s (pid %ld)\n", o->argv[0], (long)pid);
+	fprintf(out, "  event       %s, one sample every %llu events\n", o->event,
+	        (unsigned long long)o->threshold);
+	if (s->precise > 0)
+		fprintf(out,
+		        "  precise     yes (precise_ip %d, Precise Event Sampling): a sample's PC is the "
+		        "instruction\n"
+		        "              that caused the event (no skid); %llu of %llu samples marked exact\n",
+		        s->precise, (unsigned long long)s->exact, (unsigned long long)samples);
+	else if (s->precise_refused)
+		fprintf(
+		    out,
+		    "  precise     no: the PMU refused precise sampling (this core has no PES), so samples\n"
+		    "              have skid: a PC may be a few instructions after the one that caused the "
+		    "event\n");
+	else
+		fprintf(
+		    out,
+		    "  precise     no (as asked): samples have skid, a PC may be a few instructions after\n"
+		    "              the one that caused the event\n");
+	fprintf(out, "  samples     %llu%s, lost %llu (kernel ring full), dropped %llu (buffers full)\n",
+	        (unsigned long long)samples, o->stacks ? " with call stacks" : "",
+	        (unsigned long long)s->lost, (unsigned long long)s->dropped);
+	fprintf(out, "  interrupts  %llu", (unsigned long long)s->interrupts);
+	if (s->interrupts && samples)
+		fprintf(out, " (%.1f samples per interrupt: %s)", (double)samples / (double)s->interrupts,
+		        o->stacks ? "a call stack needs the interrupted context, so one each is the aim"
+		        : s->precise > 0 ? "PES interrupts once per full buffer"
+		                         : "one per overflow, fewer when the kernel drains without a signal");
+	fputc('\n', out);
+	fprintf(out, "  threads     %d sampled", s->threads);
+	if (s->threads_failed)
+		fprintf(out, ", %d not sampled: %s", s->threads_failed, s->message);
+	fputc('\n', out);
+	const char *(*model)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "rvemu_model_name");
+	if (model) {
+		const char *clock = getenv("RVEMU_CLOCK");
+		int virt = clock && strcmp(clock, "virtual") == 0;
+		fprintf(out,
+		        "  emulated    model %s, %s clock: counts are synthetic, not measured:\n             "
+		        " %s\n",
+		        model(), virt ? "virtual" : "CPU-time",
+		        virt ? "events happen only where the program calls rvemu_advance(), so the profile\n"
+		               "              shows those calls (exact and repeatable)"
+		             : "the model's rates times each thread's CPU time, so the profile shows where\n"
+		               "              CPU time went, not where the event really happened");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	parse(argc, argv, &o);
+	check_writable("-o", o.perf_data);
+	check_writable("--folded", o.folded);
+	char agent[PATH_MAX];
+	find_agent(agent, sizeof(agent));
+
+	const char *tmp = getenv("TMPDIR");
+	char dir[PATH_MAX], shm_path[PATH_MAX + 16], out_path[PATH_MAX + 16];
+	snprintf(dir, sizeof(dir), "%s/rvprof.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir))
+		die("cannot create a temporary folder %s: %s", dir, strerror(errno));
+	snprintf(shm_path, sizeof(shm_path), "%s/state", dir);
+	snprintf(out_path, sizeof(out_path), "%s/samples.rvs", dir);
+	struct rvprof_shm *s = make_shm(shm_path);
+
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) != 0)
+		die("pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(pipefd[0]);
+		run_child(&o, agent, shm_path, out_path, pipefd[1]);
+	}
+	close(pipefd[1]);
+	/* Ctrl-C and Ctrl-\ are for the program; rvprof reports what it got (as time(1) does) */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	int exec_errno = 0;
+	ssize_t got = read(pipefd[0], &exec_errno, sizeof(exec_errno));
+	close(pipefd[0]);
+	int status = wait_child(pid, s, o.progress);
+	int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	int state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+
+	int failed = 0;
+	if (got == (ssize_t)sizeof(exec_errno)) {
+		fprintf(stderr, "rvprof: cannot run %s: %s\n", o.argv[0], strerror(exec_errno));
+		failed = rc;
+	} else if (state == RVPROF_FAILED) {
+		fprintf(stderr, "rvprof: %s\n", s->message);
+		failed = EXIT_RVPROF;
+	} else if (state == RVPROF_NOT_STARTED) {
+		fprintf(stderr,
+		        "rvprof: the sampling agent did not run in %s (a statically linked or setuid "
+		        "program, or a\n"
+		        "        script whose interpreter started it as a child): nothing was sampled\n",
+		        o.argv[0]);
+		failed = EXIT_RVPROF;
+	} else if (state == RVPROF_RUNNING) {
+		fprintf(stderr,
+		        "rvprof: %s ended without exit() (_exit, a signal or exec): samples not yet written "
+		        "were lost\n",
+		        o.argv[0]);
+	}
+	if (failed) {
+		unlink(shm_path);
+		unlink(out_path);
+		rmdir(dir);
+		return failed;
+	}
+
+	struct rvsample_file_info info;
+	rvsample_reader_t *reader = NULL;
+	int err = rvsample_reader_open(&reader, out_path, &info);
+	if (err < 0) {
+		/* a program that ended without exit() left no complete file: its status is what matters */
+		if (state != RVPROF_RUNNING)
+			fprintf(stderr, "rvprof: cannot read the samples (%s): %s\n", out_path,
+			        rvsample_strerror(err));
+		unlink(shm_path);
+		unlink(out_path);
+		rmdir(dir);
+		return state == RVPROF_RUNNING ? rc : EXIT_RVPROF;
+	}
+	size_t nmaps = 0;
+	const struct rvsample_map *maps = rvsample_reader_maps(reader, &nmaps);
+	struct prof_symbols *syms = prof_symbols_new(maps, nmaps);
+	struct prof_report *rep = syms ? prof_report_new(syms, o.stacks) : NULL;
+	if (!rep)
+		die("out of memory");
+	struct perfdata *pd = NULL;
+	if (o.perf_data) {
+		const char *slash = strrchr(o.argv[0], '/');
+		struct perfdata_config pc = {
+		    o.event, o.threshold, s->precise, o.stacks, slash ? slash + 1 : o.argv[0], argc, argv};
+		err = perfdata_open(&pd, o.perf_data, &pc);
+		if (err < 0)
+			die("-o %s: %s", o.perf_data, strerror(-err));
+		perfdata_add_maps(pd, (uint32_t)pid, maps, nmaps);
+	}
+	struct rvsample_record *buf = calloc(256, sizeof(*buf));
+	if (!buf)
+		die("out of memory");
+	ssize_t n;
+	while ((n = rvsample_reader_read(reader, buf, 256)) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			if (prof_report_add(rep, &buf[i]) < 0)
+				die("out of memory");
+			if (pd)
+				perfdata_add_sample(pd, &buf[i]);
+		}
+	}
+	if (n < 0)
+		fprintf(stderr, "rvprof: reading the samples stopped early: %s\n", rvsample_strerror((int)n));
+	free(buf);
+	int status_out = rc;
+	if (pd) {
+		perfdata_add_lost(pd, (uint32_t)pid, s->lost);
+		err = perfdata_close(pd);
+		if (err < 0) {
+			fprintf(stderr, "rvprof: writing %s failed: %s\n", o.perf_data, strerror(-err));
+			status_out = EXIT_RVPROF;
+		}
+	}
+	if (o.folded) {
+		err = prof_report_write_folded(rep, o.folded);
+		if (err < 0) {
+			fprintf(stderr, "rvprof: writing %s failed: %s\n", o.folded, strerror(-err));
+			status_out = EXIT_RVPROF;
+		}
+	}
+	print_header(stdout, &o, s, prof_report_samples(rep), pid);
+	prof_report_print(rep, stdout, o.top, BAR_WIDTH);
+	if (o.perf_data || o.folded)
+		printf("\n");
+	if (o.perf_data && status_out != EXIT_RVPROF)
+		printf("perf.data written to %s (perf report -i %s)\n", o.perf_data, o.perf_data);
+	if (o.folded && status_out != EXIT_RVPROF)
+		printf("folded stacks written to %s (flamegraph.pl %s > flame.svg)\n", o.folded, o.folded);
+	fflush(stdout);
+	prof_report_free(rep);
+	prof_symbols_free(syms);
+	rvsample_reader_close(reader);
+	unlink(shm_path);
+	unlink(out_path);
+	rmdir(dir);
+	return status_out;
+}

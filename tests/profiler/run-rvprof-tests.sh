@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# rvprof end to end (scripts/test.sh, stage "profiler"): the installed rvprof runs examples/prof_workload.c
+# under the installed emulator. With the virtual clock every count is exact: 10 iterations of 7 + 2 + 1
+# units of 100000 cycles, sampled every 100000 cycles, are exactly 70 samples in hot_kernel, 20 in
+# warm_kernel, 10 in cold_kernel. Checked: rvprof's report, perf report and perf script on its perf.data,
+# its folded stacks, call stacks (-g), threads, a CPU-time run, bad input and exit statuses.
+# Env: PREFIX (default build/prefix); RVPROF, RVEMU_RUN override the programs; CC.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+PREFIX=${PREFIX:-${RVPAPI_BUILD:-$top/build}/prefix}
+RVPROF=${RVPROF:-$PREFIX/bin/rvprof}
+RUN=${RVEMU_RUN:-$PREFIX/bin/rvemu-run}
+CC=${CC:-cc}
+work=$(mktemp -d "${TMPDIR:-/tmp}/rvprof-tests.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+pass=0
+fail=0
+
+ok() {
+	echo "ok   $1"
+	pass=$((pass + 1))
+}
+bad() {
+	echo "FAIL $1"
+	shift
+	[ $# -gt 0 ] && printf '%s\n' "$@" | sed 's/^/     | /'
+	fail=$((fail + 1))
+}
+check() { # check NAME COMMAND...: passes when the command succeeds
+	local name=$1
+	shift
+	if "$@"; then ok "$name"; else bad "$name"; fi
+}
+
+[ -x "$RVPROF" ] || { echo "no rvprof at $RVPROF"; exit 1; }
+[ -x "$RUN" ] || { echo "no rvemu-run at $RUN"; exit 1; }
+command -v perf > /dev/null || { echo "perf is missing (linux-perf; scripts/deps.sh installs it)"; exit 1; }
+$CC -std=c11 -O2 -g -pthread "$top/examples/prof_workload.c" -o "$work/prof_workload" -ldl || exit 1
+W=$work/prof_workload
+
+# prof ARGS...: rvprof under the emulated CVA6 with the virtual clock; stdout, stderr and status in $work/
+# (the virtual clock's interrupt skid is set to its documented default, 32 cycles, which the counts below assume)
+prof() {
+	local skid=()
+	[ "${CLOCK:-virtual}" = virtual ] && skid=(env RVEMU_IRQ_SKID=32)
+	"${skid[@]}" "$RUN" --model "${MODEL:-cva6}" --clock "${CLOCK:-virtual}" ${EMU_ARGS:-} -- "$RVPROF" "$@" \
+		> "$work/out" 2> "$work/err"
+	echo $? > "$work/rc"
+}
+rc() { cat "$work/rc"; }
+# hist N: the Nth line of the histogram ("samples % bar function (module)")
+hist() { awk '/^hot functions/ { on = 1; getline; next } on && NF == 0 { exit } on' "$work/out" | sed -n "${1}p"; }
+hist_is() { # hist_is N SAMPLES PERCENT FUNCTION
+	local l
+	l=$(hist "$1")
+	[[ $l =~ ^\ *$2\ +$3%\ +#+\ +$4\ \(prof_workload\)$ ]] || { echo "line $1: '$l'"; return 1; }
+}
+# perf_first FILE: the hottest symbol perf report names, and its share
+perf_first() { perf report --stdio --no-children -g none -i "$1" --sort sym 2> /dev/null | awk '!/^#/ && /%/ { print $1, $3; exit }'; }
+# folded_ok FILE SAMPLES: "frame;frame count" lines, root first, counts summing to SAMPLES
+folded_ok() {
+	awk -v want="$2" '
+		!/^[^; ][^;]*(;[^;]+)* [0-9]+$/ { print "bad line " NR ": " $0; bad = 1 }
+		{ sum += $NF }
+		END { if (sum != want) { print "counts sum to " sum ", not " want; bad = 1 } exit bad }' "$1"
+}
+
+# ---- the hot function, exact counts, exit status, perf.data, folded stacks
+prof -c 100000 -o "$work/perf.data" --folded "$work/folded" -- "$W" --exit 3 100000 10
+check "the program's exit status passes through (3)" test "$(rc)" = 3
+if hist_is 1 70 70.00 hot_kernel && hist_is 2 20 20.00 warm_kernel && hist_is 3 10 10.00 cold_kernel; then
+	ok "hot_kernel first with exactly 70 of 100 samples, then warm 20, cold 10"
+else
+	bad "hot_kernel first with exactly 70 of 100 samples" "$(cat "$work/out" "$work/err")"
+fi
+check "header: event, threshold, 100 samples, none lost" grep -qE '^  samples +100, lost 0 ' "$work/out"
+check "header: precise (PES), every sample exact" grep -q '100 of 100 samples marked exact' "$work/out"
+check "header: precise yes" grep -qE '^  precise +yes \(precise_ip 2' "$work/out"
+check "header: emulated counts are synthetic" grep -qE '^  emulated +model cva6, virtual clock: counts are synthetic' "$work/out"
+check "header: 64-record PES buffer: 100 samples in 2 interrupts at most" \
+	grep -qE '^  interrupts +[12] \(' "$work/out"
+first=$(perf_first "$work/perf.data")
+check "perf report names hot_kernel first (70.00%): got '$first'" test "$first" = "70.00% hot_kernel"
+check "perf report: 100 samples of PAPI_TOT_CYC" \
+	bash -c "perf report --stdio -i '$work/perf.data' 2>/dev/null | grep -q \"^# Samples: 100  of event 'PAPI_TOT_CYC'\""
+n=$(perf report -D -i "$work/perf.data" 2> /dev/null | grep -c 'PERF_RECORD_SAMPLE(IP, 0x4002)')
+check "perf.data: all 100 samples carry PERF_RECORD_MISC_EXACT_IP (got $n)" test "$n" = 100
+check "folded stacks: valid format, counts sum to 100" folded_ok "$work/folded" 100
+check "folded stacks without -g: the sampled function alone" grep -qx 'hot_kernel 70' "$work/folded"
+
+# ---- call stacks (-g) on the U74 with Sscofpmf: one interrupt per sample, every stack unwound. Not precise:
+# the overflow interrupt is taken RVEMU_IRQ_SKID (32) cycles late, so a sample at the very end of a kernel's
+# rvemu_advance() lands in the next call: hot_kernel keeps 69 (the previous cold_kernel's last sample comes
+# in, its own last goes to warm_kernel), and the very last sample lands in rvprof's own stop at exit.
+MODEL=sifive-u74 EMU_ARGS=--sscofpmf prof -g -c 100000 -o "$work/perf-g.data" \
+	--folded "$work/folded-g" -- "$W" 100000 10
+check "-g on the U74 (Sscofpmf): exit 0" test "$(rc)" = 0
+check "-g: folded stacks valid, counts sum to 100" folded_ok "$work/folded-g" 100
+check "-g: 69 hot samples, all with the stack main;run_iterations;compute_step;hot_kernel" \
+	grep -qE '(^|;)main;run_iterations;compute_step;hot_kernel 69$' "$work/folded-g"
+check "-g: warm_kernel 20 and cold_kernel 10 through compute_step" bash -c \
+	"grep -qE ';main;run_iterations;compute_step;warm_kernel 20$' '$work/folded-g' &&
+	 grep -qE ';main;run_iterations;compute_step;cold_kernel 10$' '$work/folded-g'"
+check "-g: the skidded last sample is in rvprof's stop at exit" grep -qE ';exit;.*;rvsample_stop;[^;]+ 1$' "$work/folded-g"
+check "-g: the report's top call stack ends main > ... > hot_kernel" \
+	grep -qE '^ +69 +69\.00%  .*main > run_iterations > compute_step > hot_kernel$' "$work/out"
+check "-g: precise refused on the U74 is said so" grep -q 'the PMU refused precise sampling' "$work/out"
+check "-g: one interrupt per sample" grep -qE '^  interrupts +100 \(1\.0 samples per interrupt' "$work/out"
+chain=$(perf script -i "$work/perf-g.data" -F ip,sym 2> /dev/null | awk '
+	/^$/ { if (n) print s; s = ""; n = 0; next } { s = s (n++ ? ">" : "") $2 } END { if (n) print s }' |
+	sort | uniq -c | sort -rn | head -1)
+check "-g: perf script's call chains: hot_kernel>compute_step>run_iterations>main (got '$chain')" \
+	bash -c "[[ '$chain' =~ ^\ *69\ hot_kernel\>compute_step\>run_iterations\>main\> ]]"
+first=$(perf_first "$work/perf-g.data")
+check "-g: perf report names hot_kernel first (got '$first')" test "$first" = "69.00% hot_kernel"
+
+# ---- -g on CVA6 (PES): with a call stack asked for, one record per interrupt (Linux's large-PEBS rule),
+# still precise: exactly 70 hot samples, each with its stack
+prof -g -c 100000 -o "$work/perf-pes.data" --folded "$work/folded-pes" -- "$W" 100000 10
+check "-g on CVA6: folded stacks valid, counts sum to 100" folded_ok "$work/folded-pes" 100
+check "-g on CVA6: 70 hot samples, all with main;run_iterations;compute_step;hot_kernel" \
+	grep -qE '(^|;)main;run_iterations;compute_step;hot_kernel 70$' "$work/folded-pes"
+check "-g on CVA6: one interrupt per sample, all exact" bash -c \
+	"grep -qE '^  interrupts +100 \(1\.0 samples per interrupt' '$work/out' && grep -q '100 of 100 samples marked exact' '$work/out'"
+first=$(perf_first "$work/perf-pes.data")
+check "-g on CVA6: perf report names hot_kernel first (got '$first')" test "$first" = "70.00% hot_kernel"
+
+# ---- threads: every thread the program creates is sampled
+prof -c 100000 -o "$work/perf-t.data" -- "$W" --threads 4 100000 10
+if hist_is 1 280 70.00 hot_kernel && hist_is 2 80 20.00 warm_kernel && hist_is 3 40 10.00 cold_kernel; then
+	ok "4 threads: 280/80/40 samples (each thread's 70/20/10)"
+else
+	bad "4 threads: 280/80/40 samples" "$(cat "$work/out" "$work/err")"
+fi
+check "4 threads: 5 threads sampled (main and 4)" grep -qE '^  threads +5 sampled' "$work/out"
+tids=$(perf script -i "$work/perf-t.data" -F tid 2> /dev/null | sort | uniq -c | awk '{ print $1 }' | sort -u | paste -sd, -)
+check "4 threads: perf.data has 4 threads of 100 samples each (got $tids)" test "$tids" = 100
+
+# ---- CPU-time clock: samples fall where CPU time goes (shares not asserted exactly: host dependent)
+CLOCK=cputime prof -c 50000 -- "$W" --spin 200000 100
+l=$(hist 1)
+if [ "$(rc)" = 0 ] && [[ $l =~ hot_kernel ]]; then ok "CPU-time clock: hot_kernel first ($l)"; else
+	bad "CPU-time clock: hot_kernel first" "$(cat "$work/out" "$work/err")"; fi
+check "CPU-time clock: the header says what emulated counts mean" \
+	grep -qE '^  emulated +model cva6, CPU-time clock: counts are synthetic' "$work/out"
+
+# ---- --no-precise: on the U74 with Sscofpmf (CVA6 has no overflow interrupt: PES is its only sampling); the
+# skid shows (69 hot samples, not 70, as above); --progress
+MODEL=sifive-u74 EMU_ARGS=--sscofpmf prof --no-precise --progress -c 100000 -- "$W" 100000 10
+check "--no-precise: precise no, as asked" grep -qE '^  precise +no \(as asked\)' "$work/out"
+check "--no-precise: samples not marked exact" bash -c "! grep -q 'marked exact' '$work/out'"
+check "--no-precise: hot_kernel first with 69 samples (skid moved one)" hist_is 1 69 69.00 hot_kernel
+check "--progress: a final progress line on stderr" grep -qE '^rvprof: 100 samples in [0-9]+ batches' "$work/err"
+
+# ---- bad input: clear messages, rvprof's own exit status (125), 126/127 for the program
+expect_error() { # expect_error NAME STATUS PATTERN -- RVPROF ARGS...
+	local name=$1 status=$2 pattern=$3
+	shift 4
+	prof "$@"
+	if [ "$(rc)" = "$status" ] && grep -qE "$pattern" "$work/err"; then ok "$name"; else
+		bad "$name: want status $status and /$pattern/" "status $(rc)" "$(cat "$work/err")"; fi
+}
+expect_error "unknown option" 125 "^rvprof: unknown option --bogus \(see --help\)" -- --bogus -- "$W" 1 1
+expect_error "unknown short option" 125 "^rvprof: unknown option -x" -- -x "$W" 1 1
+expect_error "-c 0" 125 "^rvprof: -c needs a positive number, not '0'" -- -c 0 -- "$W" 1 1
+expect_error "-c abc" 125 "^rvprof: -c needs a positive number, not 'abc'" -- -c abc -- "$W" 1 1
+expect_error "-c without a value" 125 "^rvprof: option -c needs a value" -- -c
+expect_error "--precise 5" 125 "^rvprof: --precise needs a level 0-3" -- --precise 5 -- "$W" 1 1
+expect_error "no program" 125 "^rvprof: no program to run" --
+expect_error "unknown event" 125 "^rvprof: event NO_SUCH_EVENT: no such event on this machine" \
+	-- -e NO_SUCH_EVENT -- "$W" 100000 1
+expect_error "unwritable -o" 125 "^rvprof: -o /nonexistent/dir/perf.data: cannot write: No such file or directory" \
+	-- -o /nonexistent/dir/perf.data -- "$W" 100000 1
+expect_error "unwritable --folded" 125 "^rvprof: --folded $work: is a directory" -- --folded "$work" -- "$W" 100000 1
+expect_error "program not found" 127 "^rvprof: cannot run /nonexistent/prog: No such file or directory" \
+	-- /nonexistent/prog
+expect_error "program not executable" 126 "^rvprof: cannot run .*/prof_workload.c: Permission denied" \
+	-- "$top/examples/prof_workload.c"
+MODEL=sifive-u74 expect_error "--precise 2 required on the U74 (no PES)" 125 "^rvprof: sampling PAPI_TOT_CYC .*precise" \
+	-- --precise 2 -c 100000 -- "$W" 100000 1
+expect_error "--no-precise on CVA6: no overflow interrupt, so only PES samples" 125 \
+	"^rvprof: sampling PAPI_TOT_CYC every 100000 events: .*no counter-overflow interrupt" \
+	-- --no-precise -c 100000 -- "$W" 100000 1
+check "an agent error prints no progress line" bash -c "! grep -q 'samples in' '$work/err'"
+MODEL=sifive-u74 expect_error "the U74 without Sscofpmf cannot sample" 125 "^rvprof: sampling PAPI_TOT_CYC every 100000 events: .*Sscofpmf" \
+	-- -c 100000 -- "$W" 100000 1
+prof -c 100000 -- sh -c 'kill -TERM $$'
+check "a program killed by a signal: status 128+15 passes through" test "$(rc)" = 143
+
+# ---- --help: true and complete (every option the parser knows is described)
+"$RVPROF" --help > "$work/help"
+check "--help exits 0" test $? = 0
+missing=""
+for o in -e --event -c --count -g --call-graph -o --output --folded --top --precise --no-precise --progress \
+	--no-progress -h --help; do
+	grep -qE "(^|[ ,])$o([ ,]|$)" "$work/help" || missing="$missing $o"
+done
+check "--help describes every option${missing:+ (missing:$missing)}" test -z "$missing"
+prof --top 1 -c 100000 -- "$W" 100000 10
+check "--top 1: one function and the rest summed" grep -qE '^ +30 +30\.00% +\(2 more functions\)' "$work/out"
+
+echo "profiler: $pass ok, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of rvprof's parts that need no sampling: the symbol resolver (this program's own functions
+ * through its mappings, libc's through .dynsym, unknown addresses), the report (histogram order, call
+ * stacks, folded output) and the perf.data writer, checked by what Debian's `perf report` and `perf script`
+ * read back from it. The records are made here with known PCs and return addresses. */
+#include "cunit_run.h"
+#include "perfdata.h"
+#include "report.h"
+#include "rvsample.h"
+#include "symbols.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct rvsample_map maps[256];
+static size_t nmaps;
+static char tmpdir[] = "/tmp/test_prof_units.XXXXXX";
+
+/* The executable mappings of this process, as the sample file records them. */
+static int read_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return -1;
+	char line[4352];
+	while (nmaps < 256 && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off;
+		char perms[8], path[4096] = "";
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &start, &end, perms, &off, path) < 4)
+			continue;
+		if (perms[2] != 'x' || path[0] != '/')
+			continue;
+		struct rvsample_map *m = &maps[nmaps++];
+		m->start = start;
+		m->end = end;
+		m->offset = off;
+		snprintf(m->path, sizeof(m->path), "%s", path);
+	}
+	fclose(f);
+	return 0;
+}
+
+/* A call chain with known functions: the test records the return addresses a real call leaves. */
+static uint64_t ret_in_mid, ret_in_outer;
+__attribute__((noinline)) void prof_unit_hot(void)
+{
+	ret_in_mid = (uint64_t)__builtin_return_address(0);
+	__asm__ volatile("" ::: "memory");
+}
+__attribute__((noinline)) void prof_unit_warm(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+__attribute__((noinline)) void prof_unit_cold(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+__attribute__((noinline)) void prof_unit_mid(void)
+{
+	ret_in_outer = (uint64_t)__builtin_return_address(0);
+	prof_unit_hot();
+	__asm__ volatile("" ::: "memory");
+}
+__attribute__((noinline)) void prof_unit_outer(void)
+{
+	prof_unit_mid();
+	__asm__ volatile("" ::: "memory");
+}
+
+static const char *exe_base(void)
+{
+	static char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return "?";
+	exe[n] = 0;
+	return strrchr(exe, '/') + 1;
+}
+
+static void test_symbols(void)
+{
+	struct prof_symbols *s = prof_symbols_new(maps, nmaps);
+	CU_ASSERT_FATAL(s != NULL);
+	struct prof_sym sym;
+	char label[256];
+	CU_ASSERT_EQUAL(prof_symbols_resolve(s, (uint64_t)&prof_unit_hot, &sym), 0);
+	CU_ASSERT_STRING_EQUAL(sym.name, "prof_unit_hot");
+	CU_ASSERT_STRING_EQUAL(sym.module, exe_base());
+	CU_ASSERT_EQUAL(sym.sym_addr, (uint64_t)&prof_unit_hot);
+	CU_ASSERT_EQUAL(prof_symbols_resolve(s, (uint64_t)&prof_unit_hot + 2, &sym), 0);
+	CU_ASSERT_STRING_EQUAL(sym.name, "prof_unit_hot");
+	prof_unit_outer();
+	CU_ASSERT_EQUAL(prof_symbols_resolve(s, ret_in_mid - 1, &sym), 0);
+	CU_ASSERT_STRING_EQUAL(sym.name, "prof_unit_mid");
+	/* libc: Debian strips its .symtab, so this comes from .dynsym */
+	CU_ASSERT_EQUAL(prof_symbols_resolve(s, (uint64_t)&getpid, &sym), 0);
+	CU_ASSERT_STRING_EQUAL(sym.name, "getpid"); /* not its alias __getpid */
+	CU_ASSERT(strncmp(sym.module, "libc", 4) == 0);
+	/* no mapping */
+	CU_ASSERT_EQUAL(prof_symbols_resolve(s, 0x10, &sym), -1);
+	CU_ASSERT_PTR_NULL(sym.name);
+	CU_ASSERT_STRING_EQUAL(prof_sym_label(&sym, label, sizeof(label)), "[unknown]");
+	prof_symbols_free(s);
+
+	/* a mapping whose file is gone: the module is still named */
+	struct rvsample_map gone;
+	memset(&gone, 0, sizeof(gone));
+	gone.start = 0x10000;
+	gone.end = 0x20000;
+	snprintf(gone.path, sizeof(gone.path), "/nonexistent/libgone.so");
+	s = prof_symbols_new(&gone, 1);
+	CU_ASSERT_FATAL(s != NULL);
+	CU_ASSERT_EQUAL(prof_symbols_resolve(s, 0x10100, &sym), -1);
+	CU_ASSERT_STRING_EQUAL(prof_sym_label(&sym, label, sizeof(label)), "[unknown] (libgone.so)");
+	CU_ASSERT_EQUAL(prof_symbols_resolve(s, 0x20000, &sym), -1); /* end is exclusive */
+	CU_ASSERT_STRING_EQUAL(prof_sym_label(&sym, label, sizeof(label)), "[unknown]");
+	prof_symbols_free(s);
+}
+
+/* 70 samples in prof_unit_hot (called from prof_unit_mid from prof_unit_outer), 20 in warm, 10 in cold. */
+static size_t make_records(struct rvsample_record *r, int stacks)
+{
+	prof_unit_outer();
+	size_t n = 0;
+	for (int i = 0; i < 100; i++, n++) {
+		memset(&r[n], 0, sizeof(r[n]));
+		r[n].pc = i < 70   ? (uint64_t)&prof_unit_hot + 1
+		          : i < 90 ? (uint64_t)&prof_unit_warm
+		                   : (uint64_t)&prof_unit_cold;
+		r[n].time_ns = 1000 + (uint64_t)i;
+		r[n].pid = (uint32_t)getpid();
+		r[n].tid = (uint32_t)getpid() + (i % 2); /* two threads */
+		r[n].flags = RVSAMPLE_F_EXACT;
+		r[n].period = 100000;
+		if (stacks) {
+			r[n].frames[0] = r[n].pc;
+			r[n].frames[1] = i < 70 ? ret_in_mid : ret_in_outer;
+			r[n].frames[2] =
+			    ret_in_outer; /* hot: mid's caller; others: pretend outer called them twice */
+			r[n].nframes = i < 70 ? 3 : 2;
+		}
+	}
+	return n;
+}
+
+static struct rvsample_record recs[100];
+
+static void test_report(void)
+{
+	size_t n = make_records(recs, 1);
+	struct prof_symbols *s = prof_symbols_new(maps, nmaps);
+	struct prof_report *r = prof_report_new(s, 1);
+	CU_ASSERT_FATAL(r != NULL);
+	for (size_t i = 0; i < n; i++)
+		CU_ASSERT_EQUAL(prof_report_add(r, &recs[i]), 0);
+	CU_ASSERT_EQUAL(prof_report_samples(r), 100);
+	size_t nf;
+	const struct prof_entry *e = prof_report_functions(r, &nf);
+	CU_ASSERT_FATAL(e != NULL && nf == 3);
+	CU_ASSERT_STRING_EQUAL(e[0].name, "prof_unit_hot");
+	CU_ASSERT_EQUAL(e[0].samples, 70);
+	CU_ASSERT_STRING_EQUAL(e[1].name, "prof_unit_warm");
+	CU_ASSERT_EQUAL(e[1].samples, 20);
+	CU_ASSERT_STRING_EQUAL(e[2].name, "prof_unit_cold");
+	CU_ASSERT_EQUAL(e[2].samples, 10);
+	CU_ASSERT_STRING_EQUAL(e[0].module, exe_base());
+	e = prof_report_stacks(r, &nf);
+	CU_ASSERT_FATAL(e != NULL && nf == 3);
+	CU_ASSERT_STRING_EQUAL(e[0].name, "prof_unit_outer;prof_unit_mid;prof_unit_hot");
+	CU_ASSERT_EQUAL(e[0].samples, 70);
+	CU_ASSERT_STRING_EQUAL(e[1].name, "prof_unit_outer;prof_unit_warm");
+
+	/* folded: "frame;frame;frame COUNT", root first, counts summing to the samples */
+	char path[256];
+	snprintf(path, sizeof(path), "%s/out.folded", tmpdir);
+	CU_ASSERT_EQUAL(prof_report_write_folded(r, path), 0);
+	FILE *f = fopen(path, "r");
+	CU_ASSERT_FATAL(f != NULL);
+	char line[1024];
+	unsigned long long sum = 0;
+	int lines = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *sp = strrchr(line, ' ');
+		CU_ASSERT_FATAL(sp != NULL);
+		char *end;
+		unsigned long long c = strtoull(sp + 1, &end, 10);
+		CU_ASSERT(*end == '\n' && c > 0);
+		sum += c;
+		lines++;
+		*sp = 0;
+		CU_ASSERT(strstr(line, ";;") == NULL && line[0] != ';');
+		if (lines == 1)
+			CU_ASSERT_STRING_EQUAL(line, "prof_unit_outer;prof_unit_mid;prof_unit_hot");
+	}
+	fclose(f);
+	CU_ASSERT_EQUAL(lines, 3);
+	CU_ASSERT_EQUAL(sum, 100);
+	prof_report_free(r);
+
+	/* without stacks: the folded lines are the sampled functions alone */
+	make_records(recs, 0);
+	r = prof_report_new(s, 0);
+	for (size_t i = 0; i < n; i++)
+		prof_report_add(r, &recs[i]);
+	e = prof_report_stacks(r, &nf);
+	CU_ASSERT_FATAL(e != NULL && nf == 3);
+	CU_ASSERT_STRING_EQUAL(e[0].name, "prof_unit_hot");
+	CU_ASSERT_EQUAL(e[0].samples, 70);
+	prof_report_free(r);
+	prof_symbols_free(s);
+}
+
+/* Runs a command, returns its whole stdout (malloc'd) or NULL. */
+static char *run(const char *cmd)
+{
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return NULL;
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap);
+	size_t got;
+	while (buf && (got = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+		len += got;
+		if (len + 1 == cap) {
+			char *nb = realloc(buf, cap *= 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+			}
+			buf = nb;
+		}
+	}
+	int st = pclose(p);
+	if (buf)
+		buf[len] = 0;
+	if (st != 0) {
+		fprintf(stderr, "%s: exit status %d\n%s\n", cmd, st, buf ? buf : "");
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* The first data line of `perf report --stdio` (the hottest entry). */
+static const char *first_entry(char *out)
+{
+	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n"))
+		if (l[0] != '#' && strchr(l, '%'))
+			return l;
+	return "";
+}
+
+static void write_perfdata(const char *path, int stacks)
+{
+	char *argv[] = {"test_prof_units", "--unit"};
+	struct perfdata_config cfg = {"PAPI_TOT_CYC", 100000, 2, stacks, "test_prof_units", 2, argv};
+	struct perfdata *pd;
+	CU_ASSERT_FATAL(perfdata_open(&pd, path, &cfg) == 0);
+	CU_ASSERT_EQUAL(perfdata_add_maps(pd, (uint32_t)getpid(), maps, nmaps), 0);
+	size_t n = make_records(recs, stacks);
+	for (size_t i = 0; i < n; i++)
+		CU_ASSERT_EQUAL(perfdata_add_sample(pd, &recs[i]), 0);
+	CU_ASSERT_EQUAL(perfdata_add_lost(pd, (uint32_t)getpid(), 3), 0);
+	CU_ASSERT_EQUAL(perfdata_close(pd), 0);
+}
+
+static void test_perfdata(void)
+{
+	char path[256], cmd[512];
+	snprintf(path, sizeof(path), "%s/perf.data", tmpdir);
+	write_perfdata(path, 0);
+	snprintf(cmd, sizeof(cmd), "perf report --stdio -i %s --sort sym 2>&1", path);
+	char *out = run(cmd);
+	CU_ASSERT_FATAL(out != NULL);
+	CU_ASSERT(strstr(out, "of event 'PAPI_TOT_CYC'") != NULL);
+	CU_ASSERT(strstr(out, "# Samples: 100 ") != NULL);
+	CU_ASSERT(strstr(out, "# Event count (approx.): 10000000") != NULL);
+	const char *top = first_entry(out);
+	printf("\n  perf report: %s\n", top);
+	CU_ASSERT(strstr(top, "70.00%") != NULL && strstr(top, "prof_unit_hot") != NULL);
+	free(out);
+
+	/* perf script sees every sample; --stats counts the records of each type */
+	snprintf(cmd, sizeof(cmd), "perf script -i %s -F tid,ip,sym 2>&1", path);
+	out = run(cmd);
+	CU_ASSERT_FATAL(out != NULL);
+	int hot = 0, lines = 0;
+	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n")) { /* perf's warnings aside */
+		lines += strstr(l, " prof_unit_") != NULL;
+		hot += strstr(l, " prof_unit_hot") != NULL;
+	}
+	CU_ASSERT_EQUAL(lines, 100);
+	CU_ASSERT_EQUAL(hot, 70);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "perf report --stdio -i %s --stats 2>&1", path);
+	out = run(cmd);
+	CU_ASSERT_FATAL(out != NULL);
+	CU_ASSERT(strstr(out, "LOST events") != NULL);
+	CU_ASSERT(strstr(out, "COMM events") != NULL);
+	CU_ASSERT(strstr(out, "MMAP2 events") != NULL);
+	free(out);
+	/* the raw dump shows each sample's misc: 0x4002 = PERF_RECORD_MISC_EXACT_IP | PERF_RECORD_MISC_USER
+	 */
+	snprintf(cmd, sizeof(cmd),
+	         "perf report -D -i %s 2>/dev/null | grep -c 'PERF_RECORD_SAMPLE(IP, 0x4002)'", path);
+	out = run(cmd);
+	CU_ASSERT(out && atoi(out) == 100);
+	free(out);
+
+	/* call chains: perf report's caller view names outer > mid > hot */
+	write_perfdata(path, 1);
+	snprintf(cmd, sizeof(cmd), "perf script -i %s -F ip,sym 2>&1", path);
+	out = run(cmd);
+	CU_ASSERT_FATAL(out != NULL);
+	const char *a = strstr(out, "prof_unit_hot"), *b = a ? strstr(a, "prof_unit_mid") : NULL,
+	           *c = b ? strstr(b, "prof_unit_outer") : NULL;
+	CU_ASSERT(a && b && c); /* innermost first, as perf script prints a chain */
+	free(out);
+	unlink(path);
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmpdir) || read_maps() != 0 || CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	CU_pSuite s = CU_add_suite("profiler", NULL, NULL);
+	CU_add_test(s, "symbols: own functions, libc's .dynsym, unknown addresses", test_symbols);
+	CU_add_test(s, "report: histogram, stacks, folded output", test_report);
+	CU_add_test(s, "perf.data: perf report and perf script read it back", test_perfdata);
+	int rc = cunit_run_all();
+	char path[256];
+	snprintf(path, sizeof(path), "%s/out.folded", tmpdir);
+	unlink(path);
+	rmdir(tmpdir);
+	return rc;
+}
