@@ -201,11 +201,16 @@ static int gen_sys_node(const char *rest, struct fe_text *b, int *is_dir)
 }
 
 /* The SBI PMU registers as "cpu" with type PERF_TYPE_RAW and two format attributes; it has no events/
- * directory (perf's JSON tables name the events). The host's own PMU behind the same paths is hidden. */
+ * directory (perf's JSON tables name the events). The host's own PMU behind the same paths is hidden.
+ * A core with Precise Event Sampling says so as x86 does, in caps/max_precise (the highest precise_ip it
+ * honours); the RISC-V driver has no caps/ directory, so a core without PES has none either. */
 static int gen_pmu(const char *rest, struct fe_text *b, int *is_dir)
 {
-	if (!*rest || !strcmp(rest, "format"))
+	int pes = emu_cfg()->pes;
+	if (!*rest || !strcmp(rest, "format") || (pes && !strcmp(rest, "caps")))
 		*is_dir = 1;
+	else if (pes && !strcmp(rest, "caps/max_precise"))
+		vprint(b, "3\n");
 	else if (!strcmp(rest, "type"))
 		vprint(b, "%d\n", PERF_TYPE_RAW);
 	else if (!strcmp(rest, "format/event"))

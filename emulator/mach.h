@@ -61,6 +61,7 @@ struct emu_config {
 	unsigned max_sample_rate; /* kernel.perf_event_max_sample_rate */
 	int pes;                  /* Precise Event Sampling present (docs/pes.md) */
 	unsigned pes_records;     /* PES buffer size in records: the fill interrupt comes when it is full */
+	uint64_t irq_skid;        /* virtual clock: cycles from a counter overflow to its interrupt (skid) */
 };
 void emu_init(void); /* every entry point calls it first; idempotent */
 const struct emu_config *emu_cfg(void);
@@ -158,14 +159,19 @@ uint64_t emu_truth_at(const struct emu_thread *t, size_t ev, uint64_t cycles);
 struct emu_pes_buf {
 	uint64_t threshold[32]; /* mhpmthreshold per counter index (0 cycle, 2 instret, 3.. mhpmcounterN) */
 	uint64_t size, offset;  /* mhpmmsize (bytes), mhpmmoffset (bytes written) */
+	uint64_t capacity;      /* the memory behind mhpmmmaped: RVEMU_PES_RECORDS records */
 	struct rvemu_pes_record *rec;
 };
 /* Appends a record to the thread's buffer: 0, or 1 when the buffer is now full (the fill interrupt), or -1
  * when it was already full (the record is not written). */
 int emu_pes_append(struct emu_thread *t, const struct rvemu_pes_record *r);
 void emu_pes_set_threshold(struct emu_thread *t, unsigned counter, uint64_t value); /* mhpmthreshold */
-/* Takes every record out of the buffer (the kernel's drain), oldest first; returns how many. */
+/* Takes up to `max` records out of the buffer (the kernel's drain), oldest first; returns how many. */
 size_t emu_pes_drain(struct emu_thread *t, struct rvemu_pes_record *out, size_t max);
+/* The kernel programs mhpmmsize: the fill interrupt comes after `records` records (1..RVEMU_PES_RECORDS).
+ * -1 if out of range or if more records are held than fit (drain first). */
+int emu_pes_set_size(struct emu_thread *t, unsigned records);
+unsigned emu_pes_size(struct emu_thread *t);
 
 /* ------------------------------------------------------------------------------------ counter banks */
 /* A counter bank reached through seam 2 (lib/rvhw.h), not through perf_event: registered in

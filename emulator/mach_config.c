@@ -10,6 +10,10 @@
 #include <unistd.h>
 
 #include "mach.h"
+
+#ifndef IRQ_SKID_DEFAULT
+#define IRQ_SKID_DEFAULT 32
+#endif
 #include "mach_priv.h"
 
 struct rvemu_stats emu_stats;
@@ -106,6 +110,16 @@ static void load_config(void)
 	if (cfg.read_advance && !cfg.clock_virtual)
 		emu_config_error("RVEMU_READ_ADVANCE needs RVEMU_CLOCK=virtual; the clock is '%s'",
 		                 "cputime");
+	/* An overflow interrupt is taken some cycles after the overflow (the pipeline drains first), so a
+	 * sample's PC can be a later instruction's: skid. Under the CPU-time clock it comes from the sampling
+	 * alarm's own delay; under the virtual clock from this latency (synthetic: no core publishes it). */
+	const char *skid = getenv("RVEMU_IRQ_SKID");
+	if (skid && *skid && !cfg.clock_virtual)
+		emu_config_error(
+		    "RVEMU_IRQ_SKID needs RVEMU_CLOCK=virtual (the CPU-time clock has the sampling "
+		    "alarm's own skid); the clock is '%s'",
+		    "cputime");
+	cfg.irq_skid = cfg.clock_virtual ? emu_env_u64("RVEMU_IRQ_SKID", IRQ_SKID_DEFAULT, 0, 1ull << 32) : 0;
 	/* kernel.perf_event_paranoid: mainline's default 2; Debian ships 3, Ubuntu 4 (both: no access at all
 	 * without CAP_PERFMON). */
 	const char *paranoid = getenv("RVEMU_PARANOID"); /* -1..4; -1 is the one negative value */

@@ -18,7 +18,8 @@ static struct emu_pes_buf *pes_of(struct emu_thread *t)
 			b->rec = calloc(n, sizeof(*b->rec));
 		if (!b || !b->rec)
 			abort(); /* out of memory in the emulated hardware */
-		b->size = (uint64_t)n * sizeof(*b->rec);
+		b->capacity = (uint64_t)n * sizeof(*b->rec);
+		b->size = b->capacity;
 		t->pes = b;
 	}
 	return t->pes;
@@ -45,12 +46,26 @@ size_t emu_pes_drain(struct emu_thread *t, struct rvemu_pes_record *out, size_t 
 	struct emu_pes_buf *b = t->pes;
 	if (!b)
 		return 0;
-	size_t n = (size_t)(b->offset / sizeof(*out));
-	if (n > max)
-		n = max;
+	size_t held = (size_t)(b->offset / sizeof(*out)), n = held < max ? held : max;
 	memcpy(out, b->rec, n * sizeof(*out));
-	b->offset = 0;
+	memmove(b->rec, b->rec + n, (held - n) * sizeof(*out)); /* the rest waits for the next call */
+	b->offset -= n * sizeof(*out);
 	return n;
+}
+
+int emu_pes_set_size(struct emu_thread *t, unsigned records)
+{
+	struct emu_pes_buf *b = pes_of(t);
+	uint64_t size = (uint64_t)records * sizeof(*b->rec);
+	if (records == 0 || size > b->capacity || b->offset > size)
+		return -1;
+	b->size = size;
+	return 0;
+}
+
+unsigned emu_pes_size(struct emu_thread *t)
+{
+	return (unsigned)(pes_of(t)->size / sizeof(struct rvemu_pes_record));
 }
 
 void emu_pes_set_threshold(struct emu_thread *t, unsigned counter, uint64_t value)

@@ -51,6 +51,14 @@ void emu_unlock(void)
 	pthread_sigmask(SIG_SETMASK, &outside_mask, NULL);
 }
 
+/* For a signal handler of ours: release the lock and send the queued signals, but leave every signal
+ * blocked; the handler's sigreturn unblocks them in the interrupted context. */
+static void emu_unlock_pending(void)
+{
+	pthread_mutex_unlock(&perf_lock);
+	emu_flush_signals();
+}
+
 /* fork: no perf lock may be held across it (the registry and bank locks have their own handlers). */
 void perf_fork_prepare(void)
 {
@@ -78,18 +86,6 @@ struct emu_ctx *emu_ctx_of(struct emu_thread *t)
 		t->perf->next_tick = emu_cfg()->tick_cycles;
 	}
 	return t->perf;
-}
-
-static int counter_width(const struct emu_event *ev)
-{
-	const struct rvemu_model *m = emu_model();
-	return ev->kind == EK_PROG && m->prog_width < 64 ? (int)m->prog_width : 64;
-}
-
-static uint64_t width_mask(const struct emu_event *ev, uint64_t v)
-{
-	int w = counter_width(ev);
-	return w >= 64 ? v : v & ((1ull << w) - 1);
 }
 
 static int is_clock(const struct emu_event *ev)
@@ -136,7 +132,7 @@ uint64_t emu_counter_now(const struct emu_event *e)
 	uint64_t now = emu_cycles_of(e->target), d = 0;
 	if (ctx && e->state == EV_ACTIVE && !e->throttled && now > ctx->last_cycles)
 		d = event_delta(e, ctx->last_cycles, now);
-	return width_mask(e, e->hw_raw + d);
+	return emu_width_mask(e, e->hw_raw + d);
 }
 
 uint64_t emu_sw_now(const struct emu_event *ev)
@@ -340,7 +336,7 @@ static void pes_drain(struct emu_thread *t, int interrupt)
 			struct emu_event *e = event_on_counter(ctx, recs[i].counter);
 			if (!e)
 				continue; /* cannot happen: every schedule change drains first */
-			emu_sample_write(e, recs[i].pc, recs[i].time, 1);
+			emu_sample_write(e, recs[i].pc, recs[i].time, &recs[i]);
 			e->pes_pending = 1;
 		}
 		if (n < sizeof(recs) / sizeof(recs[0]))
@@ -359,6 +355,31 @@ void emu_pes_flush(struct emu_thread *t)
 	pes_drain(t, 0);
 }
 
+/* How many records per fill interrupt. Linux's large-PEBS rule (intel_pmu_hw_config): the buffer collects
+ * many records per interrupt only if every precise event is content with what a record holds and with
+ * being told late: no frequency mode (its period is recomputed per sample), no wakeup per N samples
+ * without a watermark (the user asked to hear of each sample), and nothing in sample_type that needs the
+ * interrupted context (a call chain, user registers or stack). Otherwise one record per interrupt. */
+#define PES_LARGE_SAMPLE_TYPES                                                                               \
+	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |           \
+	 PERF_SAMPLE_CPU | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ |                   \
+	 PERF_SAMPLE_IDENTIFIER)
+static int pes_large(const struct emu_event *e)
+{
+	return !e->attr.freq && !(e->attr.wakeup_events && !e->attr.watermark) &&
+	       !(e->attr.sample_type & ~(uint64_t)PES_LARGE_SAMPLE_TYPES);
+}
+
+static unsigned pes_records_wanted(struct emu_ctx *ctx)
+{
+	for_each_group(ctx, g) for_each_member(g, e)
+	{
+		if (e->state == EV_ACTIVE && e->attr.precise_ip && is_sampling(e) && !pes_large(e))
+			return 1;
+	}
+	return emu_cfg()->pes_records;
+}
+
 static void pes_sample(struct emu_event *ev, uint64_t ip)
 {
 	struct emu_thread *t = ev->target;
@@ -372,11 +393,16 @@ static void pes_sample(struct emu_event *ev, uint64_t ip)
 	r.time = sample_time(t);
 	for_each_group(t->perf, g) for_each_member(g, e)
 	{
-		int k = e->hw_idx == 0 ? 0 : e->hw_idx == 2 ? 1 : e->hw_idx >= 3 ? e->hw_idx - 1 : -1;
-		if (e->state == EV_ACTIVE && k >= 0 && k < RVEMU_PES_COUNTERS)
+		int k = emu_pes_slot(e->hw_idx);
+		if (e->state == EV_ACTIVE && k >= 0)
 			r.counters[k] = e->hw_raw;
 	}
 	emu_pes_set_threshold(t, (unsigned)ev->hw_idx, ev->period);
+	unsigned records = pes_records_wanted(t->perf);
+	if (records != emu_pes_size(t)) { /* the kernel reprograms mhpmmsize on an empty buffer */
+		pes_drain(t, 0);
+		emu_pes_set_size(t, records);
+	}
 	if (ev->event_limit && --ev->event_limit == 0) {
 		ev->limit_reached = 1;
 		ev->hup = 1;
@@ -388,14 +414,10 @@ static void pes_sample(struct emu_event *ev, uint64_t ip)
 		pes_drain(t, 1);
 }
 
-/* An overflow of a sampling event: the sample, the IOC_REFRESH budget, the signal (sent at unlock). */
-static void overflow(struct emu_event *ev, uint64_t ip)
+/* The overflow interrupt of a sampling event, taken at `ip`: the sample, the IOC_REFRESH budget, the signal
+ * (sent at unlock). */
+static void take_interrupt(struct emu_event *ev, uint64_t ip)
 {
-	if (ev->attr.precise_ip && emu_cfg()->pes) {
-		account_interrupt(ev);
-		pes_sample(ev, ip);
-		return;
-	}
 	EMU_STAT_ADD(interrupts, 1);
 	int code = POLL_IN;
 	account_interrupt(ev); /* the sample of the overflow that throttles is still written */
@@ -405,27 +427,84 @@ static void overflow(struct emu_event *ev, uint64_t ip)
 		ev->limit_reached = 1;
 		ev->hup = 1;
 	}
-	emu_sample_write(ev, ip, sample_time(ev->target), 0);
+	emu_sample_write(ev, ip, sample_time(ev->target), NULL);
 	if (ev->async)
 		emu_queue_signal(ev, code);
 }
 
-/* Count `delta` events on `e`; a sampling event may overflow (once per period, while it may still). */
-static void count_and_overflow(struct emu_event *e, uint64_t delta, uint64_t ip)
+/* An overflow. With PES the unit records it (exact PC, no interrupt). Otherwise the overflow interrupt is
+ * taken irq_skid cycles later (virtual clock), at whatever the thread then runs: the sample's PC is that
+ * instruction's, the skid every non-precise sample has on hardware. */
+static void overflow(struct emu_event *ev, uint64_t ip)
+{
+	if (ev->attr.precise_ip && emu_cfg()->pes) {
+		account_interrupt(ev);
+		pes_sample(ev, ip);
+		return;
+	}
+	uint64_t skid = emu_cfg()->irq_skid;
+	if (!skid) {
+		take_interrupt(ev, ip);
+		return;
+	}
+	if (ev->irq_pending++ == 0)
+		ev->irq_due = ev->target->perf->overflow_cycle + skid;
+}
+
+/* The first cycle in (last, next) at which a pending overflow interrupt is taken, else next. */
+static uint64_t next_interrupt(struct emu_ctx *ctx, uint64_t last, uint64_t next)
+{
+	for_each_group(ctx, g)
+	    for_each_member(g, e) if (e->irq_pending && e->irq_due > last && e->irq_due < next) next =
+	        e->irq_due;
+	return next;
+}
+
+/* Take the overflow interrupts due by `now` (all of them at a trap: a system call enters the kernel, which
+ * takes what is pending), at `ip`. One that finds its event stopped is dropped, as the kernel's handler
+ * ignores counters that are no longer active. */
+static void take_due_interrupts(struct emu_ctx *ctx, uint64_t now, uint64_t ip, int all)
+{
+	for_each_group(ctx, g) for_each_member(g, e)
+	{
+		if (!e->irq_pending || (!all && e->irq_due > now))
+			continue;
+		unsigned n = e->irq_pending;
+		e->irq_pending = 0;
+		while (n-- && e->state == EV_ACTIVE)
+			take_interrupt(e, ip);
+	}
+}
+
+/* Count `delta` events on `e`. */
+static void count_events(struct emu_event *e, uint64_t delta)
 {
 	if (e->throttled)
 		return; /* stopped until the next tick */
-	e->count += width_mask(e, delta);
-	e->hw_raw = width_mask(e, e->hw_raw + delta);
+	e->count += emu_width_mask(e, delta);
+	e->hw_raw = emu_width_mask(e, e->hw_raw + delta);
+	if (is_sampling(e) && e->state == EV_ACTIVE)
+		e->period_left -= (int64_t)delta;
+}
+
+/* A sampling event whose period ran out overflows (once per period, while it may still). Called once every
+ * counter has counted up to this moment: a PES record holds the other counters' values. */
+static void take_overflows(struct emu_event *e, uint64_t ip)
+{
 	if (!is_sampling(e) || e->state != EV_ACTIVE)
 		return;
-	e->period_left -= (int64_t)delta;
 	while (e->period_left <= 0 && !e->limit_reached && !e->throttled) {
 		e->period_left += (int64_t)e->period;
 		overflow(e, ip);
 	}
 	if (e->period_left <= 0 && (e->limit_reached || e->throttled))
 		e->period_left = (int64_t)e->period; /* the next period starts when it is back on */
+}
+
+static void count_and_overflow(struct emu_event *e, uint64_t delta, uint64_t ip)
+{
+	count_events(e, delta);
+	take_overflows(e, ip);
 }
 
 /* Account thread cycles [last, next) to every event of the context. */
@@ -445,9 +524,11 @@ static void ctx_account(struct emu_ctx *ctx, uint64_t last, uint64_t next, uint6
 				continue;
 			e->time_running += ns;
 			if (!is_accounted(e))
-				count_and_overflow(e, event_delta(e, last, next), ip);
+				count_events(e, event_delta(e, last, next));
 		}
 	}
+	ctx->overflow_cycle = next;
+	for_each_group(ctx, g) for_each_member(g, e) if (!is_accounted(e)) take_overflows(e, ip);
 }
 
 static uint64_t next_overflow(struct emu_ctx *ctx, uint64_t last, uint64_t now)
@@ -514,7 +595,9 @@ static void ctx_settle(struct emu_thread *t)
 	for_each_group(ctx, g) for_each_member(g, e) emu_event_publish(e);
 }
 
-void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip)
+/* Account the thread's events up to cycle `now`, the program being at `ip`. `kernel_entry`: the call is a
+ * system call or an interrupt, where the kernel takes every pending overflow interrupt. */
+static void ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip, int kernel_entry)
 {
 	struct emu_ctx *ctx = emu_ctx_of(t);
 	if (ctx->next_tick <= ctx->last_cycles) /* a context made before the configuration's tick */
@@ -526,22 +609,31 @@ void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip)
 		if (ctx->next_tick < next)
 			next = ctx->next_tick;
 		next = next_overflow(ctx, last, next);
+		next = next_interrupt(ctx, last, next);
 		ctx_account(ctx, last, next, ip);
 		ctx->last_cycles = next;
+		take_due_interrupts(ctx, next, ip, 0);
 		if (next >= ctx->next_tick)
 			ctx_tick(ctx);
 		if (ctx->rotate_needed && next >= ctx->slice_end)
 			ctx_rotate(t);
 	}
+	if (kernel_entry)
+		take_due_interrupts(ctx, now, ip, 1);
 	ctx_account_software(ctx);
 	ctx_settle(t);
+}
+
+void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip)
+{
+	ctx_sync(t, now, ip, 1);
 }
 
 void perf_inject_self(size_t evidx, uint64_t n, uint64_t ip)
 {
 	struct emu_thread *t = emu_thread_self();
 	emu_lock();
-	emu_ctx_sync(t, emu_cycles_of(t), ip);
+	ctx_sync(t, emu_cycles_of(t), ip, 0);
 	t->injected[evidx] += n;
 	struct emu_ctx *ctx = emu_ctx_of(t);
 	for_each_group(ctx, g) for_each_member(g, e)
@@ -549,6 +641,7 @@ void perf_inject_self(size_t evidx, uint64_t n, uint64_t ip)
 		if (e->state != EV_ACTIVE || !(e->evmask & (1ull << evidx)) || e->attr.exclude_user ||
 		    e->kind == EK_SOFTWARE)
 			continue;
+		ctx->overflow_cycle = ctx->last_cycles;
 		count_and_overflow(e, n, ip);
 	}
 	ctx_settle(t);
@@ -560,7 +653,7 @@ void perf_advance_self(uint64_t cycles, uint64_t ip)
 	struct emu_thread *t = emu_thread_self();
 	emu_lock();
 	uint64_t now = __atomic_add_fetch(&t->vcycles, cycles, __ATOMIC_RELAXED);
-	emu_ctx_sync(t, now, ip);
+	ctx_sync(t, now, ip, 0);
 	emu_unlock();
 }
 
@@ -592,7 +685,11 @@ static void tick_handler(int sig, siginfo_t *si, void *uc)
 	emu_lock();
 	emu_ctx_sync(t, emu_cycles_of(t), pc);
 	emu_timer_rearm(t);
-	emu_unlock();
+	/* The overflow signals stay pending (every signal is blocked in here) until this handler returns:
+	 * sigreturn restores the program's mask and the kernel delivers them at the interrupted instruction,
+	 * as after a real overflow interrupt. A handler that unwinds its context finds the program, not us.
+	 */
+	emu_unlock_pending();
 	errno = saved;
 }
 

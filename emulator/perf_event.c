@@ -346,7 +346,7 @@ ssize_t perf_read(struct emu_event *ev, void *buf, size_t len)
 		emu_unlock();
 		return 0;
 	}
-	size_t words = emu_read_values(ev, vals, sizeof(vals) / sizeof(vals[0]));
+	size_t words = emu_read_values(ev, NULL, vals, sizeof(vals) / sizeof(vals[0]));
 	emu_unlock();
 	if (words > sizeof(vals) / sizeof(vals[0]))
 		return -E2BIG;

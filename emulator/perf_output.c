@@ -18,9 +18,19 @@ static uint64_t acc_of(const struct emu_event *e, const uint64_t *field)
 	return e->acc && !e->inherited ? __atomic_load_n(field, __ATOMIC_RELAXED) : 0;
 }
 
-static uint64_t total_count(const struct emu_event *e)
+/* An event's count when the PES record `at` was written (NULL: now), from the counter the record holds;
+ * an event on a counter the record does not hold reads its count at the drain. */
+static uint64_t count_at(const struct emu_event *e, const struct rvemu_pes_record *at)
 {
-	return e->count + (e->acc ? acc_of(e, &e->acc->count) : 0);
+	int k = emu_pes_slot(e->hw_idx);
+	if (!at || e->state != EV_ACTIVE || k < 0)
+		return e->count;
+	return e->count - emu_width_mask(e, e->hw_raw - at->counters[k]);
+}
+
+static uint64_t total_count(const struct emu_event *e, const struct rvemu_pes_record *at)
+{
+	return count_at(e, at) + (e->acc ? acc_of(e, &e->acc->count) : 0);
 }
 
 static uint64_t total_enabled(const struct emu_event *e)
@@ -34,7 +44,8 @@ static uint64_t total_running(const struct emu_event *e)
 }
 
 /* The read_format layout of man 2 perf_event_open; returns words needed (may exceed max_words). */
-size_t emu_read_values(const struct emu_event *ev, uint64_t *out, size_t max_words)
+size_t emu_read_values(const struct emu_event *ev, const struct rvemu_pes_record *at, uint64_t *out,
+                       size_t max_words)
 {
 	uint64_t fmt = ev->attr.read_format;
 	size_t n = 0;
@@ -55,14 +66,14 @@ size_t emu_read_values(const struct emu_event *ev, uint64_t *out, size_t max_wor
 		if (fmt & PERF_FORMAT_TOTAL_TIME_RUNNING)
 			PUT(total_running(leader));
 		for (const struct emu_event *e = leader; e; e = e->sibling) {
-			PUT(total_count(e));
+			PUT(total_count(e, at));
 			if (fmt & PERF_FORMAT_ID)
 				PUT(e->id);
 			if (fmt & PERF_FORMAT_LOST)
 				PUT(e->lost_total);
 		}
 	} else {
-		PUT(total_count(ev));
+		PUT(total_count(ev, at));
 		if (fmt & PERF_FORMAT_TOTAL_TIME_ENABLED)
 			PUT(total_enabled(ev));
 		if (fmt & PERF_FORMAT_TOTAL_TIME_RUNNING)
@@ -147,7 +158,7 @@ void emu_event_publish(struct emu_event *ev)
 	if (!s)
 		return;
 	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
-	s->count = total_count(ev);
+	s->count = total_count(ev, NULL);
 	s->time_enabled = total_enabled(ev);
 	s->time_running = total_running(ev);
 	s->lost_total = ev->lost_total;
@@ -205,8 +216,8 @@ static void ring_commit(struct emu_event *rb, uint64_t head)
 	__atomic_store_n(&rb->page->data_head, head, __ATOMIC_RELEASE);
 }
 
-static size_t build_sample(struct emu_event *ev, uint64_t ip, uint64_t time_ns, int exact, uint64_t *rec,
-                           size_t max)
+static size_t build_sample(struct emu_event *ev, uint64_t ip, uint64_t time_ns,
+                           const struct rvemu_pes_record *pes, uint64_t *rec, size_t max)
 {
 	uint64_t st = ev->attr.sample_type;
 	struct emu_thread *t = ev->target;
@@ -230,13 +241,13 @@ static size_t build_sample(struct emu_event *ev, uint64_t ip, uint64_t time_ns, 
 	if (st & PERF_SAMPLE_PERIOD)
 		rec[n++] = ev->period;
 	if (st & PERF_SAMPLE_READ) {
-		size_t need = emu_read_values(ev, rec + n, max - n);
+		size_t need = emu_read_values(ev, pes, rec + n, max - n);
 		if (need > max - n)
 			return 0; /* a group too large for one record: counted as lost, never padded */
 		n += need;
 	}
 	/* PERF_RECORD_MISC_EXACT_IP only for PES samples: the PC of the instruction that caused the event */
-	uint16_t misc = PERF_RECORD_MISC_USER | (exact ? PERF_RECORD_MISC_EXACT_IP : 0);
+	uint16_t misc = PERF_RECORD_MISC_USER | (pes ? PERF_RECORD_MISC_EXACT_IP : 0);
 	struct perf_event_header h = {PERF_RECORD_SAMPLE, misc, (uint16_t)(n * 8)};
 	memcpy(&rec[0], &h, sizeof(h));
 	return n * 8;
@@ -251,11 +262,11 @@ void emu_sample_lost(struct emu_event *ev)
 
 /* perf_output_begin: a pending loss is reported, in the same reservation, before the next record that
  * fits; a record that does not fit is dropped and counted. */
-void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns, int exact)
+void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns, const struct rvemu_pes_record *pes)
 {
 	uint64_t rec[8 + 3 + 3 * 64];
 	struct emu_event *rb = output_of(ev);
-	size_t size = build_sample(ev, ip, time_ns, exact, rec, sizeof(rec) / sizeof(rec[0]));
+	size_t size = build_sample(ev, ip, time_ns, pes, rec, sizeof(rec) / sizeof(rec[0]));
 	if (!rb->page || !rb->data_size || size == 0) {
 		emu_sample_lost(ev);
 		return;

@@ -47,6 +47,8 @@ struct emu_event {
 	int throttled;            /* perf_event_max_sample_rate reached in this tick */
 	uint64_t tick_interrupts; /* overflows in the current tick */
 	int pes_pending;          /* PES records were drained to it: signal once */
+	unsigned irq_pending;     /* virtual clock: overflows whose interrupt is not taken yet (skid) */
+	uint64_t irq_due;         /* thread cycle at which the oldest of them is taken */
 	enum emu_ev_state state;
 	uint64_t count; /* 64-bit perf count */
 	uint64_t time_enabled, time_running;
@@ -85,6 +87,7 @@ struct emu_ctx {
 	uint64_t next_tick;       /* next scheduler tick (counters folded into the perf counts) */
 	int rotate_needed;
 	int nsampling_active;
+	uint64_t overflow_cycle; /* thread cycle of the overflows being taken (their interrupts' skid base) */
 	/* the alarm: wall-clock (punctual) while the thread runs, CPU-clock while it mostly waits */
 	uint64_t alarm_wall_ns, alarm_cpu_ns; /* when it was armed */
 	enum emu_alarm_clock alarm_clock;
@@ -110,12 +113,29 @@ uint64_t emu_sw_now(const struct emu_event *ev);
 uint64_t emu_counter_now(const struct emu_event *e);
 /* PES: the kernel drains the task's record buffer into the events' rings (read, ioctl, close, schedule) */
 void emu_pes_flush(struct emu_thread *t);
+/* Where a PES record holds the counter an event is on (cycle, instret, mhpmcounter3..5), or -1. */
+static inline int emu_pes_slot(int hw_idx)
+{
+	int k = hw_idx == 0 ? 0 : hw_idx == 2 ? 1 : hw_idx >= 3 ? hw_idx - 1 : -1;
+	return k < RVEMU_PES_COUNTERS ? k : -1;
+}
+/* `v` cut to the width of the counter `ev` is on (programmable counters may be narrower than 64 bits). */
+static inline uint64_t emu_width_mask(const struct emu_event *ev, uint64_t v)
+{
+	const struct rvemu_model *m = emu_model();
+	unsigned w = ev->kind == EK_PROG && m->prog_width < 64 ? m->prog_width : 64;
+	return w >= 64 ? v : v & ((1ull << w) - 1);
+}
 
 /* perf_output.c: read_format values, the ring buffer and its records */
-size_t emu_read_values(const struct emu_event *ev, uint64_t *out, size_t max_words);
+/* `at`: the values when that PES record was written (PERF_SAMPLE_READ of a PES sample), NULL for now. */
+size_t emu_read_values(const struct emu_event *ev, const struct rvemu_pes_record *at, uint64_t *out,
+                       size_t max_words);
 int emu_ring_map(struct emu_event *ev, size_t len);
 void emu_ring_unmap(struct emu_event *ev);
-void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns, int exact);
+/* `pes`: the PES record this sample comes from (exact PC, counters at the sample), NULL otherwise. */
+void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns,
+                      const struct rvemu_pes_record *pes);
 void emu_sample_lost(struct emu_event *ev); /* a sample that could not be written, counted */
 void emu_ring_write_throttle(struct emu_event *ev, int throttle, uint64_t time_ns);
 void emu_ring_update_page(struct emu_event *ev);

@@ -4,6 +4,7 @@
 #define EMU_TEST_H
 #include <linux/perf_event.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/types.h>
 
 #include "rvemu.h"
@@ -22,6 +23,13 @@ struct emu_api {
 extern struct emu_api api;
 extern const struct rvemu_model *model; /* the model this child runs */
 extern int virtual_clock, sscofpmf;
+/* Virtual clock: cycles from an overflow to its interrupt (RVEMU_IRQ_SKID, default 32). An overflow at the
+ * very end of an rvemu_advance is taken in the next one, or at the next system call. */
+static inline uint64_t irq_skid(void)
+{
+	const char *s = getenv("RVEMU_IRQ_SKID");
+	return !virtual_clock ? 0 : s && *s ? strtoull(s, NULL, 0) : 32;
+}
 
 int perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned long flags);
 /* attr as PAPI builds it: size 0 (first version), disabled. */

@@ -161,6 +161,11 @@ static void test_unknown_model_refused(void)
 	                        sizeof(err)); /* CVA6 has no Sscofpmf option */
 	CU_ASSERT_EQUAL(st, 2);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "Sscofpmf"));
+	setenv("RVEMU_IRQ_SKID", "10", 1); /* the CPU-time clock has the sampling alarm's own skid */
+	st = run_under_emulator(argv, "cva6", "cputime", 0, err, sizeof(err));
+	unsetenv("RVEMU_IRQ_SKID");
+	CU_ASSERT_EQUAL(st, 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "RVEMU_IRQ_SKID needs RVEMU_CLOCK=virtual"));
 }
 
 /* RVEMU_READ_ADVANCE: each read() advances the virtual clock first (what makes papi_command_line's counts

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/ucontext.h>
 #include <unistd.h>
 
 #include "emu_test.h"
@@ -42,7 +43,7 @@ static void precise_attr(struct perf_event_attr *a, uint64_t config_type, uint64
 	a->sample_period = period;
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_ID;
 	a->precise_ip = 2;
-	a->wakeup_events = 1;
+	a->wakeup_events = 0; /* a wakeup per sample would ask for one record per interrupt (Linux's rule) */
 }
 
 static int pring_open(struct pring *r, struct perf_event_attr *a, int group, size_t data_pages)
@@ -309,6 +310,210 @@ static void test_pes_cputime(void)
 	pring_close(&r);
 }
 
+/* One record per interrupt when the event asks to hear of every sample (wakeup_events = 1 without a
+ * watermark) or for frequency mode, as Linux's large-PEBS rule; a watermark keeps the batches. */
+static void test_pes_single_record(void)
+{
+	const uint64_t period = 100000, n = 100;
+	for (int mode = 0; mode < 3; mode++) {
+		struct perf_event_attr a;
+		struct pring r;
+		struct rvemu_stats s0, s1;
+		precise_attr(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, period);
+		if (mode == 0) {
+			a.wakeup_events = 1;
+		} else if (mode == 1) {
+			a.freq = 1;
+			a.sample_freq =
+			    (uint64_t)model->freq_mhz * 1000000u / period; /* about the same period */
+		} else {
+			a.watermark = 1;
+			a.wakeup_watermark = 1;
+		}
+		CU_ASSERT_FATAL(pring_open(&r, &a, -1, 64) == 0);
+		want_signals(r.fd);
+		api.get_stats(&s0);
+		CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+		pes_hot_kernel(n * period);
+		api.get_stats(&s1);
+		uint64_t recs = s1.pes_records - s0.pes_records, irqs = s1.pes_interrupts - s0.pes_interrupts;
+		if (mode < 2) {
+			CU_ASSERT(recs >= n / 2);
+			CU_ASSERT_EQUAL(irqs, recs);
+			CU_ASSERT_EQUAL(pes_signals, (int)recs);
+		} else {
+			CU_ASSERT_EQUAL(recs, n);
+			CU_ASSERT_EQUAL(irqs, n / pes_records());
+			CU_ASSERT_EQUAL(pes_signals, (int)(n / pes_records()));
+		}
+		struct pwalk w;
+		memset(&w, 0, sizeof(w));
+		uint64_t v;
+		CU_ASSERT_EQUAL(read(r.fd, &v, sizeof(v)), (ssize_t)sizeof(v));
+		pring_walk(&r, "pes_hot_kernel", test_gettid(), &w);
+		CU_ASSERT_EQUAL(w.samples, recs);
+		CU_ASSERT_EQUAL(w.exact, recs);
+		CU_ASSERT_EQUAL(w.in_hot, recs);
+		pes_fd = -1;
+		pring_close(&r);
+	}
+}
+
+/* PERF_SAMPLE_READ of a PES sample: the group's counts when the record was written (from the counters in
+ * the record), not when the kernel drained the buffer. The leader's own count is k * period exactly. */
+static void test_pes_read_values(void)
+{
+	struct perf_event_attr a;
+	struct pring r;
+	const uint64_t period = 100000, n = 2 * 64;
+	precise_attr(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, period);
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_READ;
+	a.read_format = PERF_FORMAT_GROUP;
+	CU_ASSERT_FATAL(pring_open(&r, &a, -1, 64) == 0);
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	a.disabled = 0;
+	int ins = perf_open(&a, 0, -1, r.fd, 0);
+	CU_ASSERT_FATAL(ins >= 0);
+	uint64_t i0 = truth_of(&model->events[1]);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP), 0);
+	pes_hot_kernel(n * period); /* one call: every record of a buffer is drained at the same moment */
+	uint64_t i1 = truth_of(&model->events[1]) - i0, v[3];
+	CU_ASSERT_EQUAL(read(r.fd, v, sizeof(v)), (ssize_t)sizeof(v));
+	const unsigned char *data = (const unsigned char *)r.pg + r.pg->data_offset;
+	uint64_t head = __atomic_load_n(&r.pg->data_head, __ATOMIC_ACQUIRE), tail = 0, k = 0, bad = 0;
+	uint64_t last_ins = 0;
+	while (tail < head) {
+		struct perf_event_header h;
+		uint64_t f[4];
+		memcpy(&h, data + tail % r.pg->data_size, sizeof(h));
+		memcpy(f, data + (tail + sizeof(h)) % r.pg->data_size,
+		       sizeof(f)); /* ip, nr, cycles, instret */
+		if (h.type == PERF_RECORD_SAMPLE) {
+			k++;
+			if (f[1] != 2 || f[2] != k * period || f[3] <= last_ins) {
+				if (bad < 3)
+					printf("\n  sample %llu: nr %llu cycles %llu instret %llu (previous "
+					       "%llu)",
+					       (unsigned long long)k, (unsigned long long)f[1],
+					       (unsigned long long)f[2], (unsigned long long)f[3],
+					       (unsigned long long)last_ins);
+				bad++;
+			}
+			last_ins = f[3];
+		}
+		tail += h.size;
+	}
+	CU_ASSERT_EQUAL(k, n);
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT(last_ins <= i1);
+	close(ins);
+	pring_close(&r);
+}
+
+/* No skid with PES, where a non-precise interrupt has some (test_virtual_skid): the cycles overflow at the
+ * end of pes_skid_cause's blocks, and every record names it. */
+__attribute__((noinline)) void pes_skid_next(uint64_t cycles)
+{
+	api.advance(cycles);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void pes_skid_cause(uint64_t cycles)
+{
+	api.advance(cycles);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void test_pes_no_skid(void)
+{
+	struct perf_event_attr a;
+	struct pring r;
+	precise_attr(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 2000);
+	CU_ASSERT_FATAL(pring_open(&r, &a, -1, 64) == 0);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	for (int i = 0; i < 100; i++) {
+		pes_skid_next(1000);
+		pes_skid_cause(1000);
+	}
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	struct pwalk w;
+	memset(&w, 0, sizeof(w));
+	pring_walk(&r, "pes_skid_cause", test_gettid(), &w);
+	CU_ASSERT(irq_skid() > 0);
+	CU_ASSERT_EQUAL(w.samples, 100);
+	CU_ASSERT_EQUAL(w.in_hot, 100);
+	pring_close(&r);
+}
+
+/* The PMU's caps/max_precise says 3 on a PES core (x86's attribute); a core without PES has no caps/. */
+static void test_pes_caps(void)
+{
+	char buf[16] = "";
+	FILE *f = fopen("/sys/bus/event_source/devices/cpu/caps/max_precise", "r");
+	if (!pes_on()) {
+		CU_ASSERT_PTR_NULL(f);
+		if (f)
+			fclose(f);
+		return;
+	}
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_PTR_NOT_NULL(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	CU_ASSERT_STRING_EQUAL(buf, "3\n");
+}
+
+/* CPU-time clock, one record per interrupt: the overflow signal arrives in the interrupted program, as
+ * after a real interrupt (a handler that unwinds from its context finds the program, not the emulator). */
+static volatile unsigned ctx_signals, ctx_in_spin;
+static void ctx_handler(int sig, siginfo_t *si, void *ucv)
+{
+	(void)sig;
+	(void)si;
+	ucontext_t *uc = ucv;
+	Dl_info info;
+#if defined(__x86_64__)
+	void *pc = (void *)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__riscv)
+	void *pc = (void *)uc->uc_mcontext.__gregs[REG_PC];
+#else
+	void *pc = NULL;
+	(void)uc;
+#endif
+	ctx_signals++;
+	if (pc && dladdr(pc, &info) && info.dli_sname && !strcmp(info.dli_sname, "pes_spin"))
+		ctx_in_spin++;
+}
+
+static void test_pes_signal_context(void)
+{
+	struct perf_event_attr a;
+	struct pring r;
+	precise_attr(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, (uint64_t)model->freq_mhz * 1000u);
+	a.wakeup_events = 1;
+	CU_ASSERT_FATAL(pring_open(&r, &a, -1, 64) == 0);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = ctx_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaction(SIGRTMIN + 3, &sa, NULL);
+	struct f_owner_ex owner = {F_OWNER_TID, test_gettid()};
+	fcntl(r.fd, F_SETFL, O_ASYNC | O_NONBLOCK);
+	fcntl(r.fd, F_SETSIG, SIGRTMIN + 3);
+	fcntl(r.fd, F_SETOWN_EX, &owner);
+	ctx_signals = ctx_in_spin = 0;
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	volatile uint64_t x = 0;
+	uint64_t t0 = api.thread_cycles();
+	while (api.thread_cycles() - t0 < (uint64_t)model->freq_mhz * 100000u) /* 100 ms */
+		pes_spin(&x, 1000000);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	printf("\n  PES single records, CPU-time clock: %u signals, %u in pes_spin\n", ctx_signals,
+	       ctx_in_spin);
+	CU_ASSERT(ctx_signals >= 50);
+	CU_ASSERT(ctx_in_spin * 4 >= ctx_signals * 3);
+	pring_close(&r);
+}
+
 /* A core without PES: precise_ip is refused (EOPNOTSUPP), and the samples it can take (Sscofpmf) are not
  * marked exact. */
 static void test_no_pes(void)
@@ -327,7 +532,7 @@ static void test_no_pes(void)
 	a.precise_ip = 0;
 	CU_ASSERT_FATAL(pring_open(&r, &a, -1, 16) == 0);
 	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
-	pes_hot_kernel(10 * 100000);
+	pes_hot_kernel(10 * 100000 + irq_skid()); /* the last overflow's interrupt is taken too */
 	struct pwalk w;
 	memset(&w, 0, sizeof(w));
 	pring_walk(&r, NULL, test_gettid(), &w);
@@ -341,15 +546,23 @@ void add_pes_suites(void)
 	CU_pSuite s = CU_add_suite("Precise Event Sampling", NULL, NULL);
 	if (!pes_on()) {
 		CU_add_test(s, "no PES: precise_ip refused, no sample shown as precise", test_no_pes);
+		CU_add_test(s, "no PES: no caps/max_precise", test_pes_caps);
 		return;
 	}
 	if (virtual_clock) {
 		CU_add_test(s, "samples = events / threshold; one signal per full buffer; exact PCs",
 		            test_pes_counts_and_signals);
 		CU_add_test(s, "a slow reader: PERF_RECORD_LOST, never silent", test_pes_slow_reader);
+		CU_add_test(s, "one record per interrupt when each sample is asked for",
+		            test_pes_single_record);
+		CU_add_test(s, "PERF_SAMPLE_READ: the group's counts at each record", test_pes_read_values);
+		CU_add_test(s, "caps/max_precise = 3", test_pes_caps);
+		CU_add_test(s, "no skid: every record names the causing block", test_pes_no_skid);
 		CU_add_test(s, "thresholds on two counters at once", test_pes_two_counters);
 		CU_add_test(s, "four threads: every sample is its thread's", test_pes_threads);
 	} else {
 		CU_add_test(s, "CPU-time clock: exact records at the program's PCs", test_pes_cputime);
+		CU_add_test(s, "CPU-time clock: the signal arrives in the interrupted program",
+		            test_pes_signal_context);
 	}
 }
