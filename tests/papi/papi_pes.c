@@ -44,6 +44,7 @@ static int in_hot(const void *pc)
 	return dladdr(pc, &info) && info.dli_saddr == (void *)hot;
 }
 
+// cppcheck-suppress constParameter ; PAPI_overflow_handler_t's signature
 static void handler(int event_set, void *address, long long overflow_vector, void *context)
 {
 	(void)event_set;
@@ -64,7 +65,8 @@ static int fail(const char *what, int ret)
 /* Runs PERIODS * THRESHOLD cycles in hot(), in chunks that do not divide the threshold. */
 static uint64_t run_hot(long periods, long threshold)
 {
-	uint64_t total = (uint64_t)periods * (uint64_t)threshold, done = 0, chunk = 7 * (uint64_t)threshold + 123;
+	uint64_t total = (uint64_t)periods * (uint64_t)threshold, done = 0,
+	         chunk = 7 * (uint64_t)threshold + 123;
 	while (done < total) {
 		uint64_t n = total - done < chunk ? total - done : chunk;
 		hot(n);
@@ -108,7 +110,8 @@ int main(int argc, char **argv)
 	advance = RVEMU_SYM(int (*)(uint64_t), rvemu_advance);
 	get_stats = RVEMU_SYM(void (*)(struct rvemu_stats *), rvemu_get_stats);
 	if (!advance || !get_stats || advance(0) != 0) {
-		fprintf(stderr, "papi_pes: needs the emulator with the virtual clock (rvemu-run --clock virtual)\n");
+		fprintf(stderr,
+		        "papi_pes: needs the emulator with the virtual clock (rvemu-run --clock virtual)\n");
 		return 1;
 	}
 	if ((ret = PAPI_library_init(PAPI_VER_CURRENT)) != PAPI_VER_CURRENT)
@@ -119,14 +122,15 @@ int main(int argc, char **argv)
 		        ci ? (int)ci->hardware_intr : -1, ci ? (int)ci->precise_intr : -1);
 		return 1;
 	}
-	if ((ret = PAPI_create_eventset(&es)) != PAPI_OK || (ret = PAPI_add_event(es, PAPI_TOT_CYC)) != PAPI_OK)
+	if ((ret = PAPI_create_eventset(&es)) != PAPI_OK ||
+	    (ret = PAPI_add_event(es, PAPI_TOT_CYC)) != PAPI_OK)
 		return fail("PAPI_add_event(PAPI_TOT_CYC)", ret);
 
 	/* PAPI_profil: 32-bit buckets of 4 bytes over the 4 KiB after hot() (scale 0x8000) */
 	static unsigned int buckets[1024];
 	if (profil_mode)
-		ret = PAPI_profil(buckets, sizeof(buckets), (vptr_t)hot, 0x8000, es, PAPI_TOT_CYC, (int)threshold,
-		                  PAPI_PROFIL_POSIX | PAPI_PROFIL_BUCKET_32);
+		ret = PAPI_profil(buckets, sizeof(buckets), (vptr_t)hot, 0x8000, es, PAPI_TOT_CYC,
+		                  (int)threshold, PAPI_PROFIL_POSIX | PAPI_PROFIL_BUCKET_32);
 	else
 		ret = PAPI_overflow(es, PAPI_TOT_CYC, (int)threshold, 0, handler);
 	if (ret != PAPI_OK)
@@ -161,8 +165,8 @@ int main(int argc, char **argv)
 	long long interrupts = (long long)(s1.pes_interrupts - s0.pes_interrupts);
 	long long dropped = (long long)(s1.samples_lost - s0.samples_lost);
 	long long signals = (long long)(s1.signals - s0.signals);
-	int ok = count == (long long)cycles && records == periods && interrupts == records / PES_BUFFER_RECORDS &&
-	         signals == interrupts;
+	int ok = count == (long long)cycles && records == periods &&
+	         interrupts == records / PES_BUFFER_RECORDS && signals == interrupts;
 	if (profil_mode) {
 		long long sum = 0;
 		long in_range = 0;
@@ -172,9 +176,10 @@ int main(int argc, char **argv)
 				in_range += buckets[i];
 		}
 		ok = ok && sum == records && in_range == sum && dropped == 0 && lost == 0;
-		printf("papi_pes profil: %lld cycles, threshold %ld: %lld PES records in %lld fill interrupts "
-		       "(%lld signals); histogram sum %lld, %ld in hot(); %s\n",
-		       count, threshold, records, interrupts, signals, sum, in_range, ok ? "ok" : "MISMATCH");
+		printf(
+		    "papi_pes profil: %lld cycles, threshold %ld: %lld PES records in %lld fill interrupts "
+		    "(%lld signals); histogram sum %lld, %ld in hot(); %s\n",
+		    count, threshold, records, interrupts, signals, sum, in_range, ok ? "ok" : "MISMATCH");
 		return ok ? 0 : 1;
 	}
 	if (lost_mode)
@@ -185,7 +190,7 @@ int main(int argc, char **argv)
 	printf("papi_pes %s: %lld cycles, threshold %ld: %ld handler calls (%ld from %lld signals, %ld at "
 	       "PAPI_stop), %ld PCs outside hot(); %lld PES records in %lld fill interrupts; lost: %lld "
 	       "reported by PAPI, %lld dropped by the kernel; %s\n",
-	       mode, count, threshold, calls, calls_in_signal, signals, calls - calls_in_signal, outside, records,
-	       interrupts, lost, dropped, ok ? "ok" : "MISMATCH");
+	       mode, count, threshold, calls, calls_in_signal, signals, calls - calls_in_signal, outside,
+	       records, interrupts, lost, dropped, ok ? "ok" : "MISMATCH");
 	return ok ? 0 : 1;
 }
