@@ -100,7 +100,7 @@ stage unit-tests-asan make -C "$RVPAPI_BUILD/obj-asan" -j"$jobs" check-asan
 stage lint "$top/scripts/lint.sh"
 # Benchmarks print ratios measured in one run (never asserted: these machines are shared and noisy).
 stage bench make -C "$RVPAPI_BUILD/obj/bench" -s run-bench
-grep -E 'x a plain call|\(1\.0x\)|medians|batched vs' "$log_dir/bench.log" | sed 's/^/   bench: /'
+grep -E 'x a plain call|\(1\.0x\)|medians|batched vs|^bench_sampling:' "$log_dir/bench.log" | sed 's/^/   bench: /'
 
 # Count the individual CUnit tests across all test programs (their "tests" Run Summary rows).
 count_cunit() {

@@ -180,29 +180,36 @@ static int grouped_names(char buf[][64], const char **names)
 
 /* requests to (my core manager, slice 0, slice 1) and in total since `before` */
 struct req_count {
-	uint64_t core, l2[2], total;
+	uint64_t core, l2[2], total, retried;
 };
 
 static struct req_count req_now(void)
 {
 	struct req_count r;
+	struct rvemu_stats st = stats();
 	r.core = requests_to(RVHW_HPC_MANAGER_ID(my_hart, 0));
 	r.l2[0] = requests_to(RVHW_HPC_MANAGER_ID(RVHW_HPC_MODULE_L2(0), 0));
 	r.l2[1] = requests_to(RVHW_HPC_MANAGER_ID(RVHW_HPC_MODULE_L2(1), 0));
-	r.total = stats().hpc_requests;
+	r.total = st.hpc_requests;
+	r.retried = st.hpc_interruptions + st.hpc_readerrors;
 	return r;
 }
 
+/* One request per manager, plus one more for each request a context switch of the host interrupted (the
+ * emulator marks a request interrupted when the thread was really descheduled while values travelled, and
+ * Algorithm 2 issues it again): on a loaded machine that happens, and the count says exactly how often. */
 static void expect_one_request_each(struct req_count before, const char *what)
 {
 	struct req_count now = req_now();
-	if (now.total - before.total != 3)
-		fprintf(stderr, "%s: %llu requests, want 3\n", what,
-		        (unsigned long long)(now.total - before.total));
-	CU_ASSERT_EQUAL(now.core - before.core, 1);
-	CU_ASSERT_EQUAL(now.l2[0] - before.l2[0], 1);
-	CU_ASSERT_EQUAL(now.l2[1] - before.l2[1], 1);
-	CU_ASSERT_EQUAL(now.total - before.total, 3);
+	uint64_t retried = now.retried - before.retried;
+	if (now.total - before.total != 3 + retried)
+		fprintf(stderr, "%s: %llu requests, want 3 (+ up to %llu retried)\n", what,
+		        (unsigned long long)(now.total - before.total), (unsigned long long)retried);
+	CU_ASSERT(now.core - before.core >= 1 && now.core - before.core <= 1 + retried);
+	CU_ASSERT(now.l2[0] - before.l2[0] >= 1 && now.l2[0] - before.l2[0] <= 1 + retried);
+	CU_ASSERT(now.l2[1] - before.l2[1] >= 1 && now.l2[1] - before.l2[1] <= 1 + retried);
+	/* an attempt both interrupted and with a read error is issued again once */
+	CU_ASSERT(now.total - before.total >= 3 && now.total - before.total <= 3 + retried);
 }
 
 static void test_one_request_per_manager(void)
