@@ -32,10 +32,37 @@ pfm_riscv_cpuinfo_path(void)
 }
 
 /*
+ * caps/max_precise of the core PMU, -1 when there is no such file. Read
+ * only on a RISC-V machine: under LIBPFM_FORCE_PMU on another host the
+ * file describes the host's PMU, not the forced one.
+ */
+static int
+pfm_riscv_read_max_precise(void)
+{
+	const char *path = getenv(RISCV_MAX_PRECISE_ENV);
+	FILE *fp;
+	int v = -1;
+
+	if (!pfm_riscv_cfg.is_riscv)
+		return -1;
+	if (!path || !*path)
+		path = RISCV_MAX_PRECISE_PATH;
+	fp = fopen(path, "r");
+	if (!fp)
+		return -1;
+	if (fscanf(fp, "%d", &v) != 1 || v < 0)
+		v = 0; /* unreadable: no precision claimed */
+	fclose(fp);
+	DPRINT("%s: max_precise=%d\n", path, v);
+	return v;
+}
+
+/*
  * read the fields of the first hart the RISC-V PMUs are recognised
- * from, in one pass over the file. Done once: every RISC-V PMU asks,
- * the answer is kept until pfm_terminate() (pfm_riscv_terminate), or
- * until another file is named by LIBPFM_RISCV_CPUINFO.
+ * from, in one pass over the file, and the kernel's caps/max_precise.
+ * Done once: every RISC-V PMU asks, the answer is kept until
+ * pfm_terminate() (pfm_riscv_terminate), or until another file is named
+ * by LIBPFM_RISCV_CPUINFO.
  *
  * Return:
  * 	0 : the file was read (pfm_riscv_cfg.is_riscv says what it is)
@@ -59,6 +86,7 @@ pfm_riscv_read_cpuinfo(void)
 		return c->error ? -1 : 0;
 
 	memset(c, 0, sizeof(*c));
+	c->max_precise = -1;
 	strncpy(c->path, path, sizeof(c->path) - 1);
 	c->read = 1;
 
@@ -77,6 +105,7 @@ pfm_riscv_read_cpuinfo(void)
 	}
 	DPRINT("%s: isa=%s uarch=%s mvendorid=%s marchid=%s riscv=%d\n", path,
 		c->isa, c->uarch, c->mvendorid, c->marchid, c->is_riscv);
+	c->max_precise = pfm_riscv_read_max_precise();
 	return 0;
 }
 
@@ -177,6 +206,23 @@ pfm_riscv_detect_other(const riscv_id_t *ids, int nids)
 			return PFM_ERR_NOTSUPP;
 
 	return PFM_SUCCESS;
+}
+
+/*
+ * does this core sample precisely (Precise Event Sampling)? The kernel's
+ * caps/max_precise decides when it exists (the U74 has PES only as an
+ * option, which only the kernel knows); without it the model decides
+ * (RISCV_PMU_FL_PES: the CVA6). Linux's RISC-V driver accepts and ignores
+ * precise_ip, so the modifier is never offered on a core without PES.
+ */
+int
+pfm_riscv_has_pes(const pfmlib_pmu_t *pmu)
+{
+	if (pmu->type != PFM_PMU_TYPE_CORE)
+		return 0;
+	if (pfm_riscv_cfg.max_precise >= 0)
+		return pfm_riscv_cfg.max_precise > 0;
+	return (pmu->flags & RISCV_PMU_FL_PES) != 0;
 }
 
 /*
@@ -481,7 +527,7 @@ pfm_riscv_get_event_info(void *this, int idx, pfm_event_info_t *info)
 	info->equiv = ent->equiv;
 	info->idx = idx;
 	info->pmu = pmu->pmu;
-	info->is_precise = 0;
+	info->is_precise = ent->kind != RISCV_EV_BANK && pfm_riscv_has_pes(pmu);
 	info->support_hw_smpl = 0;
 	info->nattrs = pfm_riscv_get_event_nattrs(this, idx);
 	return PFM_SUCCESS;

@@ -5,8 +5,9 @@
  * What the Linux riscv_pmu_sbi driver accepts: programmable events as
  * PERF_TYPE_RAW with the mhpmevent value in config[47:0], mcycle and
  * minstret as PERF_TYPE_HARDWARE. Privilege level filtering
- * (exclude_user/kernel) only when the core has Sscofpmf: the perf
- * modifiers offered follow what the core can do.
+ * (exclude_user/kernel) only when the core has Sscofpmf, precise sampling
+ * (precise=) only with Precise Event Sampling: the perf modifiers offered
+ * follow what the core can do.
  */
 #include <sys/types.h>
 #include <inttypes.h>
@@ -67,7 +68,7 @@ static int
 perf_attr_supported(const pfmlib_pmu_t *pmu, uint64_t idx)
 {
 	int filters = (pmu->supported_plm & (PFM_PLM0 | PFM_PLM3)) != 0; /* Sscofpmf */
-	int pes = (pmu->flags & RISCV_PMU_FL_PES) != 0;
+	int pes = pfm_riscv_has_pes(pmu);
 
 	switch (idx) {
 	case PERF_ATTR_U:

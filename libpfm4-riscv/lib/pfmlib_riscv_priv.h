@@ -95,7 +95,15 @@ typedef struct {
 /*
  * pfmlib_pmu_t.flags, arch-specific part
  */
-#define RISCV_PMU_FL_PES	0x10000	/* Precise Event Sampling (CVA6): keeps precise= */
+#define RISCV_PMU_FL_PES	0x10000	/* the model has Precise Event Sampling (CVA6) */
+
+/*
+ * the kernel's word on precise sampling: the highest precise_ip the core
+ * PMU honours, as x86 publishes it; absent on the RISC-V driver without
+ * PES. LIBPFM_RISCV_MAX_PRECISE names another file (tests).
+ */
+#define RISCV_MAX_PRECISE_PATH	"/sys/bus/event_source/devices/cpu/caps/max_precise"
+#define RISCV_MAX_PRECISE_ENV	"LIBPFM_RISCV_MAX_PRECISE"
 
 /*
  * the cpuinfo of the first hart, read once per pfm_initialize()
@@ -112,6 +120,7 @@ typedef struct {
 	char	uarch[RISCV_CPUINFO_MAX];
 	char	mvendorid[64];
 	char	marchid[64];
+	int	max_precise;		/* caps/max_precise, -1: no such file */
 } pfm_riscv_config_t;
 
 extern pfm_riscv_config_t pfm_riscv_cfg;
@@ -123,6 +132,7 @@ extern int pfm_riscv_detect_ids(const riscv_id_t *ids, int nids);
 extern int pfm_riscv_detect_other(const riscv_id_t *ids, int nids);
 
 extern int pfm_riscv_core_init(void *this);
+extern int pfm_riscv_has_pes(const pfmlib_pmu_t *pmu);
 extern void pfm_riscv_terminate(void *this);
 extern int pfm_riscv_get_encoding(void *this, pfmlib_event_desc_t *e);
 extern int pfm_riscv_get_event_first(void *this);

@@ -10,7 +10,7 @@
 #   hl cputime   same with the CPU-time clock: every count > 0, and each event's ratio to PAPI_TOT_CYC within
 #                1% of the profile's ratio (the virtual-clock run's exact truths)
 #   profil       profil_hot (CPU-time clock): more than 50% of the samples in hot_loop, hot_loop the hottest,
-#                overflow mode "hardware" exactly with --sscofpmf, and the emulator wrote perf samples exactly
+#                overflow mode "hardware" exactly with --sscofpmf and on cva6 (PES), and the emulator wrote perf samples exactly
 #                in hardware mode (software overflow is PAPI's timer)
 # Prints one ok/FAIL line per check and a summary; exit status 1 if any check failed.
 set -uo pipefail
@@ -132,6 +132,7 @@ for variant in sifive-u74 sifive-u74+sscofpmf cva6 lowrisc-hpc boom; do
 	opts=(--model "$model")
 	mode=software
 	[ "$variant" != "$model" ] && { opts+=(--sscofpmf); mode=hardware; }
+	[ "$model" = cva6 ] && mode=hardware # Precise Event Sampling (docs/pes.md, "PAPI on PES")
 	out=$work/$variant
 	rm -rf "$out"
 	mkdir -p "$out"

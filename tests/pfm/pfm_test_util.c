@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <perfmon/pfmlib.h>
 
@@ -121,10 +122,30 @@ static void set_or_unset(const char *var, const char *value)
 
 int pfm_reinit(const char *forced_pmu, const char *cpuinfo)
 {
+	return pfm_reinit_caps(forced_pmu, cpuinfo, -1);
+}
+
+int pfm_reinit_caps(const char *forced_pmu, const char *cpuinfo, int max_precise)
+{
+	static char path[64];
+
 	pfm_terminate();
 	set_or_unset("LIBPFM_FORCE_PMU", forced_pmu);
 	set_or_unset("LIBPFM_RISCV_CPUINFO", cpuinfo);
-	return pfm_initialize();
+	/* never the host's own caps/max_precise (an x86 host publishes one) */
+	snprintf(path, sizeof(path), "/tmp/pfm_test_max_precise.%ld", (long)getpid());
+	unlink(path);
+	if (max_precise >= 0) {
+		FILE *f = fopen(path, "w");
+		if (!f)
+			return PFM_ERR_NOINIT;
+		fprintf(f, "%d\n", max_precise);
+		fclose(f);
+	}
+	setenv("LIBPFM_RISCV_MAX_PRECISE", path, 1);
+	int ret = pfm_initialize();
+	unlink(path);
+	return ret;
 }
 
 const char *cpuinfo_fixture(const char *name)

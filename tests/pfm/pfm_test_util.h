@@ -26,6 +26,9 @@ uint64_t csv_u64(const struct csv_table *t, int r, const char *col);
 
 /* (Re)initialise libpfm4 with LIBPFM_FORCE_PMU / LIBPFM_RISCV_CPUINFO set as given (NULL = unset). */
 int pfm_reinit(const char *forced_pmu, const char *cpuinfo_fixture);
+/* The same with the kernel's caps/max_precise saying max_precise (-1: no such file, as on the RISC-V
+ * driver without PES); the host's own file is never read. */
+int pfm_reinit_caps(const char *forced_pmu, const char *cpuinfo_fixture, int max_precise);
 /* absolute path of a fixture in tests/pfm/cpuinfo/ (static buffer) */
 const char *cpuinfo_fixture(const char *name);
 

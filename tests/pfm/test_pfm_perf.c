@@ -183,6 +183,57 @@ static void test_cva6(void)
 	CU_ASSERT_FALSE(any_exclude(&a));
 }
 
+static int event_is_precise(const char *event)
+{
+	pfm_event_info_t info;
+
+	memset(&info, 0, sizeof(info));
+	info.size = sizeof(info);
+	int idx = pfm_find_event(event);
+	if (idx < 0 || pfm_get_event_info(idx, PFM_OS_NONE, &info) != PFM_SUCCESS)
+		return -1;
+	return info.is_precise;
+}
+
+/* precise= (PERF_ATTR_PR) follows the kernel's caps/max_precise when it exists, else the model (CVA6) */
+static void test_precise_caps(void)
+{
+	struct perf_event_attr a;
+	const char *u74_ev = "riscv_sifive_u74::DATA_TLB_MISS:precise=2:period=1000";
+	const char *cva6_ev = "riscv_openhwgroup_cva6::L1_ICACHE_MISS:precise=2:period=1000";
+
+	/* U74 with PES (RVEMU_PES=1 on the emulator, or a board whose kernel publishes it) */
+	CU_ASSERT_EQUAL_FATAL(pfm_reinit_caps(NULL, cpuinfo_fixture("unmatched.txt"), 3), PFM_SUCCESS);
+	CU_ASSERT_TRUE(event_has_attr("riscv_sifive_u74::DATA_TLB_MISS", "precise"));
+	CU_ASSERT_EQUAL(perf_encode(u74_ev, PFM_PLM3, &a), PFM_SUCCESS);
+	CU_ASSERT_EQUAL(a.precise_ip, 2);
+	CU_ASSERT_EQUAL(a.sample_period, 1000);
+	CU_ASSERT_EQUAL(event_is_precise("riscv_sifive_u74::DATA_TLB_MISS"), 1);
+	CU_ASSERT_EQUAL(perf_encode("riscv_sifive_u74::DATA_TLB_MISS:precise=4", PFM_PLM3, &a),
+	                PFM_ERR_ATTR_VAL);
+	/* U74 without PES: no caps file (the RISC-V driver's case), or 0 */
+	CU_ASSERT_EQUAL_FATAL(pfm_reinit_caps(NULL, cpuinfo_fixture("unmatched.txt"), -1), PFM_SUCCESS);
+	CU_ASSERT_FALSE(event_has_attr("riscv_sifive_u74::DATA_TLB_MISS", "precise"));
+	CU_ASSERT_EQUAL(perf_encode(u74_ev, PFM_PLM3, &a), PFM_ERR_ATTR);
+	CU_ASSERT_EQUAL(event_is_precise("riscv_sifive_u74::DATA_TLB_MISS"), 0);
+	CU_ASSERT_EQUAL_FATAL(pfm_reinit_caps(NULL, cpuinfo_fixture("unmatched.txt"), 0), PFM_SUCCESS);
+	CU_ASSERT_EQUAL(perf_encode(u74_ev, PFM_PLM3, &a), PFM_ERR_ATTR);
+	/* CVA6: PES by model without the file; a kernel that says 0 wins */
+	CU_ASSERT_EQUAL_FATAL(pfm_reinit_caps(NULL, cpuinfo_fixture("cva6.txt"), -1), PFM_SUCCESS);
+	CU_ASSERT_EQUAL(perf_encode(cva6_ev, PFM_PLM3, &a), PFM_SUCCESS);
+	CU_ASSERT_EQUAL(a.precise_ip, 2);
+	CU_ASSERT_EQUAL(event_is_precise("riscv_openhwgroup_cva6::L1_ICACHE_MISS"), 1);
+	CU_ASSERT_EQUAL_FATAL(pfm_reinit_caps(NULL, cpuinfo_fixture("cva6.txt"), 3), PFM_SUCCESS);
+	CU_ASSERT_EQUAL(perf_encode(cva6_ev, PFM_PLM3, &a), PFM_SUCCESS);
+	CU_ASSERT_EQUAL_FATAL(pfm_reinit_caps(NULL, cpuinfo_fixture("cva6.txt"), 0), PFM_SUCCESS);
+	CU_ASSERT_EQUAL(perf_encode(cva6_ev, PFM_PLM3, &a), PFM_ERR_ATTR);
+	CU_ASSERT_EQUAL(event_is_precise("riscv_openhwgroup_cva6::L1_ICACHE_MISS"), 0);
+	/* forced on a host that is not RISC-V: its caps/max_precise describes the host's PMU, not this one */
+	CU_ASSERT_EQUAL_FATAL(pfm_reinit_caps("riscv_sifive_u74", cpuinfo_fixture("x86_64.txt"), 3),
+	                      PFM_SUCCESS);
+	CU_ASSERT_EQUAL(perf_encode(u74_ev, PFM_PLM3, &a), PFM_ERR_ATTR);
+}
+
 static void test_generic(void)
 {
 	struct perf_event_attr a;
@@ -250,6 +301,7 @@ int main(void)
 	CU_add_test(s, "U74 without Sscofpmf: RAW/HARDWARE, no u/k, no exclude_*", test_u74_without_sscofpmf);
 	CU_add_test(s, "U74 with Sscofpmf: u/k -> exclude_*", test_u74_with_sscofpmf);
 	CU_add_test(s, "CVA6: RAW, aliases, PES precise", test_cva6);
+	CU_add_test(s, "precise= follows caps/max_precise, else the model", test_precise_caps);
 	CU_add_test(s, "generic core", test_generic);
 	CU_add_test(s, "counter banks are not perf PMUs", test_banks_are_not_perf_pmus);
 	CU_add_test(s, "raw config must fit bits 47:0", test_raw_config_fits_47_0);
