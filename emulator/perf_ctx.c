@@ -342,11 +342,24 @@ static void pes_drain(struct emu_thread *t, int interrupt)
 		if (n < sizeof(recs) / sizeof(recs[0]))
 			break;
 	}
+	/* As Linux's large-PEBS drain, which hands all records but the last to perf_event_output and the last
+	 * to perf_event_overflow: per event and interrupt, one throttling tick, one IOC_REFRESH unit and one
+	 * signal, however many records the buffer held. A drain without an interrupt (read, ioctl, schedule)
+	 * only writes the records. */
 	for_each_group(ctx, g) for_each_member(g, e) if (e->pes_pending)
 	{
 		e->pes_pending = 0;
-		if (interrupt && e->async)
-			emu_queue_signal(e, e->limit_reached ? POLL_HUP : POLL_IN); /* once per buffer */
+		if (!interrupt)
+			continue;
+		int code = POLL_IN;
+		account_interrupt(e);
+		if (e->event_limit && --e->event_limit == 0) {
+			e->limit_reached = 1;
+			e->hup = 1;
+			code = POLL_HUP;
+		}
+		if (e->async)
+			emu_queue_signal(e, code);
 	}
 }
 
@@ -403,14 +416,10 @@ static void pes_sample(struct emu_event *ev, uint64_t ip)
 		pes_drain(t, 0);
 		emu_pes_set_size(t, records);
 	}
-	if (ev->event_limit && --ev->event_limit == 0) {
-		ev->limit_reached = 1;
-		ev->hup = 1;
-	}
 	int full = emu_pes_append(t, &r);
 	if (full < 0)
 		emu_sample_lost(ev); /* the buffer was not drained: never silently */
-	if (full || ev->limit_reached)
+	if (full)
 		pes_drain(t, 1);
 }
 
@@ -438,7 +447,6 @@ static void take_interrupt(struct emu_event *ev, uint64_t ip)
 static void overflow(struct emu_event *ev, uint64_t ip)
 {
 	if (ev->attr.precise_ip && emu_cfg()->pes) {
-		account_interrupt(ev);
 		pes_sample(ev, ip);
 		return;
 	}

@@ -148,15 +148,18 @@ static int decode_event(const struct perf_event_attr *a, struct emu_event *ev)
 static int check_capabilities(const struct perf_event_attr *a, const struct emu_event *ev)
 {
 	/* precise_ip (docs/pes.md): a PES core gives zero skid (every level, 1..3) to sampling hardware
-	 * events, and samples without Sscofpmf (the PES buffer has its own fill interrupt). A core without
-	 * PES refuses any precise level (EOPNOTSUPP, as x86 refuses what it cannot give; perf then retries
-	 * less precise), so no sample is ever shown as precise that is not. */
+	 * events, and samples without Sscofpmf (the PES buffer has its own fill interrupt); a counting event
+	 * just counts (x86 accepts `perf stat -e cycles:pp` too). A core without PES refuses any precise
+	 * level (EOPNOTSUPP, as x86 refuses what it cannot give; perf then retries less precise), so no
+	 * sample is ever shown as precise that is not. */
 	if (a->precise_ip) {
-		if (!emu_cfg()->pes || ev->kind == EK_SOFTWARE || !is_sampling(ev))
+		if (!emu_cfg()->pes || ev->kind == EK_SOFTWARE)
 			return -EOPNOTSUPP;
-		if (a->sample_type & ~(uint64_t)EMU_SAMPLE_SUPPORTED)
-			return -EINVAL;
-		return !emu_cfg()->sscofpmf && has_exclude(a) ? -EINVAL : 0;
+		if (is_sampling(ev)) {
+			if (a->sample_type & ~(uint64_t)EMU_SAMPLE_SUPPORTED)
+				return -EINVAL;
+			return !emu_cfg()->sscofpmf && has_exclude(a) ? -EINVAL : 0;
+		} /* a counting event: the checks of any counting event */
 	}
 	if (ev->kind == EK_SOFTWARE) {
 		/* the software PMU samples its clocks (hrtimer) on every core; counted faults and switches

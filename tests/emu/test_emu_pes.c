@@ -445,6 +445,41 @@ static void test_pes_no_skid(void)
 	pring_close(&r);
 }
 
+/* IOC_REFRESH and throttling count interrupts, not records (Linux's large-PEBS drain calls
+ * perf_event_overflow once, for the last record): REFRESH(2) gives two full buffers, then the event is off;
+ * and a counting event with precise_ip just counts. */
+static void test_pes_refresh_per_buffer(void)
+{
+	struct perf_event_attr a;
+	struct pring r;
+	const uint64_t period = 10000;
+	precise_attr(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, period);
+	CU_ASSERT_FATAL(pring_open(&r, &a, -1, 64) == 0);
+	want_signals(r.fd);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_REFRESH, 2), 0);
+	for (int i = 0; i < 10; i++)
+		pes_hot_kernel(pes_records() * period);
+	struct pwalk w;
+	memset(&w, 0, sizeof(w));
+	pring_walk(&r, "pes_hot_kernel", test_gettid(), &w);
+	CU_ASSERT_EQUAL(pes_signals, 2);
+	CU_ASSERT_EQUAL(w.samples, 2 * pes_records());
+	CU_ASSERT_EQUAL(w.in_hot, w.samples);
+	pes_fd = -1;
+	pring_close(&r);
+
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	a.precise_ip = 2;
+	a.disabled = 0;
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	pes_hot_kernel(12345);
+	uint64_t v = 0;
+	CU_ASSERT_EQUAL(read(fd, &v, sizeof(v)), (ssize_t)sizeof(v));
+	CU_ASSERT_EQUAL(v, 12345);
+	close(fd);
+}
+
 /* The PMU's caps/max_precise says 3 on a PES core (x86's attribute); a core without PES has no caps/. */
 static void test_pes_caps(void)
 {
@@ -557,6 +592,8 @@ void add_pes_suites(void)
 		            test_pes_single_record);
 		CU_add_test(s, "PERF_SAMPLE_READ: the group's counts at each record", test_pes_read_values);
 		CU_add_test(s, "caps/max_precise = 3", test_pes_caps);
+		CU_add_test(s, "IOC_REFRESH counts buffers; a precise counting event counts",
+		            test_pes_refresh_per_buffer);
 		CU_add_test(s, "no skid: every record names the causing block", test_pes_no_skid);
 		CU_add_test(s, "thresholds on two counters at once", test_pes_two_counters);
 		CU_add_test(s, "four threads: every sample is its thread's", test_pes_threads);
