@@ -455,8 +455,12 @@ static void overflow(struct emu_event *ev, uint64_t ip)
 		take_interrupt(ev, ip);
 		return;
 	}
-	if (ev->irq_pending++ == 0)
+	/* The counter's overflow flag is already set while its interrupt is pending: one interrupt, one
+	 * sample, as on hardware (an overflow during the skid window is absorbed). */
+	if (!ev->irq_pending) {
+		ev->irq_pending = 1;
 		ev->irq_due = ev->target->perf->overflow_cycle + skid;
+	}
 }
 
 /* The first cycle in (last, next) at which a pending overflow interrupt is taken, else next. */
@@ -477,9 +481,8 @@ static void take_due_interrupts(struct emu_ctx *ctx, uint64_t now, uint64_t ip, 
 	{
 		if (!e->irq_pending || (!all && e->irq_due > now))
 			continue;
-		unsigned n = e->irq_pending;
 		e->irq_pending = 0;
-		while (n-- && e->state == EV_ACTIVE)
+		if (e->state == EV_ACTIVE && !e->limit_reached && !e->throttled)
 			take_interrupt(e, ip);
 	}
 }

@@ -47,8 +47,8 @@ struct emu_event {
 	int throttled;            /* perf_event_max_sample_rate reached in this tick */
 	uint64_t tick_interrupts; /* overflows in the current tick */
 	int pes_pending;          /* PES records were drained to it: signal once */
-	unsigned irq_pending;     /* virtual clock: overflows whose interrupt is not taken yet (skid) */
-	uint64_t irq_due;         /* thread cycle at which the oldest of them is taken */
+	int irq_pending;          /* virtual clock: an overflow whose interrupt is not taken yet (skid) */
+	uint64_t irq_due;         /* thread cycle at which it is taken */
 	enum emu_ev_state state;
 	uint64_t count; /* 64-bit perf count */
 	uint64_t time_enabled, time_running;

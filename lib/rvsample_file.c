@@ -25,7 +25,7 @@
 #define MAP_FIXED       32u
 #define END_PAYLOAD     16u
 #define MAX_CHUNK_BYTES (1u << 30)
-#define MAX_MAPS        (1u << 20)
+#define MAX_MAPS        (1u << 16) /* in the whole file: a process has a few hundred executable maps */
 #define CHUNK_FLUSH     (1u << 20) /* a records chunk is written when its payload reaches 1 MiB */
 
 static void put32(unsigned char *p, uint32_t v)
@@ -351,7 +351,9 @@ static int read_header(struct rvsample_reader *r, struct rvsample_file_info *inf
 
 static int read_maps(struct rvsample_reader *r, uint32_t count, uint64_t bytes)
 {
-	if (count > MAX_MAPS || bytes < (uint64_t)count * MAP_FIXED)
+	if (count > MAX_MAPS - r->nmaps)
+		return bad(r, r->pos - CHUNK_HEADER, "more than 65536 mappings in the file");
+	if (bytes < (uint64_t)count * MAP_FIXED)
 		return bad(r, r->pos - CHUNK_HEADER, "maps chunk: count and size disagree");
 	uint64_t used = 0;
 	for (uint32_t i = 0; i < count; i++) {

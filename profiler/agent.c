@@ -389,6 +389,9 @@ __attribute__((constructor)) static void agent_init(void)
 	const char *pid_s = env(RVPROF_ENV_PID), *shm_path = env(RVPROF_ENV_SHM);
 	if (!pid_s || !shm_path || strtol(pid_s, NULL, 10) != (long)getpid())
 		return; /* not the process rvprof started (a child it ran, or no rvprof at all) */
+	/* A program that execs keeps its pid: the image it runs must not take over (and truncate) the sample
+	 * file. Programs it executes are not sampled, as documented. */
+	unsetenv(RVPROF_ENV_PID);
 	owner_pid = getpid();
 	int fd = open(shm_path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)

@@ -352,6 +352,28 @@ static void test_virtual_skid(void)
 	ring_close(&r);
 }
 
+/* Overflows during the skid window share one interrupt (the counter's overflow flag is already set), and
+ * a REFRESH budget that ran out is respected by an interrupt still pending: injecting 1000 periods at once
+ * gives one sample, not 1000. */
+static void test_virtual_skid_coalesces(void)
+{
+	if (!irq_skid())
+		return;
+	struct perf_event_attr a;
+	struct ring r;
+	struct walk w;
+	memset(&w, 0, sizeof(w));
+	sample_attr(&a, 1000);
+	CU_ASSERT_FATAL(ring_open(&r, &a, 0) == 0);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_REFRESH, 1), 0);
+	CU_ASSERT_EQUAL(api.inject(model->events[0].name, 1000 * 1000), 0);
+	skid_next(1000);
+	ring_walk(&r, &a, "skid_next", &w);
+	CU_ASSERT_EQUAL(w.samples, 1);
+	CU_ASSERT_EQUAL(w.in_hot, 1);
+	ring_close(&r);
+}
+
 /* exclude_user with Sscofpmf: every modelled event is a user-mode event, so nothing is counted. */
 static void test_privilege_filter(void)
 {
@@ -499,6 +521,8 @@ void add_sample_suites(void)
 		CU_add_test(s, "IOC_REFRESH budget and IOC_PERIOD", test_refresh);
 		CU_add_test(s, "privilege filtering", test_privilege_filter);
 		CU_add_test(s, "skid: the interrupt lands after the causing block", test_virtual_skid);
+		CU_add_test(s, "skid: overflows in the window share one interrupt",
+		            test_virtual_skid_coalesces);
 	} else {
 		CU_add_test(s, "cputime: timer samples at the real PC", test_cputime_samples);
 		CU_add_test(s, "cputime: overflow + REFRESH counts exactly", test_cputime_refresh_exact);
