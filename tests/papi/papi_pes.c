@@ -28,6 +28,7 @@
 static int (*advance)(uint64_t);
 static void (*get_stats)(struct rvemu_stats *);
 static long calls, calls_in_signal, outside;
+static volatile int stopping; /* PAPI_stop hands over the samples the last signal did not */
 
 /* The hot function: the events of rvemu_advance are caused here (the record's PC is in this function).
  * Exported (linked with -rdynamic) so that dladdr names it. */
@@ -50,7 +51,9 @@ static void handler(int event_set, void *address, long long overflow_vector, voi
 	(void)event_set;
 	(void)overflow_vector;
 	calls++;
-	if (context)
+	if (!context)
+		outside++; /* a handler always gets a context, the thread's own in PAPI_stop */
+	if (!stopping)
 		calls_in_signal++;
 	if (!in_hot(address))
 		outside++;
@@ -154,7 +157,10 @@ int main(int argc, char **argv)
 	uint64_t cycles = run_hot(periods, threshold);
 	if (lost_mode)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if ((ret = PAPI_stop(es, &count)) != PAPI_OK)
+	stopping = 1;
+	ret = PAPI_stop(es, &count);
+	stopping = 0;
+	if (ret != PAPI_OK)
 		return fail("PAPI_stop", ret);
 	get_stats(&s1);
 	fflush(stderr);
