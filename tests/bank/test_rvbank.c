@@ -60,9 +60,17 @@ static void test_batched_read_exact(void)
 	expect_truth(l2_id(0), 0xf, l2a);
 	expect_truth(l2_id(1), 0xa, l2b);
 	expect_truth(core_id(1), ~0ull, wide);
-	for (int i = 0; i < 4; i++)
-		CU_ASSERT_EQUAL(requests_to(req[i].manager_id) - before[i], 1);
-	CU_ASSERT(st.requests >= 4);
+	/* one request per manager, plus the repetitions Algorithm 2 made when the host really descheduled
+	 * the thread while values travelled (the emulator marks that request interrupted; it happens on a
+	 * loaded machine, and the library counts it) */
+	uint64_t issued = 0;
+	for (int i = 0; i < 4; i++) {
+		uint64_t n = requests_to(req[i].manager_id) - before[i];
+		CU_ASSERT(n >= 1 && n <= 1 + st.retries);
+		issued += n;
+	}
+	CU_ASSERT_EQUAL(issued, 4 + st.retries);
+	CU_ASSERT_EQUAL(st.requests, 4 + st.retries);
 	/* 3 writes per request, and at least one pop per value */
 	CU_ASSERT_EQUAL(st.csr_writes, 3 * st.requests);
 	CU_ASSERT(st.csr_reads >= 7 + 4 + 2 + 64);
