@@ -441,10 +441,10 @@ static void take_interrupt(struct emu_event *ev, uint64_t ip)
 		emu_queue_signal(ev, code);
 }
 
-/* An overflow. With PES the unit records it (exact PC, no interrupt). Otherwise the overflow interrupt is
- * taken irq_skid cycles later (virtual clock), at whatever the thread then runs: the sample's PC is that
- * instruction's, the skid every non-precise sample has on hardware. */
-static void overflow(struct emu_event *ev, uint64_t ip)
+/* An overflow at thread cycle `cycle`. With PES the unit records it (exact PC, no interrupt). Otherwise the
+ * overflow interrupt is taken irq_skid cycles later (virtual clock), at whatever the thread then runs: the
+ * sample's PC is that instruction's, the skid every non-precise sample has on hardware. */
+static void overflow(struct emu_event *ev, uint64_t ip, uint64_t cycle)
 {
 	if (ev->attr.precise_ip && emu_cfg()->pes) {
 		pes_sample(ev, ip);
@@ -459,7 +459,7 @@ static void overflow(struct emu_event *ev, uint64_t ip)
 	 * sample, as on hardware (an overflow during the skid window is absorbed). */
 	if (!ev->irq_pending) {
 		ev->irq_pending = 1;
-		ev->irq_due = ev->target->perf->overflow_cycle + skid;
+		ev->irq_due = cycle + skid;
 	}
 }
 
@@ -500,22 +500,22 @@ static void count_events(struct emu_event *e, uint64_t delta)
 
 /* A sampling event whose period ran out overflows (once per period, while it may still). Called once every
  * counter has counted up to this moment: a PES record holds the other counters' values. */
-static void take_overflows(struct emu_event *e, uint64_t ip)
+static void take_overflows(struct emu_event *e, uint64_t ip, uint64_t cycle)
 {
 	if (!is_sampling(e) || e->state != EV_ACTIVE)
 		return;
 	while (e->period_left <= 0 && !e->limit_reached && !e->throttled) {
 		e->period_left += (int64_t)e->period;
-		overflow(e, ip);
+		overflow(e, ip, cycle);
 	}
 	if (e->period_left <= 0 && (e->limit_reached || e->throttled))
 		e->period_left = (int64_t)e->period; /* the next period starts when it is back on */
 }
 
-static void count_and_overflow(struct emu_event *e, uint64_t delta, uint64_t ip)
+static void count_and_overflow(struct emu_event *e, uint64_t delta, uint64_t ip, uint64_t cycle)
 {
 	count_events(e, delta);
-	take_overflows(e, ip);
+	take_overflows(e, ip, cycle);
 }
 
 /* Account thread cycles [last, next) to every event of the context. */
@@ -538,8 +538,7 @@ static void ctx_account(struct emu_ctx *ctx, uint64_t last, uint64_t next, uint6
 				count_events(e, event_delta(e, last, next));
 		}
 	}
-	ctx->overflow_cycle = next;
-	for_each_group(ctx, g) for_each_member(g, e) if (!is_accounted(e)) take_overflows(e, ip);
+	for_each_group(ctx, g) for_each_member(g, e) if (!is_accounted(e)) take_overflows(e, ip, next);
 }
 
 static uint64_t next_overflow(struct emu_ctx *ctx, uint64_t last, uint64_t now)
@@ -652,8 +651,7 @@ void perf_inject_self(size_t evidx, uint64_t n, uint64_t ip)
 		if (e->state != EV_ACTIVE || !(e->evmask & (1ull << evidx)) || e->attr.exclude_user ||
 		    e->kind == EK_SOFTWARE)
 			continue;
-		ctx->overflow_cycle = ctx->last_cycles;
-		count_and_overflow(e, n, ip);
+		count_and_overflow(e, n, ip, ctx->last_cycles);
 	}
 	ctx_settle(t);
 	emu_unlock();

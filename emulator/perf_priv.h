@@ -87,7 +87,6 @@ struct emu_ctx {
 	uint64_t next_tick;       /* next scheduler tick (counters folded into the perf counts) */
 	int rotate_needed;
 	int nsampling_active;
-	uint64_t overflow_cycle; /* thread cycle of the overflows being taken (their interrupts' skid base) */
 	/* the alarm: wall-clock (punctual) while the thread runs, CPU-clock while it mostly waits */
 	uint64_t alarm_wall_ns, alarm_cpu_ns; /* when it was armed */
 	enum emu_alarm_clock alarm_clock;
