@@ -42,8 +42,11 @@ pid_t test_gettid(void);
 /* Spin on the CPU for about `ms` of thread CPU time. */
 void burn_cpu_ms(unsigned ms);
 
-void add_count_suites(void);       /* test_emu_count.c */
-void add_sample_suites(void);      /* test_emu_sample.c */
+void add_count_suites(void);  /* test_emu_count.c */
+void add_sample_suites(void); /* test_emu_sample.c */
+/* test_emu_sample.c: two call sites of rvemu_advance, the skid tests' "causing" and "next" blocks */
+void skid_next(uint64_t cycles);
+void skid_cause(uint64_t cycles);
 void add_machine_suites(void);     /* test_emu_machine.c */
 void add_read_advance_suite(void); /* test_emu_count.c: runs with RVEMU_READ_ADVANCE=10^9 */
 void add_linux_suites(void);       /* test_emu_linux.c */

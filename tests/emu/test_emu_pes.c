@@ -115,17 +115,23 @@ static void pes_handler(int sig, siginfo_t *si, void *uc)
 		pes_signals++;
 }
 
-static void want_signals(int fd)
+/* The event's overflow signal `signo` goes to this thread and runs `handler`. */
+static void route_signals(int fd, int signo, void (*handler)(int, siginfo_t *, void *))
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = pes_handler;
+	sa.sa_sigaction = handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigaction(SIGRTMIN + 2, &sa, NULL);
+	sigaction(signo, &sa, NULL);
 	struct f_owner_ex owner = {F_OWNER_TID, test_gettid()};
 	fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK);
-	fcntl(fd, F_SETSIG, SIGRTMIN + 2);
+	fcntl(fd, F_SETSIG, signo);
 	fcntl(fd, F_SETOWN_EX, &owner);
+}
+
+static void want_signals(int fd)
+{
+	route_signals(fd, SIGRTMIN + 2, pes_handler);
 	pes_fd = fd;
 	pes_signals = 0;
 }
@@ -410,20 +416,8 @@ static void test_pes_read_values(void)
 	pring_close(&r);
 }
 
-/* No skid with PES, where a non-precise interrupt has some (test_virtual_skid): the cycles overflow at the
- * end of pes_skid_cause's blocks, and every record names it. */
-__attribute__((noinline)) void pes_skid_next(uint64_t cycles)
-{
-	api.advance(cycles);
-	__asm__ volatile("" ::: "memory");
-}
-
-__attribute__((noinline)) void pes_skid_cause(uint64_t cycles)
-{
-	api.advance(cycles);
-	__asm__ volatile("" ::: "memory");
-}
-
+/* No skid with PES, where a non-precise interrupt has some (test_virtual_skid, same call sites): the
+ * cycles overflow at the end of skid_cause's blocks, and every record names it. */
 static void test_pes_no_skid(void)
 {
 	struct perf_event_attr a;
@@ -432,13 +426,13 @@ static void test_pes_no_skid(void)
 	CU_ASSERT_FATAL(pring_open(&r, &a, -1, 64) == 0);
 	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
 	for (int i = 0; i < 100; i++) {
-		pes_skid_next(1000);
-		pes_skid_cause(1000);
+		skid_next(1000);
+		skid_cause(1000);
 	}
 	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
 	struct pwalk w;
 	memset(&w, 0, sizeof(w));
-	pring_walk(&r, "pes_skid_cause", test_gettid(), &w);
+	pring_walk(&r, "skid_cause", test_gettid(), &w);
 	CU_ASSERT(irq_skid() > 0);
 	CU_ASSERT_EQUAL(w.samples, 100);
 	CU_ASSERT_EQUAL(w.in_hot, 100);
@@ -526,15 +520,7 @@ static void test_pes_signal_context(void)
 	precise_attr(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, (uint64_t)model->freq_mhz * 1000u);
 	a.wakeup_events = 1;
 	CU_ASSERT_FATAL(pring_open(&r, &a, -1, 64) == 0);
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = ctx_handler;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigaction(SIGRTMIN + 3, &sa, NULL);
-	struct f_owner_ex owner = {F_OWNER_TID, test_gettid()};
-	fcntl(r.fd, F_SETFL, O_ASYNC | O_NONBLOCK);
-	fcntl(r.fd, F_SETSIG, SIGRTMIN + 3);
-	fcntl(r.fd, F_SETOWN_EX, &owner);
+	route_signals(r.fd, SIGRTMIN + 3, ctx_handler);
 	ctx_signals = ctx_in_spin = 0;
 	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
 	volatile uint64_t x = 0;
