@@ -369,13 +369,20 @@ static void install_handler(void)
 		handler_error = errno;
 }
 
+/* Blocks the sampling signal in this thread; the previous mask goes to *old (restore with SIG_SETMASK). */
+static void block_sampling_signal(sigset_t *old)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGNAL_NUMBER);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
 /* The owner thread drains with its signal blocked, so the handler never runs in the middle of it. */
 static void drain_blocked(struct rvsample *s)
 {
-	sigset_t set, old;
-	sigemptyset(&set);
-	sigaddset(&set, SIGNAL_NUMBER);
-	pthread_sigmask(SIG_BLOCK, &set, &old);
+	sigset_t old;
+	block_sampling_signal(&old);
 	drain(s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -729,10 +736,8 @@ int rvsample_stop(rvsample_t *s)
 	if (ioctl(s->fd[s->leader], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP) != 0)
 		return rvsample_fail(RVSAMPLE_ESYS, "PERF_EVENT_IOC_DISABLE: %s", strerror(errno));
 	s->state = ST_STOPPED;
-	sigset_t set, old;
-	sigemptyset(&set);
-	sigaddset(&set, SIGNAL_NUMBER);
-	pthread_sigmask(SIG_BLOCK, &set, &old);
+	sigset_t old;
+	block_sampling_signal(&old);
 	read_lost(s);
 	drain(s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -789,10 +794,8 @@ int rvsample_destroy(rvsample_t *s)
 		ioctl(s->fd[s->leader], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
 	}
 	/* Out of the table with the signal blocked: a signal still queued finds no sampler when unblocked. */
-	sigset_t set, old;
-	sigemptyset(&set);
-	sigaddset(&set, SIGNAL_NUMBER);
-	pthread_sigmask(SIG_BLOCK, &set, &old);
+	sigset_t old;
+	block_sampling_signal(&old);
 	table_remove(s);
 	close_all(s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
