@@ -51,14 +51,6 @@ void emu_unlock(void)
 	pthread_sigmask(SIG_SETMASK, &outside_mask, NULL);
 }
 
-/* For a signal handler of ours: release the lock and send the queued signals, but leave every signal
- * blocked; the handler's sigreturn unblocks them in the interrupted context. */
-static void emu_unlock_pending(void)
-{
-	pthread_mutex_unlock(&perf_lock);
-	emu_flush_signals();
-}
-
 /* fork: no perf lock may be held across it (the registry and bank locks have their own handlers). */
 void perf_fork_prepare(void)
 {
@@ -694,11 +686,7 @@ static void tick_handler(int sig, siginfo_t *si, void *uc)
 	emu_lock();
 	emu_ctx_sync(t, emu_cycles_of(t), pc);
 	emu_timer_rearm(t);
-	/* The overflow signals stay pending (every signal is blocked in here) until this handler returns:
-	 * sigreturn restores the program's mask and the kernel delivers them at the interrupted instruction,
-	 * as after a real overflow interrupt. A handler that unwinds its context finds the program, not us.
-	 */
-	emu_unlock_pending();
+	emu_unlock();
 	errno = saved;
 }
 

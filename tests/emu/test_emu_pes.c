@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/ucontext.h>
 #include <unistd.h>
 
 #include "emu_test.h"
@@ -115,23 +114,17 @@ static void pes_handler(int sig, siginfo_t *si, void *uc)
 		pes_signals++;
 }
 
-/* The event's overflow signal `signo` goes to this thread and runs `handler`. */
-static void route_signals(int fd, int signo, void (*handler)(int, siginfo_t *, void *))
+static void want_signals(int fd)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = handler;
+	sa.sa_sigaction = pes_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigaction(signo, &sa, NULL);
+	sigaction(SIGRTMIN + 2, &sa, NULL);
 	struct f_owner_ex owner = {F_OWNER_TID, test_gettid()};
 	fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK);
-	fcntl(fd, F_SETSIG, signo);
+	fcntl(fd, F_SETSIG, SIGRTMIN + 2);
 	fcntl(fd, F_SETOWN_EX, &owner);
-}
-
-static void want_signals(int fd)
-{
-	route_signals(fd, SIGRTMIN + 2, pes_handler);
 	pes_fd = fd;
 	pes_signals = 0;
 }
@@ -491,50 +484,6 @@ static void test_pes_caps(void)
 	CU_ASSERT_STRING_EQUAL(buf, "3\n");
 }
 
-/* CPU-time clock, one record per interrupt: the overflow signal arrives in the interrupted program, as
- * after a real interrupt (a handler that unwinds from its context finds the program, not the emulator). */
-static volatile unsigned ctx_signals, ctx_in_spin;
-static void ctx_handler(int sig, siginfo_t *si, void *ucv)
-{
-	(void)sig;
-	(void)si;
-	ucontext_t *uc = ucv;
-	Dl_info info;
-#if defined(__x86_64__)
-	void *pc = (void *)uc->uc_mcontext.gregs[REG_RIP];
-#elif defined(__riscv)
-	void *pc = (void *)uc->uc_mcontext.__gregs[REG_PC];
-#else
-	void *pc = NULL;
-	(void)uc;
-#endif
-	ctx_signals++;
-	if (pc && dladdr(pc, &info) && info.dli_sname && !strcmp(info.dli_sname, "pes_spin"))
-		ctx_in_spin++;
-}
-
-static void test_pes_signal_context(void)
-{
-	struct perf_event_attr a;
-	struct pring r;
-	precise_attr(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, (uint64_t)model->freq_mhz * 1000u);
-	a.wakeup_events = 1;
-	CU_ASSERT_FATAL(pring_open(&r, &a, -1, 64) == 0);
-	route_signals(r.fd, SIGRTMIN + 3, ctx_handler);
-	ctx_signals = ctx_in_spin = 0;
-	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
-	volatile uint64_t x = 0;
-	uint64_t t0 = api.thread_cycles();
-	while (api.thread_cycles() - t0 < (uint64_t)model->freq_mhz * 100000u) /* 100 ms */
-		pes_spin(&x, 1000000);
-	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
-	printf("\n  PES single records, CPU-time clock: %u signals, %u in pes_spin\n", ctx_signals,
-	       ctx_in_spin);
-	CU_ASSERT(ctx_signals >= 50);
-	CU_ASSERT(ctx_in_spin * 4 >= ctx_signals * 3);
-	pring_close(&r);
-}
-
 /* A core without PES: precise_ip is refused (EOPNOTSUPP), and the samples it can take (Sscofpmf) are not
  * marked exact. */
 static void test_no_pes(void)
@@ -585,7 +534,5 @@ void add_pes_suites(void)
 		CU_add_test(s, "four threads: every sample is its thread's", test_pes_threads);
 	} else {
 		CU_add_test(s, "CPU-time clock: exact records at the program's PCs", test_pes_cputime);
-		CU_add_test(s, "CPU-time clock: the signal arrives in the interrupted program",
-		            test_pes_signal_context);
 	}
 }
