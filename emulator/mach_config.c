@@ -85,13 +85,19 @@ static void load_config(void)
 {
 	static const char *const clocks[] = {"cputime", "virtual", NULL};
 	const char *m = getenv("RVEMU_MODEL");
-	cfg.model = find_model(m && *m ? m : "sifive-u74");
+	/* unset means the default core; set but empty is a mistake (an empty --model, a variable that
+	 * expanded to nothing), never a silent fallback to the U74 */
+	cfg.model = m && *m ? find_model(m) : m ? NULL : find_model("sifive-u74");
 	if (!cfg.model) {
 		char list[256] = "";
 		for (size_t i = 0; i < rvemu_nmodels; i++) {
 			strncat(list, " ", sizeof(list) - strlen(list) - 1);
 			strncat(list, rvemu_models[i].model, sizeof(list) - strlen(list) - 1);
 		}
+		if (!*m)
+			emu_config_error("RVEMU_MODEL is set but empty; unset it for the default (sifive-u74) "
+			                 "or name a model:%s",
+			                 list);
 		emu_config_error("unknown RVEMU_MODEL '%s'; known models:%s", m, list);
 	}
 	cfg.harts = (unsigned)emu_env_u64("RVEMU_HARTS", 4, 1, 1024);

@@ -34,26 +34,27 @@ script. An existing LD_PRELOAD is kept: the emulator is appended to it.
 USAGE
 }
 
+# value OPTION ARG...: the option's value (the next argument); missing or empty is an error, so an empty
+# --model never falls back to another model in silence
+value() {
+	[ $# -ge 2 ] && [ -n "$2" ] || { echo "rvemu-run: $1 needs a value" >&2; exit 2; }
+	printf '%s' "$2"
+}
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--help|-h) usage; exit 0 ;;
-	--model) [ $# -ge 2 ] || { echo "rvemu-run: --model needs a value" >&2; exit 2; }
-		RVEMU_MODEL=$2; export RVEMU_MODEL; shift 2 ;;
-	--model=*) RVEMU_MODEL=${1#--model=}; export RVEMU_MODEL; shift ;;
-	--harts) [ $# -ge 2 ] || { echo "rvemu-run: --harts needs a value" >&2; exit 2; }
-		RVEMU_HARTS=$2; export RVEMU_HARTS; shift 2 ;;
-	--harts=*) RVEMU_HARTS=${1#--harts=}; export RVEMU_HARTS; shift ;;
-	--clock) [ $# -ge 2 ] || { echo "rvemu-run: --clock needs a value" >&2; exit 2; }
-		RVEMU_CLOCK=$2; export RVEMU_CLOCK; shift 2 ;;
-	--clock=*) RVEMU_CLOCK=${1#--clock=}; export RVEMU_CLOCK; shift ;;
+	--model) RVEMU_MODEL=$(value "$@") || exit 2; export RVEMU_MODEL; shift 2 ;;
+	--model=*) RVEMU_MODEL=$(value "--model" "${1#--model=}") || exit 2; export RVEMU_MODEL; shift ;;
+	--harts) RVEMU_HARTS=$(value "$@") || exit 2; export RVEMU_HARTS; shift 2 ;;
+	--harts=*) RVEMU_HARTS=$(value "--harts" "${1#--harts=}") || exit 2; export RVEMU_HARTS; shift ;;
+	--clock) RVEMU_CLOCK=$(value "$@") || exit 2; export RVEMU_CLOCK; shift 2 ;;
+	--clock=*) RVEMU_CLOCK=$(value "--clock" "${1#--clock=}") || exit 2; export RVEMU_CLOCK; shift ;;
 	--sscofpmf) RVEMU_SSCOFPMF=1; export RVEMU_SSCOFPMF; shift ;;
-	--paranoid) [ $# -ge 2 ] || { echo "rvemu-run: --paranoid needs a value" >&2; exit 2; }
-		RVEMU_PARANOID=$2; export RVEMU_PARANOID; shift 2 ;;
-	--paranoid=*) RVEMU_PARANOID=${1#--paranoid=}; export RVEMU_PARANOID; shift ;;
+	--paranoid) RVEMU_PARANOID=$(value "$@") || exit 2; export RVEMU_PARANOID; shift 2 ;;
+	--paranoid=*) RVEMU_PARANOID=$(value "--paranoid" "${1#--paranoid=}") || exit 2; export RVEMU_PARANOID; shift ;;
 	--user) RVEMU_CAP_PERFMON=0; export RVEMU_CAP_PERFMON; shift ;;
-	--perf-user-access) [ $# -ge 2 ] || { echo "rvemu-run: --perf-user-access needs a value" >&2; exit 2; }
-		RVEMU_PERF_USER_ACCESS=$2; export RVEMU_PERF_USER_ACCESS; shift 2 ;;
-	--perf-user-access=*) RVEMU_PERF_USER_ACCESS=${1#--perf-user-access=}; export RVEMU_PERF_USER_ACCESS; shift ;;
+	--perf-user-access) RVEMU_PERF_USER_ACCESS=$(value "$@") || exit 2; export RVEMU_PERF_USER_ACCESS; shift 2 ;;
+	--perf-user-access=*) RVEMU_PERF_USER_ACCESS=$(value "--perf-user-access" "${1#--perf-user-access=}") || exit 2; export RVEMU_PERF_USER_ACCESS; shift ;;
 	--) shift; break ;;
 	-*) echo "rvemu-run: unknown option $1 (see --help)" >&2; exit 2 ;;
 	*) break ;;

@@ -154,6 +154,9 @@ static void test_unknown_model_refused(void)
 	int st = run_under_emulator(argv, "pentium", "virtual", 0, err, sizeof(err));
 	CU_ASSERT_EQUAL(st, 2);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown RVEMU_MODEL 'pentium'"));
+	st = run_under_emulator(argv, "", "virtual", 0, err, sizeof(err)); /* set but empty: not the U74 */
+	CU_ASSERT_EQUAL(st, 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "RVEMU_MODEL is set but empty"));
 	st = run_under_emulator(argv, "cva6", "sundial", 0, err, sizeof(err));
 	CU_ASSERT_EQUAL(st, 2);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "RVEMU_CLOCK"));
@@ -278,6 +281,16 @@ static void test_rvemu_run(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "librvemu.so"));
 	snprintf(cmd, sizeof(cmd), "%s --clock sundial true 2>&1", run);
 	CU_ASSERT_EQUAL(run_shell(cmd, out, sizeof(out)), 2);
+	/* an empty value is an error, never the default model over the one in the environment */
+	snprintf(cmd, sizeof(cmd), "RVEMU_MODEL=cva6 %s --model '' true 2>&1", run);
+	CU_ASSERT_EQUAL(run_shell(cmd, out, sizeof(out)), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "--model needs a value"));
+	snprintf(cmd, sizeof(cmd), "RVEMU_MODEL=cva6 %s --model= true 2>&1", run);
+	CU_ASSERT_EQUAL(run_shell(cmd, out, sizeof(out)), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "--model needs a value"));
+	snprintf(cmd, sizeof(cmd), "%s --harts '' true 2>&1", run);
+	CU_ASSERT_EQUAL(run_shell(cmd, out, sizeof(out)), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "--harts needs a value"));
 	snprintf(cmd, sizeof(cmd), "%s --bogus true 2>&1", run);
 	CU_ASSERT_EQUAL(run_shell(cmd, out, sizeof(out)), 2);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "unknown option"));

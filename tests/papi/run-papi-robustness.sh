@@ -7,6 +7,7 @@
 #   12  a preset whose term is not an event: the preset is not available (papi_avail crashed)
 #   13  PAPI_start/read/stop on an EventSet after PAPI_shutdown: PAPI_ENOEVST, no crash
 #   14, 15  PAPI_CSV_EVENT_FILE naming a missing, empty or garbage file: perf_event disabled with a reason naming it
+#   26  a preset file with CRLF line endings loads as with LF
 #   09  papi_mem_info under the emulator: every cache the machine's sysfs describes, with its type and size
 #       (L1 instruction and data apart), whatever caches the emulated machine serves
 #   06  an ordinary user on a board whose PMU cannot exclude the kernel, with perf_event_paranoid 2: perf_event
@@ -117,6 +118,33 @@ for f in "$work/missing.csv:No such file or directory" "$work/empty.csv:no valid
 		ok "PAPI_CSV_EVENT_FILE=$(basename "$path"): perf_event disabled: '$want'"
 	else
 		bad "PAPI_CSV_EVENT_FILE=$(basename "$path"): want 'Disabled: $want' (see $work/component_avail.txt)"
+	fi
+done
+
+# --- 26: a preset file with CRLF line endings (saved on Windows) loads like the same file with LF ------------
+printf 'CPU,riscv_sifive_u74\r\nPRESET,PAPI_TOT_CYC,NOT_DERIVED,riscv_sifive_u74::CYCLES\r\n# comment\r\n\r\nPRESET,PAPI_TOT_INS,NOT_DERIVED,riscv_sifive_u74::INSTRUCTIONS\r\n' >"$work/crlf.csv"
+PAPI_CSV_EVENT_FILE=$work/crlf.csv emu "$utils/papi_avail" >"$work/avail-crlf.txt" 2>&1
+rc=$?
+if died $rc; then
+	bad "PAPI_CSV_EVENT_FILE with CRLF line endings: papi_avail exit status $rc (crashed)"
+elif grep -q "^PAPI_TOT_CYC .* Yes" "$work/avail-crlf.txt" && grep -q "^PAPI_TOT_INS .* Yes" "$work/avail-crlf.txt"; then
+	ok "PAPI_CSV_EVENT_FILE with CRLF line endings: both presets load"
+else
+	bad "PAPI_CSV_EVENT_FILE with CRLF line endings: PAPI_TOT_CYC/PAPI_TOT_INS not available (see $work/avail-crlf.txt)"
+fi
+
+# --- rvemu-run: an empty --model (or RVEMU_MODEL set but empty) is an error, not the U74 in silence ----------
+for how in "--model ''" "--model=" "RVEMU_MODEL=''"; do
+	case $how in
+	RVEMU_MODEL=*) RVEMU_MODEL='' timeout 120 "$run" true >"$work/empty-model.txt" 2>&1 ;;
+	--model=) RVEMU_MODEL=cva6 timeout 120 "$run" --model= true >"$work/empty-model.txt" 2>&1 ;;
+	*) RVEMU_MODEL=cva6 timeout 120 "$run" --model '' true >"$work/empty-model.txt" 2>&1 ;;
+	esac
+	rc=$?
+	if [ $rc -eq 2 ] && grep -qE 'needs a value|RVEMU_MODEL is set but empty' "$work/empty-model.txt"; then
+		ok "rvemu-run $how: refused ('$(head -c 90 "$work/empty-model.txt" | head -n1)')"
+	else
+		bad "rvemu-run $how: exit status $rc, want 2 and a message (see $work/empty-model.txt)"
 	fi
 done
 
