@@ -104,20 +104,10 @@ stage lint "$top/scripts/lint.sh"
 stage bench make -C "$RVPAPI_BUILD/obj/bench" -s run-bench
 grep -E 'x a plain call|\(1\.0x\)|medians|batched vs|^bench_sampling:' "$log_dir/bench.log" | sed 's/^/   bench: /'
 
-# Count the individual CUnit tests across all test programs (their "tests" Run Summary rows).
-count_cunit() {
-	find "$1" -name '*.log' -path '*tests*' -print0 2>/dev/null | xargs -0 -r awk '
-		$1 == "tests" && NF >= 5 { run += $3; passed += $4; bad += $5 }
-		END { printf "%d %d %d", run, passed, bad }'
-}
-read -r c_run c_pass c_fail <<<"$(count_cunit "$RVPAPI_BUILD/obj/tests")"
-read -r a_run a_pass a_fail <<<"$(count_cunit "$RVPAPI_BUILD/obj-asan/tests")"
-# And the test programs as automake counted them (CUnit programs and shell tests alike).
-count_programs() {
-	awk '/^# (TOTAL|PASS|FAIL|ERROR|XFAIL|XPASS|SKIP):/ { n[$2] += $3 } END { printf "%d %d %d", n["TOTAL:"], n["PASS:"], n["FAIL:"] + n["ERROR:"] + n["XPASS:"] }' \
-		"$1"/tests/test-suite.log 2>/dev/null || echo "0 0 0"
-}
-read -r p_run p_pass p_fail <<<"$(count_programs "$RVPAPI_BUILD/obj")"
+# Count the individual CUnit tests (their "tests" Run Summary rows) and the test programs (scripts/count-tests.sh).
+read -r c_run c_pass c_fail <<<"$("$top/scripts/count-tests.sh" cunit "$RVPAPI_BUILD/obj/tests")"
+read -r a_run a_pass a_fail <<<"$("$top/scripts/count-tests.sh" cunit "$RVPAPI_BUILD/obj-asan/tests")"
+read -r p_run p_pass p_fail <<<"$("$top/scripts/count-tests.sh" programs "$RVPAPI_BUILD/obj")"
 # The PAPI checks under the emulator (utilities, presets vs truth, ctests, examples), as their runners summed them.
 papi_counts=$(grep -hE '^papi (tests|examples|robustness):' "$log_dir/papi.log" 2>/dev/null | sed 's/^papi //' | paste -sd ';' - | sed 's/;/; /g')
 stages_ok=$(printf '%s\n' "${results[@]}" | grep -c ':ok$')

@@ -6,9 +6,11 @@
 #include <CUnit/Basic.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -143,7 +145,7 @@ static void test_every_configuration(void)
 		if (st != 0)
 			fprintf(stderr, "configuration %s/%s/sscofpmf=%d failed (status %d)\n",
 			        configs[i].model, configs[i].clock, configs[i].sscofpmf, st);
-		CU_ASSERT_EQUAL(st, 0);
+		CU_ASSERT(cunit_relay(st));
 	}
 }
 
@@ -179,8 +181,8 @@ static void test_read_advance(void)
 	char *argv[] = {(char *)self_path, NULL};
 	setenv("RVEMU_READ_ADVANCE", "1000000000", 1);
 	setenv("EMU_TEST_ONLY", "read_advance", 1);
-	CU_ASSERT_EQUAL(run_under_emulator(argv, "sifive-u74", "virtual", 0, NULL, 0), 0);
-	CU_ASSERT_EQUAL(run_under_emulator(argv, "cva6", "virtual", 0, NULL, 0), 0);
+	CU_ASSERT(cunit_relay(run_under_emulator(argv, "sifive-u74", "virtual", 0, NULL, 0)));
+	CU_ASSERT(cunit_relay(run_under_emulator(argv, "cva6", "virtual", 0, NULL, 0)));
 	char *true_argv[] = {"/bin/true", NULL};
 	CU_ASSERT_EQUAL(run_under_emulator(true_argv, "sifive-u74", "cputime", 0, err, sizeof(err)), 2);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "RVEMU_READ_ADVANCE"));
@@ -188,6 +190,31 @@ static void test_read_advance(void)
 	CU_ASSERT_EQUAL(run_under_emulator(true_argv, "sifive-u74", "virtual", 0, err, sizeof(err)), 2);
 	unsetenv("RVEMU_READ_ADVANCE");
 	unsetenv("EMU_TEST_ONLY");
+}
+
+/* Copy FROM to DIR/NAME, readable and executable by everyone; the path in OUT. 0 on success. */
+static int copy_for_everyone(const char *from, const char *dir, const char *name, char *out, size_t cap)
+{
+	char buf[65536];
+	ssize_t n = 0;
+	int in, fd, rc = 0;
+	if (from == NULL || snprintf(out, cap, "%s/%s", dir, name) >= (int)cap)
+		return -1;
+	in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -1;
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (fd < 0) {
+		close(in);
+		return -1;
+	}
+	while (rc == 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(fd, buf, (size_t)n) != n)
+			rc = -1;
+	if (n < 0 || fchmod(fd, 0755) != 0)
+		rc = -1;
+	close(in);
+	return close(fd) == 0 ? rc : -1;
 }
 
 /* Without CAP_PERFMON: RVEMU_CAP_PERFMON=0 at paranoid 1, 2 (mainline), 3 (Debian) and 4 (Ubuntu), with and
@@ -206,28 +233,35 @@ static void test_permissions_launch(void)
 			if (st)
 				fprintf(stderr, "permissions: paranoid %s, sscofpmf %d failed\n", levels[i],
 				        ssc);
-			CU_ASSERT_EQUAL(st, 0);
+			CU_ASSERT(cunit_relay(st));
 		}
 	unsetenv("RVEMU_CAP_PERFMON");
 	unsetenv("RVEMU_PARANOID");
 	if (geteuid() == 0) {
-		char *nobody[] = {"setpriv",
-		                  "--reuid=65534",
-		                  "--regid=65534",
-		                  "--clear-groups",
-		                  "--inh-caps=-all",
-		                  (char *)self_path,
-		                  NULL};
-		char path[4096];
-		/* setpriv is in PATH; the test binary must be reachable by nobody (the build tree is) */
-		snprintf(path, sizeof(path), "%s", "/usr/bin/setpriv");
-		nobody[0] = path;
+		/* nobody must reach the program and the emulator, wherever the clone lives (under /root, or
+		 * any 0700 directory, the build tree is out of its reach): run copies in a directory of its
+		 * own that everyone may enter */
+		char dir[] = "/tmp/rvemu-nobody.XXXXXX", exe[4096], lib[4096];
+		const char *real_lib = getenv("RVEMU_LIB");
+		CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+		CU_ASSERT_EQUAL(chmod(dir, 0755), 0);
+		CU_ASSERT_EQUAL_FATAL(copy_for_everyone("/proc/self/exe", dir, "test_emu", exe, sizeof(exe)), 0);
+		CU_ASSERT_EQUAL_FATAL(copy_for_everyone(real_lib, dir, "librvemu.so", lib, sizeof(lib)), 0);
+		char *nobody[] = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+		                  "--inh-caps=-all",  exe,             NULL};
+		char *saved_lib = strdup(real_lib);
+		setenv("RVEMU_LIB", lib, 1);
 		int st = run_under_emulator(nobody, "sifive-u74", "virtual", 0, NULL, 0);
+		setenv("RVEMU_LIB", saved_lib, 1);
+		free(saved_lib);
 		if (st)
 			fprintf(stderr, "permissions: setpriv --reuid=65534 run failed (status %d)\n", st);
-		CU_ASSERT_EQUAL(st, 0);
+		CU_ASSERT(cunit_relay(st));
+		unlink(exe);
+		unlink(lib);
+		rmdir(dir);
 	} else {
-		CU_ASSERT_EQUAL(run_under_emulator(argv, "sifive-u74", "virtual", 0, NULL, 0), 0);
+		CU_ASSERT(cunit_relay(run_under_emulator(argv, "sifive-u74", "virtual", 0, NULL, 0)));
 	}
 	unsetenv("EMU_TEST_ONLY");
 }
@@ -239,9 +273,9 @@ static void test_pes_option(void)
 	char err[1024];
 	char *argv[] = {(char *)self_path, NULL};
 	setenv("RVEMU_PES", "1", 1);
-	CU_ASSERT_EQUAL(run_under_emulator(argv, "sifive-u74", "virtual", 0, NULL, 0), 0);
+	CU_ASSERT(cunit_relay(run_under_emulator(argv, "sifive-u74", "virtual", 0, NULL, 0)));
 	setenv("RVEMU_PES_RECORDS", "8", 1);
-	CU_ASSERT_EQUAL(run_under_emulator(argv, "cva6", "virtual", 0, NULL, 0), 0);
+	CU_ASSERT(cunit_relay(run_under_emulator(argv, "cva6", "virtual", 0, NULL, 0)));
 	unsetenv("RVEMU_PES_RECORDS");
 	char *true_argv[] = {"/bin/true", NULL};
 	CU_ASSERT_EQUAL(run_under_emulator(true_argv, "lowrisc-hpc", "virtual", 0, err, sizeof(err)), 2);

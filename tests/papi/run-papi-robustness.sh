@@ -172,23 +172,35 @@ fi
 # without CAP_PERFMON is refused what Linux refuses (docs/emulator-core.md). PAPI looks at the uid, the
 # emulator at the capabilities: so the programs run as a really unprivileged user (setpriv to nobody when
 # we are root), with --user on top.
+# nobody cannot reach the build tree or the prefix when the clone lives under a 0700 directory (/root, a
+# Debian home): the unprivileged runs use copies of the installed utility, rvemu-run and the libraries in a
+# directory everyone may enter (the installed programs find their libraries through $ORIGIN/../lib).
 as_user=()
-[ "$(id -u)" = 0 ] && as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
-emu --user --paranoid 2 "${as_user[@]}" "$utils/papi_component_avail" >"$work/unpriv2.txt" 2>&1
+unpriv_utils=$utils
+if [ "$(id -u)" = 0 ]; then
+	as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+	reach=$(mktemp -d /tmp/rvpapi-nobody.XXXXXX) && chmod 755 "$reach" && mkdir -p "$reach/bin" "$reach/lib" &&
+		cp "$prefix/bin/papi_component_avail" "$run" "$reach/bin/" && cp -P "$prefix"/lib/*.so* "$reach/lib/" &&
+		chmod -R a+rX "$reach" || { bad "cannot copy the programs for the unprivileged runs to $reach"; }
+	trap 'rm -rf "$reach"' EXIT
+	unpriv_utils=$reach/bin
+	emu() { LD_LIBRARY_PATH=$reach/lib RVEMU_LIB=$reach/lib/librvemu.so timeout 120 "$reach/bin/rvemu-run" --model sifive-u74 "$@"; }
+fi
+emu --user --paranoid 2 "${as_user[@]}" "$unpriv_utils/papi_component_avail" >"$work/unpriv2.txt" 2>&1
 want="Disabled: PMU cannot exclude kernel, perf_event_paranoid=2 forbids kernel counts: sysctl kernel.perf_event_paranoid=1 or CAP_PERFMON"
 if grep -A1 "^Name:   perf_event " "$work/unpriv2.txt" | grep -qF "$want"; then
 	ok "ordinary user, U74 without Sscofpmf, paranoid 2: perf_event disabled, the reason names the fix"
 else
 	bad "ordinary user, U74 without Sscofpmf, paranoid 2: want '$want' (see $work/unpriv2.txt)"
 fi
-emu --user --paranoid 1 "${as_user[@]}" "$utils/papi_component_avail" -d >"$work/unpriv1.txt" 2>&1
+emu --user --paranoid 1 "${as_user[@]}" "$unpriv_utils/papi_component_avail" -d >"$work/unpriv1.txt" 2>&1
 if grep -A1 "^Name:   perf_event " "$work/unpriv1.txt" | grep -q "Native: [1-9]" &&
 	grep -q "Default domain:.*ALL" "$work/unpriv1.txt"; then
 	ok "ordinary user, U74 without Sscofpmf, paranoid 1: perf_event enabled, domain ALL"
 else
 	bad "ordinary user, U74 without Sscofpmf, paranoid 1: perf_event not enabled with domain ALL (see $work/unpriv1.txt)"
 fi
-emu --user --paranoid 2 --sscofpmf "${as_user[@]}" "$utils/papi_component_avail" -d >"$work/unpriv-sscofpmf.txt" 2>&1
+emu --user --paranoid 2 --sscofpmf "${as_user[@]}" "$unpriv_utils/papi_component_avail" -d >"$work/unpriv-sscofpmf.txt" 2>&1
 if grep -A1 "^Name:   perf_event " "$work/unpriv-sscofpmf.txt" | grep -q "Native: [1-9]" &&
 	grep -q "Available domains:.*USER" "$work/unpriv-sscofpmf.txt" &&
 	! grep -q "Available domains:.*KERNEL" "$work/unpriv-sscofpmf.txt"; then
@@ -196,7 +208,7 @@ if grep -A1 "^Name:   perf_event " "$work/unpriv-sscofpmf.txt" | grep -q "Native
 else
 	bad "ordinary user, U74 with Sscofpmf, paranoid 2: want perf_event enabled without KERNEL (see $work/unpriv-sscofpmf.txt)"
 fi
-emu --user --paranoid 3 "${as_user[@]}" "$utils/papi_component_avail" >"$work/unpriv3.txt" 2>&1
+emu --user --paranoid 3 "${as_user[@]}" "$unpriv_utils/papi_component_avail" >"$work/unpriv3.txt" 2>&1
 want="Disabled: perf_event_paranoid>=3 forbids every count: sysctl kernel.perf_event_paranoid=1 or CAP_PERFMON"
 if grep -A1 "^Name:   perf_event " "$work/unpriv3.txt" | grep -qF "$want"; then
 	ok "ordinary user, paranoid 3 (Debian): perf_event disabled, the reason names the fix"

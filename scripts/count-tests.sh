@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The counts of the test command's closing line (scripts/test.sh), from what `make check` left behind:
+#   count-tests.sh cunit DIR      "run passed failed": the individual CUnit tests, summed over the "tests"
+#                                 rows of the Run Summaries in the log of each test program under DIR
+#   count-tests.sh programs DIR   "run passed failed": the test programs as automake counted them
+#                                 (DIR/tests/test-suite.log)
+# Only a test's own log counts (automake writes NAME.log next to NAME.trs); test-suite.log repeats the
+# logs of the programs that failed and is never read for CUnit counts. A launcher's children print their
+# Run Summaries into the launcher's log, each once; a child's failures are not counted again by its
+# launcher (tests/cunit_run.h: cunit_relay).
+set -uo pipefail
+[ $# -eq 2 ] || { echo "usage: count-tests.sh cunit|programs DIR" >&2; exit 2; }
+case $1 in
+cunit)
+	find "$2" -name '*.trs' -print0 2>/dev/null | while IFS= read -r -d '' trs; do
+		log=${trs%.trs}.log
+		[ -f "$log" ] && printf '%s\0' "$log"
+	done | xargs -0 -r awk '
+		$1 == "tests" && NF >= 5 { run += $3; passed += $4; bad += $5 }
+		END { printf "%d %d %d\n", run, passed, bad }' | grep . || echo "0 0 0"
+	;;
+programs)
+	awk '/^# (TOTAL|PASS|FAIL|ERROR|XFAIL|XPASS|SKIP):/ { n[$2] += $3 }
+	     END { printf "%d %d %d\n", n["TOTAL:"], n["PASS:"], n["FAIL:"] + n["ERROR:"] + n["XPASS:"] }' \
+		"$2"/tests/test-suite.log 2>/dev/null || echo "0 0 0"
+	;;
+*) echo "count-tests.sh: unknown count '$1' (cunit or programs)" >&2; exit 2 ;;
+esac
