@@ -2,7 +2,13 @@
 /* Bad input through PAPI's API must give an error code, never a crash (overlay patches upstream/10 and 13):
  *   - an event name longer than any buffer (9000 characters), bare and with a PMU prefix, through
  *     PAPI_event_name_to_code and PAPI_add_named_event: PAPI_ENOEVNT (or another error), no crash;
- *   - PAPI_start/PAPI_read/PAPI_stop on an EventSet kept after PAPI_shutdown: PAPI_ENOEVST.
+ *   - PAPI_start/PAPI_read/PAPI_stop on an EventSet kept after PAPI_shutdown: PAPI_ENOEVST;
+ *   - unknown names (FOO, PAPI_FOO, comma lists) through name_to_code, query and add: PAPI_ENOEVNT, "Event
+ *     does not exist" (patch 27; they said "Not supported by component");
+ *   - an event class named without its unit mask: query and add agree, whatever the order, on PAPI_EATTR
+ *     (patch 28; the query said it existed once the add had failed, the add then failed with EINVAL).
+ * With the argument "bank" (run on lowrisc-hpc): a counter-bank event and a perf_event event in one
+ * EventSet: PAPI_ECOMBO, "Bad combination of features", not "Invalid argument" (patch 29).
  * Prints one line per check; exit status 1 if one failed. Run under the emulator (rvemu-run).
  */
 #include <papi.h>
@@ -22,12 +28,59 @@ static void check(int ok, const char *what, int code)
 		failures++;
 }
 
-int main(void)
+/* Every way of asking for NAME gives WANT. */
+static void check_name(const char *name, int want)
+{
+	char what[256];
+	int code = 0, es = PAPI_NULL, rc;
+
+	if (PAPI_create_eventset(&es) != PAPI_OK) {
+		check(0, "PAPI_create_eventset", PAPI_EMISC);
+		return;
+	}
+	/* the add first: a failed add must not make the name exist afterwards */
+	rc = PAPI_add_named_event(es, name);
+	snprintf(what, sizeof(what), "PAPI_add_named_event(%s) is %s", name, PAPI_strerror(want));
+	check(rc == want, what, rc);
+	rc = PAPI_query_named_event(name);
+	snprintf(what, sizeof(what), "PAPI_query_named_event(%s) is %s", name, PAPI_strerror(want));
+	check(rc == want, what, rc);
+	rc = PAPI_event_name_to_code(name, &code);
+	snprintf(what, sizeof(what), "PAPI_event_name_to_code(%s) is %s", name, PAPI_strerror(want));
+	check(rc == want, what, rc);
+	rc = PAPI_add_named_event(es, name);
+	snprintf(what, sizeof(what), "PAPI_add_named_event(%s) again is %s", name, PAPI_strerror(want));
+	check(rc == want, what, rc);
+	PAPI_cleanup_eventset(es);
+	PAPI_destroy_eventset(&es);
+}
+
+/* lowrisc-hpc: riscv_hpc's bank event, then perf_event's cycles in the same EventSet. */
+static int bank_mix(void)
+{
+	int es = PAPI_NULL, rc;
+
+	if ((rc = PAPI_library_init(PAPI_VER_CURRENT)) != PAPI_VER_CURRENT || PAPI_create_eventset(&es) != PAPI_OK) {
+		fprintf(stderr, "papi_bad_input: PAPI_library_init: %s\n", PAPI_strerror(rc));
+		return 2;
+	}
+	rc = PAPI_add_named_event(es, "riscv_lowrisc_hpc::L1D_READ");
+	check(rc == PAPI_OK, "PAPI_add_named_event(riscv_lowrisc_hpc::L1D_READ)", rc);
+	rc = PAPI_add_named_event(es, "riscv_generic::CYCLES");
+	check(rc == PAPI_ECOMBO, "perf_event's riscv_generic::CYCLES after a riscv_hpc event is PAPI_ECOMBO", rc);
+	PAPI_shutdown();
+	return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
 {
 	enum { LONG_NAME = 9000 };
 	static char name[LONG_NAME + 64];
 	long long values[1];
 	int code, es = PAPI_NULL, rc;
+
+	if (argc > 1 && strcmp(argv[1], "bank") == 0)
+		return bank_mix();
 
 	if ((rc = PAPI_library_init(PAPI_VER_CURRENT)) != PAPI_VER_CURRENT) {
 		fprintf(stderr, "papi_bad_input: PAPI_library_init: %s\n", PAPI_strerror(rc));
@@ -43,6 +96,13 @@ int main(void)
 	name[LONG_NAME + strlen("riscv_sifive_u74::")] = '\0';
 	rc = PAPI_event_name_to_code(name, &code);
 	check(rc != PAPI_OK, "PAPI_event_name_to_code(pmu::9000-character name) is an error", rc);
+
+	check_name("FOO", PAPI_ENOEVNT);
+	check_name("PAPI_FOO", PAPI_ENOEVNT);
+	check_name("PAPI_TOT_CYC,PAPI_TOT_INS", PAPI_ENOEVNT);
+	check_name("FOO,BAR", PAPI_ENOEVNT);
+	check_name("riscv_sifive_u74::INSTRUCTION_COMMIT", PAPI_EATTR);
+	check_name("riscv_sifive_u74::INSTRUCTION_COMMIT:NO_SUCH_MASK", PAPI_ENOEVNT);
 
 	if ((rc = PAPI_create_eventset(&es)) != PAPI_OK) {
 		fprintf(stderr, "papi_bad_input: PAPI_create_eventset: %s\n", PAPI_strerror(rc));
