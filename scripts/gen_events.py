@@ -647,8 +647,16 @@ def preset_pmus(t):
             "riscv_ucb_boom": (names(t["boom"]), {})}
 
 
+# The riscv_hpc component also counts the core's cycles and instructions beside a counter bank: its own
+# natives riscv_hpc:::riscv_generic::EVENT (the prefix keeps perf_event from taking the name).
+COMPONENT_CORE_TERMS = {"riscv_lowrisc_hpc": ("riscv_hpc:::", "riscv_generic")}
+
+
 def check_term(term, pmu, pmus, where):
     """A preset term is <pmu>::EVENT[:UNIT_MASK...][:modifier=value...], an event of the section's PMU."""
+    prefix, core = COMPONENT_CORE_TERMS.get(pmu, (None, None))
+    if prefix and term.startswith(prefix + core + "::"):
+        return check_term(term[len(prefix):], core, pmus, where)
     qual, sep, rest = term.partition("::")
     if not sep:
         raise TableError(f"{where}: term '{term}' is not qualified with its PMU ({pmu}::...)")

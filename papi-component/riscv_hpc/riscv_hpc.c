@@ -4,8 +4,16 @@
  *   - the distributed hardware performance counters (HPCManagers read through hpcc/hpcm/hpcr; libpfm4 PMU
  *     riscv_lowrisc_hpc), read in batches: ONE request per manager per PAPI_start/read/stop/accum,
  *     whatever the number of the EventSet's events on that manager;
- *   - SonicBOOM's extended counter bank (libpfm4 PMU riscv_ucb_boom).
+ *   - SonicBOOM's extended counter bank (libpfm4 PMU riscv_ucb_boom);
+ *   - on a core with the distributed HPC, the core's own cycle and instret counters (libpfm4 PMU
+ *     riscv_generic, counted per thread through perf_event), so that one EventSet holds PAPI_TOT_CYC,
+ *     PAPI_TOT_INS and the bank's presets. Their names carry this component's prefix
+ *     (riscv_hpc:::riscv_generic::CYCLES): without it the name is perf_event's. BOOM's bank has its own
+ *     cycles and insts counters.
  * The protocol is in librvbank (lib/rvbank.h of riscv-papi), on top of seam 2 (librvhw).
+ *
+ * Overflow: none in hardware (the banks raise no interrupt); PAPI_overflow and PAPI_profil work through
+ * PAPI's software overflow (its interval timer), dispatched by _riscv_hpc_dispatch_timer.
  *
  * Native events: the libpfm4 events of the present bank PMUs. A distributed-HPC event names one counter
  * kind; ":hart=N" (core managers) or ":slice=N" (L2 slice managers) selects one manager, and without the
@@ -18,18 +26,24 @@
  * slice n).
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "papi.h"
 #include "papi_internal.h"
 #include "papi_memory.h"
 #include "papi_vector.h"
 #include "papi_preset.h"
+#include "extras.h"
+#include "linux-context.h"
 
 #include "perfmon/pfmlib.h"
+#include "perfmon/pfmlib_perf_event.h"
 #include "rvbank.h"
 
 #define RVHPC_MAX_EVENTS   64 /* events in one EventSet */
@@ -41,8 +55,12 @@
 
 #define PMU_HPC  "riscv_lowrisc_hpc"
 #define PMU_BOOM "riscv_ucb_boom"
+#define RVHPC_MAX_CORE 2 /* the core events: cycles, instructions */
+#ifndef PERF_FLAG_FD_CLOEXEC
+#define PERF_FLAG_FD_CLOEXEC (1UL << 3)
+#endif
 
-enum bank { BANK_HPC, BANK_BOOM };
+enum bank { BANK_HPC, BANK_BOOM, BANK_CORE };
 enum manager_kind { MGR_NONE, MGR_CORE, MGR_L2 };
 
 typedef struct {
@@ -51,6 +69,8 @@ typedef struct {
 	enum bank bank;
 	enum manager_kind kind; /* HPC only */
 	unsigned bit;           /* hpcm bit (HPC) or counter index (BOOM) */
+	uint32_t perf_type;     /* core events: the perf_event encoding (libpfm4's) */
+	uint64_t perf_config;
 } rvhpc_native_t;
 
 typedef struct {
@@ -70,6 +90,10 @@ typedef struct {
 	int nboom;
 	unsigned boom_counter[RVHPC_MAX_EVENTS];
 	uint64_t boom_start[RVHPC_MAX_EVENTS], boom_last[RVHPC_MAX_EVENTS];
+	int ncore; /* core events: one perf_event fd each, counting from PAPI_add on */
+	unsigned core_event[RVHPC_MAX_CORE];
+	int core_fd[RVHPC_MAX_CORE];
+	uint64_t core_start[RVHPC_MAX_CORE], core_last[RVHPC_MAX_CORE];
 	int domain;
 	unsigned max_priv; /* BOOM pfc_maxPriv for the domain */
 	int has_last;      /* last[] holds the values of this EventSet's latest read... */
@@ -152,6 +176,23 @@ static int add_native(const char *pmu, const pfm_event_info_t *info, enum bank b
 		return PAPI_ENOMEM;
 	}
 	e->bank = bank;
+	if (bank == BANK_CORE) { /* libpfm4's perf_event encoding of the core event */
+		struct perf_event_attr attr;
+		pfm_perf_encode_arg_t arg;
+		memset(&attr, 0, sizeof(attr));
+		memset(&arg, 0, sizeof(arg));
+		arg.attr = &attr;
+		arg.size = sizeof(arg);
+		if (pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT, &arg) != PFM_SUCCESS) {
+			free(e->name);
+			free(e->descr);
+			return PAPI_OK; /* not countable through perf_event: left out */
+		}
+		e->perf_type = attr.type;
+		e->perf_config = attr.config;
+		native_count++;
+		return PAPI_OK;
+	}
 	native_count++;
 	if (bank == BANK_BOOM) {
 		e->bit = (unsigned)info->code;
@@ -259,6 +300,11 @@ static int _riscv_hpc_init_component(int cidx)
 		if (rc != PAPI_OK)
 			goto fail;
 		_riscv_hpc_vector.cmp_info.pmu_names[n++] = strdup(PMU_HPC);
+		/* the core's cycles and instructions, for PAPI_TOT_CYC/PAPI_TOT_INS beside the bank presets
+		 * (not in pmu_names: a riscv_generic:: name without our prefix stays perf_event's) */
+		rc = load_pmu_events(PFM_PMU_RISCV_GENERIC, BANK_CORE);
+		if (rc != PAPI_OK && rc != PAPI_ENOEVNT)
+			goto fail;
 	}
 	if (boom_present) {
 		rc = load_pmu_events(PFM_PMU_RISCV_UCB_BOOM, BANK_BOOM);
@@ -389,6 +435,53 @@ static int add_manager(rvhpc_control_t *c, enum manager_kind kind, unsigned modu
 	return PAPI_OK;
 }
 
+/* ------------------------------------------------------------- the core's cycles and instructions */
+
+static void close_core(rvhpc_control_t *c)
+{
+	for (int k = 0; k < c->ncore; k++)
+		close(c->core_fd[k]);
+	c->ncore = 0;
+}
+
+/* One counting perf_event for this thread (the EventSet's), enabled from now on: like the banks' free
+ * running counters, an EventSet reads it at start and takes differences. The distributed HPC counts every
+ * privilege level, so do these (the component's domain is PAPI_DOM_ALL). */
+static int open_core(rvhpc_control_t *c, const rvhpc_native_t *e, unsigned ev)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = e->perf_type;
+	attr.config = e->perf_config;
+	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	fd = (int)syscall(__NR_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		int err = errno;
+		PAPIERROR("riscv_hpc: perf_event_open of %s failed: %s", e->name, strerror(err));
+		return err == EACCES || err == EPERM ? PAPI_EPERM : err == ENOENT ? PAPI_ENOEVNT : PAPI_ECNFLCT;
+	}
+	c->core_event[c->ncore] = ev;
+	c->core_fd[c->ncore++] = fd;
+	return PAPI_OK;
+}
+
+/* Every core event of the EventSet, into dst[] (scaled as perf does when the counter was shared). */
+static int read_core(rvhpc_control_t *c, uint64_t *dst)
+{
+	for (int k = 0; k < c->ncore; k++) {
+		uint64_t v[3]; /* value, time enabled, time running */
+		if (read(c->core_fd[k], v, sizeof(v)) != (ssize_t)sizeof(v))
+			return PAPI_ESYS;
+		if (v[2] != 0 && v[2] < v[1])
+			v[0] = (uint64_t)((long double)v[0] * v[1] / v[2]);
+		dst[k] = v[0];
+	}
+	return PAPI_OK;
+}
+
 /* Group the EventSet's events by manager: one bitmap (one request) per manager. */
 static int _riscv_hpc_update_control_state(hwd_control_state_t *ctl, NativeInfo_t *native, int count,
                                            hwd_context_t *ctx)
@@ -399,6 +492,7 @@ static int _riscv_hpc_update_control_state(hwd_control_state_t *ctl, NativeInfo_
 	(void)ctx;
 	if (count > RVHPC_MAX_EVENTS)
 		return PAPI_ECOUNT;
+	close_core(c);
 	c->nevents = 0;
 	c->nmanagers = 0;
 	c->nboom = 0;
@@ -412,6 +506,16 @@ static int _riscv_hpc_update_control_state(hwd_control_state_t *ctl, NativeInfo_
 		e = &native_table[code_event(code)];
 		native[i].ni_position = i;
 		c->codes[c->nevents++] = code;
+		if (e->bank == BANK_CORE) {
+			int k;
+			for (k = 0; k < c->ncore && c->core_event[k] != code_event(code); k++)
+				;
+			if (k == c->ncore && (k == RVHPC_MAX_CORE || (rc = open_core(c, e, code_event(code))) != PAPI_OK)) {
+				close_core(c);
+				return k == RVHPC_MAX_CORE ? PAPI_ECOUNT : rc;
+			}
+			continue;
+		}
 		if (e->bank == BANK_BOOM) {
 			int k;
 			for (k = 0; k < c->nboom && c->boom_counter[k] != e->bit; k++)
@@ -509,6 +613,8 @@ static int _riscv_hpc_start(hwd_context_t *ctx, hwd_control_state_t *ctl)
 	}
 	rc = read_managers(c, 1);
 	if (rc == PAPI_OK)
+		rc = read_core(c, c->core_start);
+	if (rc == PAPI_OK)
 		return PAPI_OK;
 undo: /* not started: PAPI will not call stop */
 	if (c->nboom > 0 && --t->boom_running == 0)
@@ -528,6 +634,8 @@ static int _riscv_hpc_read(hwd_context_t *ctx, hwd_control_state_t *ctl, long lo
 	rc = read_managers(c, 0);
 	if (rc == PAPI_OK)
 		rc = read_boom(c, c->boom_last);
+	if (rc == PAPI_OK)
+		rc = read_core(c, c->core_last);
 	if (rc != PAPI_OK)
 		return rc;
 	for (int i = 0; i < c->nevents; i++) {
@@ -535,7 +643,11 @@ static int _riscv_hpc_read(hwd_context_t *ctx, hwd_control_state_t *ctl, long lo
 		unsigned sel = code_sel(c->codes[i]);
 		uint64_t sum = 0;
 
-		if (e->bank == BANK_BOOM) {
+		if (e->bank == BANK_CORE) {
+			for (int k = 0; k < c->ncore; k++)
+				if (c->core_event[k] == code_event(c->codes[i]))
+					sum = c->core_last[k] - c->core_start[k];
+		} else if (e->bank == BANK_BOOM) {
 			for (int k = 0; k < c->nboom; k++)
 				if (c->boom_counter[k] == e->bit)
 					sum = rvbank_delta(c->boom_last[k], c->boom_start[k], 64);
@@ -569,10 +681,13 @@ static int _riscv_hpc_reset(hwd_context_t *ctx, hwd_control_state_t *ctl)
 		for (int m = 0; m < c->nmanagers; m++)
 			memcpy(c->managers[m].start, c->managers[m].last, sizeof(c->managers[m].start));
 		memcpy(c->boom_start, c->boom_last, sizeof(c->boom_start));
+		memcpy(c->core_start, c->core_last, sizeof(c->core_start));
 	} else {
 		rc = read_managers(c, 1);
 		if (rc == PAPI_OK)
 			rc = read_boom(c, c->boom_start);
+		if (rc == PAPI_OK)
+			rc = read_core(c, c->core_start);
 	}
 	thread_ops++;
 	c->has_last = 0;
@@ -648,7 +763,10 @@ static int describe(unsigned code, char *out, size_t len)
 		return PAPI_ENOEVNT;
 	e = &native_table[code_event(code)];
 	sel = code_sel(code);
-	if (e->bank == BANK_BOOM)
+	if (e->bank == BANK_CORE)
+		snprintf(out, len, "%s (the core's counter, per thread, every privilege level; counted beside the "
+		         "bank's events)", e->descr);
+	else if (e->bank == BANK_BOOM)
 		snprintf(out, len, "%s (per task; privilege levels from the EventSet's domain)", e->descr);
 	else if (sel == 0)
 		snprintf(out, len, "%s, summed over the %u %s managers (one request each)", e->descr,
@@ -713,6 +831,23 @@ static int _riscv_hpc_ntv_name_to_code(const char *name, unsigned int *code)
 	return PAPI_ENOEVNT;
 }
 
+/* PAPI's software overflow: its interval timer's signal. PAPI reads the EventSet and calls the handler for
+ * every event past its threshold. Without this the timer's signal reached a no-op and the handler of
+ * PAPI_overflow never ran. */
+static void _riscv_hpc_dispatch_timer(int signal, hwd_siginfo_t *info, void *uc)
+{
+	_papi_hwi_context_t hw_context;
+	ThreadInfo_t *thread = NULL;
+	vptr_t address;
+
+	(void)signal;
+	hw_context.si = info;
+	hw_context.ucontext = (hwd_ucontext_t *)uc;
+	address = GET_OVERFLOW_ADDRESS(hw_context);
+	_papi_hwi_dispatch_overflow_signal((void *)&hw_context, address, NULL, 0, 0, &thread,
+	                                   _riscv_hpc_vector.cmp_info.CmpIdx);
+}
+
 papi_vector_t _riscv_hpc_vector = {
     .cmp_info =
         {
@@ -752,4 +887,5 @@ papi_vector_t _riscv_hpc_vector = {
     .ntv_code_to_name = _riscv_hpc_ntv_code_to_name,
     .ntv_code_to_descr = _riscv_hpc_ntv_code_to_descr,
     .ntv_code_to_info = _riscv_hpc_ntv_code_to_info,
+    .dispatch_timer = _riscv_hpc_dispatch_timer,
 };

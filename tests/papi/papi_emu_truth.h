@@ -93,6 +93,8 @@ static inline int native_truth(const char *name, uint64_t *out)
 
 	if (bank <= 0)
 		return bank;
+	if (strncmp(name, "riscv_hpc:::", 12) == 0) /* the component's core counters: riscv_generic events */
+		name += 12;
 	memset(&attr, 0, sizeof(attr));
 	memset(&arg, 0, sizeof(arg));
 	arg.attr = &attr;
