@@ -508,6 +508,101 @@ static void test_boom_every_native_alone(void)
 	test_every_native_alone();
 }
 
+/* Truth of a preset for this thread: its terms combined as PAPI combines them. */
+static long long preset_truth(const char *name)
+{
+	PAPI_event_info_t info;
+	uint64_t terms[PAPI_MAX_INFO_TERMS];
+	long long v = -1;
+	int code;
+
+	CU_ASSERT_EQUAL_FATAL(PAPI_event_name_to_code(name, &code), PAPI_OK);
+	CU_ASSERT_EQUAL_FATAL(PAPI_get_event_info(code, &info), PAPI_OK);
+	CU_ASSERT_EQUAL_FATAL(event_terms_truth(&info, terms), 0);
+	CU_ASSERT_EQUAL_FATAL(combine_terms(&info, terms, &v), 0);
+	return v;
+}
+
+/* Issue 20, item 11: cycles and instructions in one EventSet with bank presets (PAPI's kufrin, case2,
+ * sdsc-mpx... add PAPI_TOT_CYC and then whatever presets the machine has); every count equals the truth. */
+static void test_cycles_beside_bank_presets(void)
+{
+	const char *hpc[] = {"PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_L1_DCA", "PAPI_L1_ICH", "PAPI_L2_TCA"};
+	const char *boom[] = {"PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_L1_DCA", "PAPI_BR_CN", "PAPI_BR_PRC"};
+	const char **names = strcmp(RVEMU_SYM(const char *(*)(void), rvemu_model_name)(), "boom") == 0 ? boom : hpc;
+	enum { N = 5 };
+	long long v[N], before[N], twice[N];
+	int set = make_set(names, N);
+
+	for (int i = 0; i < N; i++) {
+		int code;
+		CU_ASSERT_EQUAL(PAPI_event_name_to_code(names[i], &code), PAPI_OK);
+		CU_ASSERT_EQUAL(PAPI_get_event_component(code), cidx);
+	}
+	CU_ASSERT_EQUAL_FATAL(PAPI_start(set), PAPI_OK);
+	for (int i = 0; i < N; i++)
+		before[i] = preset_truth(names[i]);
+	CU_ASSERT_EQUAL(emu_advance(ADVANCE), 0);
+	CU_ASSERT_EQUAL(PAPI_read(set, v), PAPI_OK);
+	for (int i = 0; i < N; i++) {
+		long long want = preset_truth(names[i]) - before[i];
+		if (v[i] != want)
+			fprintf(stderr, "%s: PAPI %lld, truth %lld\n", names[i], v[i], want);
+		CU_ASSERT_EQUAL(v[i], want);
+		CU_ASSERT(v[i] > 0);
+	}
+	CU_ASSERT_EQUAL(v[0], (long long)ADVANCE); /* the virtual clock moved exactly this far */
+	CU_ASSERT_EQUAL(emu_advance(ADVANCE), 0);
+	CU_ASSERT_EQUAL(PAPI_stop(set, twice), PAPI_OK);
+	CU_ASSERT_EQUAL(twice[0], 2 * (long long)ADVANCE);
+	drop_set(&set);
+}
+
+static volatile int overflow_calls;
+static volatile long long overflow_vector_seen;
+
+static void on_overflow(int set, void *address, long long overflow_vector, void *context)
+{
+	(void)set;
+	(void)address;
+	(void)context;
+	overflow_calls++;
+	overflow_vector_seen |= overflow_vector;
+}
+
+/* Issue 20, item 5: PAPI_overflow on a riscv_hpc event. The banks raise no interrupt, so PAPI's software
+ * overflow (its interval timer) reads the EventSet and calls the handler once the count passed the
+ * threshold: the handler must run (it never did), every call for the event's counter, and never more
+ * often than the count allows. Bounded: at most 20000 steps of the virtual clock and a little CPU time. */
+static void test_software_overflow(void)
+{
+	const char *names[] = {"PAPI_TOT_CYC", "PAPI_L1_DCA"};
+	const long long threshold = 20000000;
+	long long v[2];
+	int set = make_set(names, 2), code, pos[2];
+	volatile unsigned long spin = 0;
+
+	CU_ASSERT_EQUAL(PAPI_event_name_to_code("PAPI_TOT_CYC", &code), PAPI_OK);
+	CU_ASSERT_EQUAL_FATAL(PAPI_overflow(set, code, (int)threshold, 0, on_overflow), PAPI_OK);
+	overflow_calls = 0;
+	overflow_vector_seen = 0;
+	CU_ASSERT_EQUAL_FATAL(PAPI_start(set), PAPI_OK);
+	for (int step = 0; step < 20000 && overflow_calls < 3; step++) {
+		CU_ASSERT_EQUAL(emu_advance(threshold / 10), 0);
+		for (int k = 0; k < 200000; k++) /* CPU time for PAPI's ITIMER_PROF */
+			spin += (unsigned long)k;
+	}
+	CU_ASSERT_EQUAL(PAPI_stop(set, v), PAPI_OK);
+	CU_ASSERT_EQUAL(PAPI_get_overflow_event_index(set, overflow_vector_seen, pos, &(int){2}), PAPI_OK);
+	printf("\n    software overflow: %d handler calls for %lld cycles (threshold %lld) ", overflow_calls, v[0],
+	       threshold);
+	CU_ASSERT(overflow_calls >= 3);
+	CU_ASSERT(overflow_calls <= v[0] / threshold);
+	CU_ASSERT_EQUAL(overflow_vector_seen != 0 ? pos[0] : -1, 0); /* PAPI_TOT_CYC is the EventSet's index 0 */
+	CU_ASSERT_EQUAL(PAPI_overflow(set, code, 0, 0, on_overflow), PAPI_OK);
+	drop_set(&set);
+}
+
 /* hpcc.useren = 0 before PAPI_library_init: the component is disabled with its reason, no SIGILL. */
 static int useren_off(void)
 {
@@ -570,10 +665,16 @@ int main(int argc, char **argv)
 		CU_add_test(s, "bad names and domains are refused", test_bad_names);
 		CU_add_test(s, "4 threads read the same managers: exact, none starves",
 		            test_four_threads_same_managers);
+		CU_add_test(s, "PAPI_TOT_CYC, PAPI_TOT_INS and bank presets in one EventSet equal the truth",
+		            test_cycles_beside_bank_presets);
+		CU_add_test(s, "PAPI_overflow: software overflow calls the handler", test_software_overflow);
 	} else {
 		CU_add_test(s, "every BOOM native alone equals the truth", test_boom_every_native_alone);
 		CU_add_test(s, "BOOM domains -> pfc_maxPriv; procTag set and restored",
 		            test_boom_natives_and_domains);
+		CU_add_test(s, "PAPI_TOT_CYC, PAPI_TOT_INS and bank presets in one EventSet equal the truth",
+		            test_cycles_beside_bank_presets);
+		CU_add_test(s, "PAPI_overflow: software overflow calls the handler", test_software_overflow);
 	}
 	return cunit_run_all();
 }
