@@ -95,9 +95,10 @@ static void load_config(void)
 			strncat(list, rvemu_models[i].model, sizeof(list) - strlen(list) - 1);
 		}
 		if (!*m)
-			emu_config_error("RVEMU_MODEL is set but empty; unset it for the default (sifive-u74) "
-			                 "or name a model:%s",
-			                 list);
+			emu_config_error(
+			    "RVEMU_MODEL is set but empty; unset it for the default (sifive-u74) "
+			    "or name a model:%s",
+			    list);
 		emu_config_error("unknown RVEMU_MODEL '%s'; known models:%s", m, list);
 	}
 	cfg.harts = (unsigned)emu_env_u64("RVEMU_HARTS", 4, 1, 1024);

@@ -53,8 +53,8 @@
 #define RVHPC_L2_MODULE    0x100
 #define RVHPC_PROBE_POLLS  20000 /* a silent L2 slice manager is absent after this many polls */
 
-#define PMU_HPC  "riscv_lowrisc_hpc"
-#define PMU_BOOM "riscv_ucb_boom"
+#define PMU_HPC        "riscv_lowrisc_hpc"
+#define PMU_BOOM       "riscv_ucb_boom"
 #define RVHPC_MAX_CORE 2 /* the core events: cycles, instructions */
 #ifndef PERF_FLAG_FD_CLOEXEC
 #define PERF_FLAG_FD_CLOEXEC (1UL << 3)
@@ -183,7 +183,8 @@ static int add_native(const char *pmu, const pfm_event_info_t *info, enum bank b
 		memset(&arg, 0, sizeof(arg));
 		arg.attr = &attr;
 		arg.size = sizeof(arg);
-		if (pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT, &arg) != PFM_SUCCESS) {
+		if (pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT, &arg) !=
+		    PFM_SUCCESS) {
 			free(e->name);
 			free(e->descr);
 			return PAPI_OK; /* not countable through perf_event: left out */
@@ -461,7 +462,9 @@ static int open_core(rvhpc_control_t *c, const rvhpc_native_t *e, unsigned ev)
 	if (fd < 0) {
 		int err = errno;
 		PAPIERROR("riscv_hpc: perf_event_open of %s failed: %s", e->name, strerror(err));
-		return err == EACCES || err == EPERM ? PAPI_EPERM : err == ENOENT ? PAPI_ENOEVNT : PAPI_ECNFLCT;
+		return err == EACCES || err == EPERM ? PAPI_EPERM
+		       : err == ENOENT               ? PAPI_ENOEVNT
+		                                     : PAPI_ECNFLCT;
 	}
 	c->core_event[c->ncore] = ev;
 	c->core_fd[c->ncore++] = fd;
@@ -510,7 +513,8 @@ static int _riscv_hpc_update_control_state(hwd_control_state_t *ctl, NativeInfo_
 			int k;
 			for (k = 0; k < c->ncore && c->core_event[k] != code_event(code); k++)
 				;
-			if (k == c->ncore && (k == RVHPC_MAX_CORE || (rc = open_core(c, e, code_event(code))) != PAPI_OK)) {
+			if (k == c->ncore &&
+			    (k == RVHPC_MAX_CORE || (rc = open_core(c, e, code_event(code))) != PAPI_OK)) {
 				close_core(c);
 				return k == RVHPC_MAX_CORE ? PAPI_ECOUNT : rc;
 			}
@@ -764,8 +768,10 @@ static int describe(unsigned code, char *out, size_t len)
 	e = &native_table[code_event(code)];
 	sel = code_sel(code);
 	if (e->bank == BANK_CORE)
-		snprintf(out, len, "%s (the core's counter, per thread, every privilege level; counted beside the "
-		         "bank's events)", e->descr);
+		snprintf(out, len,
+		         "%s (the core's counter, per thread, every privilege level; counted beside the "
+		         "bank's events)",
+		         e->descr);
 	else if (e->bank == BANK_BOOM)
 		snprintf(out, len, "%s (per task; privilege levels from the EventSet's domain)", e->descr);
 	else if (sel == 0)

@@ -245,10 +245,16 @@ static void test_permissions_launch(void)
 		const char *real_lib = getenv("RVEMU_LIB");
 		CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
 		CU_ASSERT_EQUAL(chmod(dir, 0755), 0);
-		CU_ASSERT_EQUAL_FATAL(copy_for_everyone("/proc/self/exe", dir, "test_emu", exe, sizeof(exe)), 0);
+		CU_ASSERT_EQUAL_FATAL(copy_for_everyone("/proc/self/exe", dir, "test_emu", exe, sizeof(exe)),
+		                      0);
 		CU_ASSERT_EQUAL_FATAL(copy_for_everyone(real_lib, dir, "librvemu.so", lib, sizeof(lib)), 0);
-		char *nobody[] = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-		                  "--inh-caps=-all",  exe,             NULL};
+		char *nobody[] = {"/usr/bin/setpriv",
+		                  "--reuid=65534",
+		                  "--regid=65534",
+		                  "--clear-groups",
+		                  "--inh-caps=-all",
+		                  exe,
+		                  NULL};
 		char *saved_lib = strdup(real_lib);
 		setenv("RVEMU_LIB", lib, 1);
 		int st = run_under_emulator(nobody, "sifive-u74", "virtual", 0, NULL, 0);

@@ -60,14 +60,16 @@ static int bank_mix(void)
 {
 	int es = PAPI_NULL, rc;
 
-	if ((rc = PAPI_library_init(PAPI_VER_CURRENT)) != PAPI_VER_CURRENT || PAPI_create_eventset(&es) != PAPI_OK) {
+	if ((rc = PAPI_library_init(PAPI_VER_CURRENT)) != PAPI_VER_CURRENT ||
+	    PAPI_create_eventset(&es) != PAPI_OK) {
 		fprintf(stderr, "papi_bad_input: PAPI_library_init: %s\n", PAPI_strerror(rc));
 		return 2;
 	}
 	rc = PAPI_add_named_event(es, "riscv_lowrisc_hpc::L1D_READ");
 	check(rc == PAPI_OK, "PAPI_add_named_event(riscv_lowrisc_hpc::L1D_READ)", rc);
 	rc = PAPI_add_named_event(es, "riscv_generic::CYCLES");
-	check(rc == PAPI_ECOMBO, "perf_event's riscv_generic::CYCLES after a riscv_hpc event is PAPI_ECOMBO", rc);
+	check(rc == PAPI_ECOMBO, "perf_event's riscv_generic::CYCLES after a riscv_hpc event is PAPI_ECOMBO",
+	      rc);
 	PAPI_shutdown();
 	return failures ? 1 : 0;
 }

@@ -529,7 +529,8 @@ static void test_cycles_beside_bank_presets(void)
 {
 	const char *hpc[] = {"PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_L1_DCA", "PAPI_L1_ICH", "PAPI_L2_TCA"};
 	const char *boom[] = {"PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_L1_DCA", "PAPI_BR_CN", "PAPI_BR_PRC"};
-	const char **names = strcmp(RVEMU_SYM(const char *(*)(void), rvemu_model_name)(), "boom") == 0 ? boom : hpc;
+	const char **names =
+	    strcmp(RVEMU_SYM(const char *(*)(void), rvemu_model_name)(), "boom") == 0 ? boom : hpc;
 	enum { N = 5 };
 	long long v[N], before[N], twice[N];
 	int set = make_set(names, N);
@@ -594,11 +595,12 @@ static void test_software_overflow(void)
 	}
 	CU_ASSERT_EQUAL(PAPI_stop(set, v), PAPI_OK);
 	CU_ASSERT_EQUAL(PAPI_get_overflow_event_index(set, overflow_vector_seen, pos, &(int){2}), PAPI_OK);
-	printf("\n    software overflow: %d handler calls for %lld cycles (threshold %lld) ", overflow_calls, v[0],
-	       threshold);
+	printf("\n    software overflow: %d handler calls for %lld cycles (threshold %lld) ", overflow_calls,
+	       v[0], threshold);
 	CU_ASSERT(overflow_calls >= 3);
 	CU_ASSERT(overflow_calls <= v[0] / threshold);
-	CU_ASSERT_EQUAL(overflow_vector_seen != 0 ? pos[0] : -1, 0); /* PAPI_TOT_CYC is the EventSet's index 0 */
+	CU_ASSERT_EQUAL(overflow_vector_seen != 0 ? pos[0] : -1,
+	                0); /* PAPI_TOT_CYC is the EventSet's index 0 */
 	CU_ASSERT_EQUAL(PAPI_overflow(set, code, 0, 0, on_overflow), PAPI_OK);
 	drop_set(&set);
 }
