@@ -447,7 +447,8 @@ static void close_core(rvhpc_control_t *c)
 
 /* One counting perf_event for this thread (the EventSet's), enabled from now on: like the banks' free
  * running counters, an EventSet reads it at start and takes differences. The distributed HPC counts every
- * privilege level, so do these (the component's domain is PAPI_DOM_ALL). */
+ * privilege level, so do these (the component's domain is PAPI_DOM_ALL). The EventSet's core events are one
+ * perf group: scheduled together, read together with one read(). */
 static int open_core(rvhpc_control_t *c, const rvhpc_native_t *e, unsigned ev)
 {
 	struct perf_event_attr attr;
@@ -457,8 +458,10 @@ static int open_core(rvhpc_control_t *c, const rvhpc_native_t *e, unsigned ev)
 	attr.size = sizeof(attr);
 	attr.type = e->perf_type;
 	attr.config = e->perf_config;
-	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-	fd = (int)syscall(__NR_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	attr.read_format =
+	    PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	fd = (int)syscall(__NR_perf_event_open, &attr, 0, -1, c->ncore > 0 ? c->core_fd[0] : -1,
+	                  PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
 		int err = errno;
 		PAPIERROR("riscv_hpc: perf_event_open of %s failed: %s", e->name, strerror(err));
@@ -471,16 +474,22 @@ static int open_core(rvhpc_control_t *c, const rvhpc_native_t *e, unsigned ev)
 	return PAPI_OK;
 }
 
-/* Every core event of the EventSet, into dst[] (scaled as perf does when the counter was shared). */
+/* Every core event of the EventSet, into dst[] (scaled as perf does when the group was not always on the
+ * counters): one read() of the group leader. */
 static int read_core(rvhpc_control_t *c, uint64_t *dst)
 {
+	uint64_t v[3 + RVHPC_MAX_CORE]; /* nr, time enabled, time running, the values */
+	ssize_t want = (ssize_t)((3 + (size_t)c->ncore) * sizeof(uint64_t));
+
+	if (c->ncore == 0)
+		return PAPI_OK;
+	if (read(c->core_fd[0], v, sizeof(v)) != want || v[0] != (uint64_t)c->ncore)
+		return PAPI_ESYS;
 	for (int k = 0; k < c->ncore; k++) {
-		uint64_t v[3]; /* value, time enabled, time running */
-		if (read(c->core_fd[k], v, sizeof(v)) != (ssize_t)sizeof(v))
-			return PAPI_ESYS;
+		uint64_t value = v[3 + k];
 		if (v[2] != 0 && v[2] < v[1])
-			v[0] = (uint64_t)((long double)v[0] * v[1] / v[2]);
-		dst[k] = v[0];
+			value = (uint64_t)((long double)value * v[1] / v[2]);
+		dst[k] = value;
 	}
 	return PAPI_OK;
 }
