@@ -61,6 +61,9 @@ static int truth_of(const char *event, uint64_t *count)
 		return emu.truth("CYCLES", count);
 	if (strcmp(event, "PAPI_TOT_INS") == 0)
 		return emu.truth("INSTRUCTIONS", count);
+	const char *component = strstr(event, ":::"); /* "component:::pmu::NAME": the same NAME */
+	if (component)
+		event = component + 3;
 	const char *native = strstr(event, "::");
 	if (!native)
 		return -1;

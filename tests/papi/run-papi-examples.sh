@@ -36,7 +36,11 @@ native_event() { # a native event of the model's core PMU with a non-zero rate i
 	case "$1" in
 	sifive-u74) echo "riscv_sifive_u74::INSTRUCTION_COMMIT:INTEGER_LOAD_RETIRED:FP_LOAD_RETIRED" ;;
 	cva6) echo "riscv_openhwgroup_cva6::LOAD_ACCESS" ;;
-	*) echo "riscv_generic::INSTRUCTIONS" ;; # lowrisc-hpc, boom: the core has only mcycle/minstret
+	# lowrisc-hpc: PAPI_TOT_CYC/PAPI_TOT_INS are the riscv_hpc component's (docs/riscv-hpc.md), counted on the
+	# core's cycle/instret counters; perf_event's instructions in a second EventSet would compete with them
+	# for the one instret counter, so the native is the component's own
+	lowrisc-hpc) echo "riscv_hpc:::riscv_generic::INSTRUCTIONS" ;;
+	*) echo "riscv_generic::INSTRUCTIONS" ;; # boom: the core has only mcycle/minstret
 	esac
 }
 
