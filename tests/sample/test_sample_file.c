@@ -352,7 +352,8 @@ static void test_fork_while_writing(void)
 	rvsample_writer_t *w;
 	CU_ASSERT_EQUAL_FATAL(rvsample_writer_open(&w, path, &info), RVSAMPLE_OK);
 	CU_ASSERT_EQUAL(rvsample_writer_add(w, recs, 10), RVSAMPLE_OK);
-	fflush(stdout); /* the test's own output: printed once (not fflush(NULL), which would flush the writer's) */
+	fflush(stdout); /* the test's own output: printed once (not fflush(NULL), which would flush the
+	                   writer's) */
 	fflush(stderr);
 	pid_t pid = fork();
 	CU_ASSERT_FATAL(pid >= 0);
@@ -378,5 +379,6 @@ void add_file_suites(void)
 	CU_add_test(s, "cut at every length: RVSAMPLE_EFORMAT", test_truncated);
 	CU_add_test(s, "any byte changed: records or RVSAMPLE_EFORMAT, never a crash", test_corrupted);
 	CU_add_test(s, "writer: bad arguments, unwritable path, full disk", test_writer_errors);
-	CU_add_test(s, "a fork while writing: the child's exit adds nothing to the file", test_fork_while_writing);
+	CU_add_test(s, "a fork while writing: the child's exit adds nothing to the file",
+	            test_fork_while_writing);
 }
