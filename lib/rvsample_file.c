@@ -217,7 +217,11 @@ int rvsample_writer_add_maps(rvsample_writer_t *w)
 {
 	if (!w)
 		return rvsample_fail(RVSAMPLE_EINVAL, "rvsample_writer_add_maps: writer is NULL");
-	FILE *m = fopen("/proc/self/maps", "r");
+	/* the calling thread's view: once a process's main thread has ended (pthread_exit), /proc/self (its
+	 * leader) shows no mappings at all */
+	FILE *m = fopen("/proc/thread-self/maps", "r");
+	if (!m)
+		m = fopen("/proc/self/maps", "r"); /* a kernel before 3.17 */
 	if (!m)
 		return rvsample_fail(RVSAMPLE_ESYS, "/proc/self/maps: %s", strerror(errno));
 	size_t cap = 0, len = 0;
