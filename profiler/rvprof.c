@@ -410,10 +410,11 @@ static void print_header(FILE *out, const struct options *o, const struct facts 
 			        ? "PES interrupts once per full buffer"
 			        : "one per overflow, fewer when the kernel drains without a signal");
 		if (s->at_stop && s->at_stop >= samples)
-			fprintf(out, ": all %llu samples were read when sampling stopped%s",
+			fprintf(out, ": the %llu samples were read when sampling stopped%s",
 			        (unsigned long long)s->at_stop,
-			        s->precise > 0 ? " (the PES buffer never filled, so it never interrupted)"
-			                       : "");
+			        s->precise > 0
+			            ? "\n              (the PES buffer never filled, so it never interrupted)"
+			            : "");
 		else if (s->at_stop)
 			fprintf(out,
 			        "\n              and %llu samples read when sampling stopped, without one",

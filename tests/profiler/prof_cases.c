@@ -8,9 +8,9 @@
  *   prof_cases fork UNIT CALLS                  CALLS calls, then a child that makes CALLS calls and returns
  *                                               from main, then (after reaping it) CALLS more calls
  *   prof_cases scribble UNIT CALLS              overwrites rvprof's shared state page, then CALLS calls
- *   prof_cases scribble-late UNIT CALLS         CALLS calls, then overwrites the page from a destructor, after
- *                                               every atexit handler (rvprof's agent's included) has run
- * The exit status is 0, or 2 on a usage or setup error. */
+ *   prof_cases scribble-exit UNIT CALLS         CALLS calls, overwrites the page, then _exit(3): the agent
+ *                                               never gets to write it again
+ * The exit status is 0 (3 for scribble-exit), or 2 on a usage or setup error. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -24,7 +24,6 @@
 
 static int (*advance)(uint64_t);
 static uint64_t unit, calls;
-static int scribble_at_exit;
 
 __attribute__((noinline)) void work(void)
 {
@@ -65,16 +64,10 @@ static int scribble(void)
 	return found ? 0 : -1;
 }
 
-__attribute__((destructor)) static void late(void)
-{
-	if (scribble_at_exit && scribble() != 0)
-		_exit(2);
-}
-
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
-		fprintf(stderr, "usage: prof_cases pthread-exit|fork|scribble|scribble-late UNIT CALLS [THREADS]\n");
+		fprintf(stderr, "usage: prof_cases pthread-exit|fork|scribble|scribble-exit UNIT CALLS [THREADS]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -122,10 +115,9 @@ int main(int argc, char **argv)
 		run_calls(NULL);
 		return 0;
 	}
-	if (strcmp(mode, "scribble-late") == 0) {
+	if (strcmp(mode, "scribble-exit") == 0) {
 		run_calls(NULL);
-		scribble_at_exit = 1;
-		return 0;
+		_exit(scribble() == 0 ? 3 : 2);
 	}
 	fprintf(stderr, "prof_cases: unknown mode %s\n", mode);
 	return 2;
