@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* Programs that used to defeat rvprof (issue 20), for tests/profiler/run-rvprof-tests.sh. Under the emulator's
- * virtual clock, work() costs UNIT cycles per call through rvemu_advance(), so sampling every UNIT cycles gives
- * exactly one sample per call, in work().
- *
- *   prof_cases pthread-exit UNIT CALLS THREADS  main starts THREADS threads that call work() CALLS times each,
- *                                               then ends with pthread_exit (the threads end normally)
- *   prof_cases fork UNIT CALLS                  CALLS calls, then a child that makes CALLS calls and returns
- *                                               from main, then (after reaping it) CALLS more calls
- *   prof_cases scribble UNIT CALLS              overwrites rvprof's shared state page, then CALLS calls
- *   prof_cases scribble-exit UNIT CALLS         CALLS calls, overwrites the page, then _exit(3): the agent
- *                                               never gets to write it again
+/* Programs that used to defeat rvprof (issue 20), for tests/profiler/run-rvprof-tests.sh. Under the
+ * emulator's virtual clock, work() costs UNIT cycles per call through rvemu_advance(), so sampling every UNIT
+ * cycles gives exactly one sample per call, in work(). Usage: prof_cases MODE UNIT CALLS [THREADS], MODE:
+ * - pthread-exit: main starts THREADS threads that call work() CALLS times each, then ends with pthread_exit
+ *   (the threads end normally);
+ * - fork: CALLS calls, then a child that makes CALLS calls and returns from main, then (after reaping it)
+ *   CALLS more calls;
+ * - scribble: overwrites rvprof's shared state page, then CALLS calls;
+ * - scribble-exit: CALLS calls, overwrites the page, then _exit(3): the agent never gets to write it again.
  * The exit status is 0 (3 for scribble-exit), or 2 on a usage or setup error. */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -67,7 +65,8 @@ static int scribble(void)
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
-		fprintf(stderr, "usage: prof_cases pthread-exit|fork|scribble|scribble-exit UNIT CALLS [THREADS]\n");
+		fprintf(stderr,
+		        "usage: prof_cases pthread-exit|fork|scribble|scribble-exit UNIT CALLS [THREADS]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
