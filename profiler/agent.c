@@ -218,30 +218,40 @@ static void drain_all(void)
 	pthread_mutex_unlock(&lock);
 }
 
-/* 1 when every thread of the process but the calling one has ended (a thread group's leader that called
- * pthread_exit stays listed as a zombie until the whole process ends). */
+/* 1 when the task's /proc stat file says it has ended (zombie or dead); 0 when it runs, or is gone. */
+static int task_ended(const char *stat_path)
+{
+	char buf[512];
+	FILE *f = fopen(stat_path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *paren = strrchr(buf, ')'); /* "tid (comm) S ...": comm may hold anything */
+	return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+/* 1 when every thread of the process but the calling one has ended. Only possible once main has called
+ * pthread_exit (the leader then stays listed as a zombie until the whole process ends), so that is looked at
+ * first: one small read while main runs. */
 static int last_thread_left(void)
 {
+	if (!task_ended("/proc/self/stat"))
+		return 0;
 	DIR *d = opendir("/proc/self/task");
 	if (!d)
 		return 0; /* cannot tell: keep waiting, as before */
-	long me = (long)syscall(SYS_gettid);
+	long me = (long)syscall(SYS_gettid), leader = (long)getpid();
 	int others = 0;
 	struct dirent *e;
 	while (!others && (e = readdir(d))) {
 		long tid = strtol(e->d_name, NULL, 10);
-		if (tid <= 0 || tid == me)
+		if (tid <= 0 || tid == me || tid == leader)
 			continue;
-		char path[64], buf[512];
+		char path[64];
 		snprintf(path, sizeof(path), "/proc/self/task/%ld/stat", tid);
-		FILE *f = fopen(path, "re");
-		if (!f)
-			continue; /* it ended while we looked */
-		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[n] = 0;
-		const char *paren = strrchr(buf, ')'); /* "tid (comm) S ...": comm may hold anything */
-		if (!paren || (paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X'))
+		if (access(path, F_OK) == 0 && !task_ended(path))
 			others = 1;
 	}
 	closedir(d);
