@@ -76,7 +76,8 @@ static void usage(FILE *out)
 	    "\n"
 	    "Exit status: the program's (128+N if it was killed by signal N); 125 when rvprof fails (bad\n"
 	    "option, unknown event, unwritable output, sampling refused), 126 when the program cannot be\n"
-	    "run, 127 when it is not found.\n"
+	    "run, 127 when it is not found. SIGTERM and SIGHUP sent to rvprof go to the program. Children\n"
+	    "the program forks are not profiled.\n"
 	    "\n"
 	    "Under the emulator (rvemu-run --model cva6 -- rvprof ...) counts and samples are synthetic;\n"
 	    "the report says so. See rvprof(1).\n",
