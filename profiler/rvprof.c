@@ -316,8 +316,12 @@ static void progress_line(const struct rvprof_shm *s, int tty, double secs)
 {
 	unsigned long long n = __atomic_load_n(&s->samples, __ATOMIC_RELAXED);
 	unsigned long long b = __atomic_load_n(&s->batches, __ATOMIC_RELAXED);
-	fprintf(stderr, "%srvprof: %llu samples in %llu batches, %.0f s%s", tty ? "\r" : "", n, b, secs,
-	        tty ? "\033[K" : "\n");
+	if (__atomic_load_n(&s->magic, __ATOMIC_RELAXED) != RVPROF_SHM_MAGIC) /* the program wrote over it */
+		fprintf(stderr, "%srvprof: running (the state page was overwritten), %.0f s%s",
+		        tty ? "\r" : "", secs, tty ? "\033[K" : "\n");
+	else
+		fprintf(stderr, "%srvprof: %llu samples in %llu batches, %.0f s%s", tty ? "\r" : "", n, b,
+		        secs, tty ? "\033[K" : "\n");
 	fflush(stderr);
 }
 

@@ -189,6 +189,9 @@ MODEL=sifive-u74 expect_error "--precise 2 required on the U74 (no PES)" 125 "^r
 expect_error "--no-precise on CVA6: no overflow interrupt, so only PES samples" 125 \
 	"^rvprof: sampling PAPI_TOT_CYC every 100000 events: .*no counter-overflow interrupt" \
 	-- --no-precise -c 100000 -- "$W" 100000 1
+TMPDIR=/nonexistent/tmp expect_error "TMPDIR that does not exist" 125 \
+	"^rvprof: cannot create the state file in /nonexistent/tmp: No such file or directory \(set TMPDIR" \
+	-- -c 100000 -- "$W" 100000 1
 check "an agent error prints no progress line" bash -c "! grep -q 'samples in' '$work/err'"
 MODEL=sifive-u74 expect_error "the U74 without Sscofpmf cannot sample" 125 "^rvprof: sampling PAPI_TOT_CYC every 100000 events: .*Sscofpmf" \
 	-- -c 100000 -- "$W" 100000 1
