@@ -461,6 +461,14 @@ static void print_header(FILE *out, const struct options *o, const struct facts 
 	}
 }
 
+/* rvsample's message about the sample file, without its /proc/self/fd/N path (the file has no name). */
+static const char *sample_error(int err, const char *path)
+{
+	const char *m = rvsample_strerror(err);
+	size_t n = strlen(path);
+	return strncmp(m, path, n) == 0 && strncmp(m + n, ": ", 2) == 0 ? m + n + 2 : m;
+}
+
 /* SIGTERM and SIGHUP sent to rvprof go to the program (as timeout(1) does): it ends as it would alone, and
  * rvprof still reports what it got. */
 static volatile sig_atomic_t child_pid;
@@ -603,12 +611,7 @@ int main(int argc, char **argv)
 		        "were lost\n",
 		        o.argv[0]);
 	} else if (state < 0) {
-		fprintf(
-		    stderr,
-		    "rvprof: %s overwrote rvprof's state page (%s): the header shows what the sample file "
-		    "holds;\n"
-		    "        lost, dropped, interrupt and throttle counts are unknown\n",
-		    o.argv[0], why);
+		fprintf(stderr, "rvprof: %s overwrote rvprof's state page (%s)\n", o.argv[0], why);
 		memset(&f.s, 0, sizeof(f.s));
 	} else if (f.s.overwritten) {
 		fprintf(
@@ -628,14 +631,26 @@ int main(int argc, char **argv)
 	int err = rvsample_reader_open(&reader, out_path, &info);
 	if (err < 0) {
 		/* a program that ended without exit() left no complete file: its status is what matters */
-		if (state != RVPROF_RUNNING)
-			fprintf(stderr, "rvprof: cannot read the samples: %s\n", rvsample_strerror(err));
+		if (state >= 0 && state != RVPROF_RUNNING)
+			fprintf(stderr, "rvprof: cannot read the samples: %s\n", sample_error(err, out_path));
+		else if (state < 0)
+			fprintf(stderr,
+			        "rvprof: and the sample file is incomplete (%s): the program ended without "
+			        "exit()\n"
+			        "        (_exit, a signal or exec), or the agent could not sample: nothing "
+			        "to show\n",
+			        sample_error(err, out_path));
 		/* ended without exit(), or cannot tell (the page was overwritten): the program's status
 		 * stands */
 		return state == RVPROF_RUNNING || state < 0 ? rc : EXIT_RVPROF;
 	}
-	if (!f.counts_known)
+	if (!f.counts_known) {
 		f.s.precise = info.precise; /* the file's header: written once, at the start */
+		fprintf(stderr,
+		        "rvprof: the header shows what the sample file holds; lost, dropped, interrupt "
+		        "and throttle\n"
+		        "        counts are unknown\n");
+	}
 	size_t nmaps = 0;
 	const struct rvsample_map *maps = rvsample_reader_maps(reader, &nmaps);
 	struct prof_symbols *syms = prof_symbols_new(maps, nmaps);
@@ -679,7 +694,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (n < 0)
-		fprintf(stderr, "rvprof: reading the samples stopped early: %s\n", rvsample_strerror((int)n));
+		fprintf(stderr, "rvprof: reading the samples stopped early: %s\n",
+		        sample_error((int)n, out_path));
 	free(buf);
 	if (!f.counts_known)
 		f.s.threads = (int32_t)threads.n;
