@@ -13,6 +13,7 @@
  * pthread_exit and every other thread has ended, the flusher ends the process as glibc would (exit(0)). */
 #include "prof_shm.h"
 #include "rvsample.h"
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +23,6 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
