@@ -328,8 +328,18 @@ static void drain(struct rvsample *s)
 			decode_sample(s, &h, w, nw);
 		} else if (h.type == PERF_RECORD_LOST && nw >= 2) {
 			s->ring_lost += w[1]; /* { id, lost } */
-		} else if (h.type == PERF_RECORD_THROTTLE) {
-			stat_add(&s->stats.throttled, 1);
+		} else if (h.type == PERF_RECORD_THROTTLE || h.type == PERF_RECORD_UNTHROTTLE) {
+			int throttle = h.type == PERF_RECORD_THROTTLE;
+			if (throttle)
+				stat_add(&s->stats.throttled, 1);
+			/* { time, id, stream_id }; the records before it go first */
+			if (s->cfg.on_throttle && nw >= 1) {
+				if (s->cfg.on_batch && s->nbatch) {
+					s->cfg.on_batch(s->batch, s->nbatch, s->cfg.arg);
+					s->nbatch = 0;
+				}
+				s->cfg.on_throttle(throttle, w[0], s->cfg.arg);
+			}
 		}
 		tail += h.size;
 	}

@@ -68,6 +68,11 @@ struct rvsample_config {
 	 * records wait for rvsample_read. */
 	void (*on_batch)(const struct rvsample_record *records, size_t n, void *arg);
 	void *arg;
+	/* Optional: called for each PERF_RECORD_THROTTLE (throttled 1: the kernel stopped sampling, more than
+	 * its sample rate allows) and UNTHROTTLE (0: sampling resumed) with the record's time, in the same
+	 * context as on_batch, after the records that came before it. NULL: only counted (stats.throttled).
+	 */
+	void (*on_throttle)(int throttled, uint64_t time_ns, void *arg);
 };
 
 struct rvsample_stats {

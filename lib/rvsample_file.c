@@ -5,11 +5,13 @@
  * structure when it opens a file and each record when it reads it: a foreign, newer, truncated or corrupt
  * file gives RVSAMPLE_EFORMAT with the offset and what was wrong (rvsample_strerror). */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "rvsample_priv.h"
 
@@ -57,8 +59,10 @@ static uint64_t get64(const unsigned char *p)
 }
 
 /* ------------------------------------------------------------------------------------------ writer */
+/* Written with write(2), not stdio: a process that forks while it writes must not leave a copy of buffered
+ * bytes in the child, which its exit() would flush into the same file (and file offset). */
 struct rvsample_writer {
-	FILE *f;
+	int fd;
 	char *path;
 	unsigned char *chunk; /* records chunk being filled: payload only */
 	size_t len, size;
@@ -69,8 +73,18 @@ struct rvsample_writer {
 
 static void w_write(struct rvsample_writer *w, const void *p, size_t n)
 {
-	if (!w->error && fwrite(p, 1, n, w->f) != n)
-		w->error = errno ? errno : EIO;
+	const unsigned char *b = p;
+	while (!w->error && n > 0) {
+		ssize_t k = write(w->fd, b, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			w->error = k < 0 ? errno : EIO;
+			break;
+		}
+		b += k;
+		n -= (size_t)k;
+	}
 }
 
 static void w_chunk_header(struct rvsample_writer *w, uint32_t type, uint32_t count, uint64_t bytes)
@@ -127,8 +141,8 @@ int rvsample_writer_open(rvsample_writer_t **writer, const char *path, const str
 		free(w);
 		return rvsample_fail(RVSAMPLE_ESYS, "out of memory");
 	}
-	w->f = fopen(path, "wb");
-	if (!w->f) {
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (w->fd < 0) {
 		int e = errno;
 		free(w->path);
 		free(w);
@@ -203,7 +217,11 @@ int rvsample_writer_add_maps(rvsample_writer_t *w)
 {
 	if (!w)
 		return rvsample_fail(RVSAMPLE_EINVAL, "rvsample_writer_add_maps: writer is NULL");
-	FILE *m = fopen("/proc/self/maps", "r");
+	/* the calling thread's view: once a process's main thread has ended (pthread_exit), /proc/self (its
+	 * leader) shows no mappings at all */
+	FILE *m = fopen("/proc/thread-self/maps", "r");
+	if (!m)
+		m = fopen("/proc/self/maps", "r"); /* a kernel before 3.17 */
 	if (!m)
 		return rvsample_fail(RVSAMPLE_ESYS, "/proc/self/maps: %s", strerror(errno));
 	size_t cap = 0, len = 0;
@@ -270,9 +288,7 @@ int rvsample_writer_close(rvsample_writer_t *w)
 	put64(end + 8, w->maps);
 	w_chunk_header(w, CHUNK_END, 0, sizeof(end));
 	w_write(w, end, sizeof(end));
-	if (fflush(w->f) != 0 && !w->error)
-		w->error = errno ? errno : EIO;
-	if (fclose(w->f) != 0 && !w->error)
+	if (close(w->fd) != 0 && !w->error)
 		w->error = errno ? errno : EIO;
 	int r = w->error ? rvsample_fail(RVSAMPLE_ESYS, "%s: %s", w->path, strerror(w->error)) : RVSAMPLE_OK;
 	free(w->chunk);

@@ -284,6 +284,27 @@ int perfdata_add_lost(struct perfdata *pd, uint32_t pid, uint64_t lost)
 	return pd->err;
 }
 
+int perfdata_add_throttle(struct perfdata *pd, const struct rvsample_record *r, int throttle)
+{
+	/* { header, time, id, stream_id } and the sample_id trailer (perf_log_throttle) */
+	struct {
+		struct perf_event_header h;
+		uint64_t time;
+		// cppcheck-suppress unusedStructMember ; id, stream_id: zero, the file has one event
+		uint64_t id, stream_id;
+		struct sample_id sid;
+	} rec;
+	memset(&rec, 0, sizeof(rec));
+	rec.h.type = throttle ? PERF_RECORD_THROTTLE : PERF_RECORD_UNTHROTTLE;
+	rec.h.size = sizeof(rec);
+	rec.time = r->time_ns;
+	rec.sid.pid = r->pid;
+	rec.sid.tid = r->tid;
+	rec.sid.time = r->time_ns;
+	put_record(pd, &rec, sizeof(rec));
+	return pd->err;
+}
+
 /* perf's header string: a u32 length (the string's size with its NUL, padded to NAME_ALIGN), then the bytes.
  */
 static size_t put_string(struct perfdata *pd, const char *s, size_t len)

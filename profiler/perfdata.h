@@ -2,7 +2,8 @@
 /* rvprof: a writer of perf's perf.data file format (tools/perf/Documentation/perf.data-file-format.txt), so
  * that `perf report -i FILE` reads rvprof's samples: one event (the attr section), then COMM, MMAP2 and
  * SAMPLE records (IP|TID|TIME|PERIOD, plus CALLCHAIN with call stacks), PERF_RECORD_LOST for lost samples,
- * and the EVENT_DESC and CMDLINE features. */
+ * PERF_RECORD_THROTTLE/UNTHROTTLE where the kernel throttled the event, and the EVENT_DESC and CMDLINE
+ * features. */
 #ifndef RVPROF_PERFDATA_H
 #define RVPROF_PERFDATA_H
 #include <stddef.h>
@@ -31,6 +32,8 @@ int perfdata_add_maps(struct perfdata *pd, uint32_t pid, const struct rvsample_m
 int perfdata_add_sample(struct perfdata *pd, const struct rvsample_record *r);
 /* A PERF_RECORD_LOST record for `lost` samples (nothing when 0). */
 int perfdata_add_lost(struct perfdata *pd, uint32_t pid, uint64_t lost);
+/* A PERF_RECORD_THROTTLE (throttle 1) or UNTHROTTLE (0) at the record's time, for the record's thread. */
+int perfdata_add_throttle(struct perfdata *pd, const struct rvsample_record *r, int throttle);
 /* Writes the features and the header; returns 0 or -errno (a write error). Frees pd either way. */
 int perfdata_close(struct perfdata *pd);
 

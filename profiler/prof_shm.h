@@ -1,21 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /* What rvprof (the front end) and its agent (librvprof-agent.so, preloaded into the profiled program) share:
- * the environment variables the front end sets, and a small file mapping both map: the agent publishes its
- * state and running counts there (the progress line), and its error message when it cannot sample. */
+ * the environment variables the front end sets, and a small file both map: the agent publishes its state and
+ * running counts there (the progress line), and its error message when it cannot sample.
+ *
+ * Both files (this state and the sample file) have no name: the front end creates them unlinked (O_TMPFILE)
+ * and passes their descriptors, so nothing is left in $TMPDIR whatever happens to either process, SIGKILL
+ * included. The page lives in the profiled program's address space, so the program can overwrite it: the
+ * agent keeps its own counts and writes them all again at exit, and the front end checks what it reads. */
 #ifndef RVPROF_SHM_H
 #define RVPROF_SHM_H
+#include <stddef.h>
 #include <stdint.h>
 
-#define RVPROF_ENV_SHM       "RVPROF_SHM"   /* path of the shared file */
-#define RVPROF_ENV_OUT       "RVPROF_OUT"   /* sample file the agent writes (rvsample format) */
-#define RVPROF_ENV_PID       "RVPROF_PID"   /* the profiled process: children and exec'd programs are not */
-#define RVPROF_ENV_EVENT     "RVPROF_EVENT" /* PAPI event name */
+#define RVPROF_ENV_SHM       "RVPROF_SHM_FD" /* descriptor of the shared state file (the agent closes it) */
+#define RVPROF_ENV_OUT       "RVPROF_OUT_FD" /* descriptor of the sample file (rvsample format; closed too) */
+#define RVPROF_ENV_PID       "RVPROF_PID"    /* the profiled process: children and exec'd programs are not */
+#define RVPROF_ENV_EVENT     "RVPROF_EVENT"  /* PAPI event name */
 #define RVPROF_ENV_THRESHOLD "RVPROF_THRESHOLD" /* events per sample */
 #define RVPROF_ENV_PRECISE   "RVPROF_PRECISE"   /* "auto" (2, else 0 with a note), or 0..3 (required) */
 #define RVPROF_ENV_STACKS    "RVPROF_STACKS"    /* 1: call stacks (RVSAMPLE_STACKS) */
 
 #define RVPROF_SHM_MAGIC   0x72767066u /* "rvpf" */
-#define RVPROF_SHM_VERSION 1
+#define RVPROF_SHM_VERSION 2
 
 enum rvprof_state {
 	RVPROF_NOT_STARTED = 0, /* the agent never ran in the program (static binary, setuid, ...) */
@@ -35,13 +41,25 @@ struct rvprof_shm {
 	int32_t precise_refused; /* 1: precise sampling was asked for by default and refused by the PMU */
 	int32_t threads;         /* threads sampled */
 	int32_t threads_failed;  /* threads the agent could not sample (message holds the first reason) */
-	int32_t reserved;
+	int32_t children;        /* processes the program forked: not profiled (not followed) */
 	/* running counts, updated as batches arrive (the progress line) */
 	uint64_t samples, batches;
 	/* totals (rvsample_get_stats), added when each thread's sampler stops */
 	uint64_t interrupts, lost, dropped, throttled, exact;
-	uint64_t written; /* records in the sample file */
+	uint64_t written;     /* records in the sample file (samples and throttle marks) */
+	uint64_t at_stop;     /* samples read when a thread's sampler stopped (no interrupt brought them) */
+	uint32_t overwritten; /* 1: the program overwrote this page; the agent rewrote it at exit */
+	uint32_t reserved;
 	char message[512];
 };
+
+/* Records of the sample file that are not samples: the kernel throttled the thread's event at time_ns
+ * (PERF_RECORD_THROTTLE), or let it sample again (UNTHROTTLE). pc is 0, there are no values. */
+#define RVPROF_REC_THROTTLE   0x10000u
+#define RVPROF_REC_UNTHROTTLE 0x20000u
+
+/* What the front end reads back, checked (prof_shm.c): the page is in the program's reach. Returns 0, or -1
+ * with the first field found wrong and its value in `why` (e.g. "precise_ip 1094795585"). */
+int prof_shm_check(const struct rvprof_shm *s, char *why, size_t len);
 
 #endif

@@ -76,7 +76,8 @@ static void usage(FILE *out)
 	    "\n"
 	    "Exit status: the program's (128+N if it was killed by signal N); 125 when rvprof fails (bad\n"
 	    "option, unknown event, unwritable output, sampling refused), 126 when the program cannot be\n"
-	    "run, 127 when it is not found.\n"
+	    "run, 127 when it is not found. SIGTERM and SIGHUP sent to rvprof go to the program. Children\n"
+	    "the program forks are not profiled.\n"
 	    "\n"
 	    "Under the emulator (rvemu-run --model cva6 -- rvprof ...) counts and samples are synthetic;\n"
 	    "the report says so. See rvprof(1).\n",
@@ -232,17 +233,30 @@ static void find_agent(char *out, size_t len)
 	die("librvprof-agent.so not found in %s/../lib (set RVPROF_AGENT)", exe);
 }
 
-static struct rvprof_shm *make_shm(const char *path)
+/* A file with no name in `dir` (O_TMPFILE; where the file system cannot, a mkstemp file unlinked at once):
+ * nothing is left behind however rvprof or the program ends, SIGKILL included. */
+static int unnamed_file(const char *dir, const char *what)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/rvprof.XXXXXX", dir);
+	fd = mkostemp(path, O_CLOEXEC);
 	if (fd < 0)
-		die("cannot create %s: %s", path, strerror(errno));
+		die("cannot create the %s in %s: %s (set TMPDIR to a writable folder)", what, dir,
+		    strerror(errno));
+	unlink(path);
+	return fd;
+}
+
+static struct rvprof_shm *make_shm(int fd)
+{
 	if (ftruncate(fd, sizeof(struct rvprof_shm)) != 0)
-		die("cannot size %s: %s", path, strerror(errno));
+		die("cannot size the state file: %s", strerror(errno));
 	void *m = mmap(NULL, sizeof(struct rvprof_shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
 	if (m == MAP_FAILED)
-		die("cannot map %s: %s", path, strerror(errno));
+		die("cannot map the state file: %s", strerror(errno));
 	struct rvprof_shm *s = m;
 	s->magic = RVPROF_SHM_MAGIC;
 	s->version = RVPROF_SHM_VERSION;
@@ -256,10 +270,12 @@ static void setenv_or_die(const char *name, const char *value)
 }
 
 /* Child: the environment for the agent, then the program. An exec failure goes back through `errfd`. */
-static void run_child(const struct options *o, const char *agent, const char *shm_path, const char *out_path,
-                      int errfd)
+static void run_child(const struct options *o, const char *agent, int shm_fd, int out_fd, int errfd)
 {
 	char buf[64];
+	/* the agent gets both files as descriptors (it closes them before main) */
+	if (fcntl(shm_fd, F_SETFD, 0) != 0 || fcntl(out_fd, F_SETFD, 0) != 0)
+		_exit(EXIT_RVPROF);
 	const char *pre = getenv("LD_PRELOAD");
 	size_t len = (pre ? strlen(pre) + 1 : 0) + strlen(agent) + 1;
 	char *preload = malloc(len);
@@ -271,8 +287,10 @@ static void run_child(const struct options *o, const char *agent, const char *sh
 	free(preload);
 	snprintf(buf, sizeof(buf), "%ld", (long)getpid());
 	setenv_or_die(RVPROF_ENV_PID, buf);
-	setenv_or_die(RVPROF_ENV_SHM, shm_path);
-	setenv_or_die(RVPROF_ENV_OUT, out_path);
+	snprintf(buf, sizeof(buf), "%d", shm_fd);
+	setenv_or_die(RVPROF_ENV_SHM, buf);
+	snprintf(buf, sizeof(buf), "%d", out_fd);
+	setenv_or_die(RVPROF_ENV_OUT, buf);
 	setenv_or_die(RVPROF_ENV_EVENT, o->event);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->threshold);
 	setenv_or_die(RVPROF_ENV_THRESHOLD, buf);
@@ -285,6 +303,8 @@ static void run_child(const struct options *o, const char *agent, const char *sh
 	setenv_or_die(RVPROF_ENV_STACKS, o->stacks ? "1" : "0");
 	signal(SIGINT, SIG_DFL);
 	signal(SIGQUIT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
 	execvp(o->argv[0], o->argv);
 	int e = errno;
 	if (write(errfd, &e, sizeof(e)) != (ssize_t)sizeof(e))
@@ -296,8 +316,12 @@ static void progress_line(const struct rvprof_shm *s, int tty, double secs)
 {
 	unsigned long long n = __atomic_load_n(&s->samples, __ATOMIC_RELAXED);
 	unsigned long long b = __atomic_load_n(&s->batches, __ATOMIC_RELAXED);
-	fprintf(stderr, "%srvprof: %llu samples in %llu batches, %.0f s%s", tty ? "\r" : "", n, b, secs,
-	        tty ? "\033[K" : "\n");
+	if (__atomic_load_n(&s->magic, __ATOMIC_RELAXED) != RVPROF_SHM_MAGIC) /* the program wrote over it */
+		fprintf(stderr, "%srvprof: running (the state page was overwritten), %.0f s%s",
+		        tty ? "\r" : "", secs, tty ? "\033[K" : "\n");
+	else
+		fprintf(stderr, "%srvprof: %llu samples in %llu batches, %.0f s%s", tty ? "\r" : "", n, b,
+		        secs, tty ? "\033[K" : "\n");
 	fflush(stderr);
 }
 
@@ -338,9 +362,19 @@ static int wait_child(pid_t pid, const struct rvprof_shm *s, int progress)
 	}
 }
 
-static void print_header(FILE *out, const struct options *o, const struct rvprof_shm *s, uint64_t samples,
-                         pid_t pid)
+/* What the header shows: the agent's counts, or (when its page was overwritten) what the samples say. */
+struct facts {
+	struct rvprof_shm s; /* a checked copy of the agent's page */
+	int counts_known;    /* 0: lost, dropped, interrupts and throttles are unknown */
+	uint64_t samples, exact;
+	uint64_t throttles, unthrottled; /* marks in the sample file */
+	double throttled_ms;             /* the sum of the THROTTLE..UNTHROTTLE intervals */
+};
+
+static void print_header(FILE *out, const struct options *o, const struct facts *f, pid_t pid)
 {
+	const struct rvprof_shm *s = &f->s;
+	unsigned long long samples = f->samples;
 	fprintf(out, "rvprof: %s (pid %ld)\n", o->argv[0], (long)pid);
 	fprintf(out, "  event       %s, one sample every %llu events\n", o->event,
 	        (unsigned long long)o->threshold);
@@ -349,7 +383,7 @@ static void print_header(FILE *out, const struct options *o, const struct rvprof
 		        "  precise     yes (precise_ip %d, Precise Event Sampling): a sample's PC is the "
 		        "instruction\n"
 		        "              that caused the event (no skid); %llu of %llu samples marked exact\n",
-		        s->precise, (unsigned long long)s->exact, (unsigned long long)samples);
+		        s->precise, (unsigned long long)f->exact, samples);
 	else if (s->precise_refused)
 		fprintf(
 		    out,
@@ -357,24 +391,61 @@ static void print_header(FILE *out, const struct options *o, const struct rvprof
 		    "              have skid: a PC may be a few instructions after the one that caused the "
 		    "event\n");
 	else
-		fprintf(
-		    out,
-		    "  precise     no (as asked): samples have skid, a PC may be a few instructions after\n"
-		    "              the one that caused the event\n");
-	fprintf(out, "  samples     %llu%s, lost %llu (kernel ring full), dropped %llu (buffers full)\n",
-	        (unsigned long long)samples, o->stacks ? " with call stacks" : "",
-	        (unsigned long long)s->lost, (unsigned long long)s->dropped);
-	fprintf(out, "  interrupts  %llu", (unsigned long long)s->interrupts);
-	if (s->interrupts && samples)
-		fprintf(out, " (%.1f samples per interrupt: %s)", (double)samples / (double)s->interrupts,
-		        o->stacks ? "a call stack needs the interrupted context, so one each is the aim"
-		        : s->precise > 0 ? "PES interrupts once per full buffer"
-		                         : "one per overflow, fewer when the kernel drains without a signal");
-	fputc('\n', out);
+		fprintf(out,
+		        "  precise     no%s: samples have skid, a PC may be a few instructions after\n"
+		        "              the one that caused the event\n",
+		        f->counts_known ? " (as asked)" : "");
+	if (!f->counts_known) {
+		fprintf(out,
+		        "  samples     %llu%s; lost, dropped and interrupts unknown (the state page was "
+		        "overwritten)\n",
+		        samples, o->stacks ? " with call stacks" : "");
+	} else {
+		fprintf(out,
+		        "  samples     %llu%s, lost %llu (kernel ring full), dropped %llu (buffers full)\n",
+		        samples, o->stacks ? " with call stacks" : "", (unsigned long long)s->lost,
+		        (unsigned long long)s->dropped);
+		uint64_t by_irq = samples > s->at_stop ? samples - s->at_stop : 0;
+		fprintf(out, "  interrupts  %llu", (unsigned long long)s->interrupts);
+		if (s->interrupts && by_irq)
+			fprintf(
+			    out, " (%.1f samples per interrupt: %s)", (double)by_irq / (double)s->interrupts,
+			    o->stacks ? "a call stack needs the interrupted context, so one each is the aim"
+			    : s->precise > 0
+			        ? "PES interrupts once per full buffer"
+			        : "one per overflow, fewer when the kernel drains without a signal");
+		if (s->at_stop && s->at_stop >= samples)
+			fprintf(out, ": the %llu samples were read when sampling stopped%s",
+			        (unsigned long long)s->at_stop,
+			        s->precise > 0
+			            ? "\n              (the PES buffer never filled, so it never interrupted)"
+			            : "");
+		else if (s->at_stop)
+			fprintf(out,
+			        "\n              and %llu samples read when sampling stopped, without one",
+			        (unsigned long long)s->at_stop);
+		fputc('\n', out);
+	}
+	if (f->throttles)
+		fprintf(out,
+		        "  throttled   %llu times, %.3f ms in all%s: the kernel stopped\n"
+		        "              sampling the event, which overflowed faster than its maximum sample "
+		        "rate;\n"
+		        "              events then were not sampled (not lost: perf shows the same\n"
+		        "              PERF_RECORD_THROTTLE/UNTHROTTLE, and -o writes them)\n",
+		        (unsigned long long)f->throttles, f->throttled_ms,
+		        f->throttles > f->unthrottled ? " (still throttled at the end)" : "");
+	else if (f->counts_known)
+		fprintf(out, "  throttled   never\n");
 	fprintf(out, "  threads     %d sampled", s->threads);
 	if (s->threads_failed)
 		fprintf(out, ", %d not sampled: %s", s->threads_failed, s->message);
 	fputc('\n', out);
+	if (s->children)
+		fprintf(out,
+		        "  children    %d forked, not profiled: rvprof samples the process it started, not "
+		        "its children\n",
+		        s->children);
 	const char *(*model)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "rvemu_model_name");
 	if (model) {
 		const char *clock = getenv("RVEMU_CLOCK");
@@ -390,6 +461,83 @@ static void print_header(FILE *out, const struct options *o, const struct rvprof
 	}
 }
 
+/* rvsample's message about the sample file, without its /proc/self/fd/N path (the file has no name). */
+static const char *sample_error(int err, const char *path)
+{
+	const char *m = rvsample_strerror(err);
+	size_t n = strlen(path);
+	return strncmp(m, path, n) == 0 && strncmp(m + n, ": ", 2) == 0 ? m + n + 2 : m;
+}
+
+/* SIGTERM and SIGHUP sent to rvprof go to the program (as timeout(1) does): it ends as it would alone, and
+ * rvprof still reports what it got. */
+static volatile sig_atomic_t child_pid;
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig);
+}
+
+/* Threads seen in the samples (when the agent's count cannot be trusted). */
+struct tid_set {
+	uint32_t *tid;
+	size_t n, cap;
+};
+
+static int tid_set_add(struct tid_set *t, uint32_t tid)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->tid[i] == tid)
+			return 0;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 16;
+		uint32_t *p = realloc(t->tid, cap * sizeof(*p));
+		if (!p)
+			return -1;
+		t->tid = p;
+		t->cap = cap;
+	}
+	t->tid[t->n++] = tid;
+	return 1;
+}
+
+/* A throttle mark: per thread, THROTTLE opens an interval and UNTHROTTLE closes it. */
+struct throttle_state {
+	struct tid_set tids;
+	uint64_t *since; /* per tids.tid[i]: the open interval's start, or UINT64_MAX */
+	size_t cap;
+};
+
+static int throttle_mark(struct facts *f, struct throttle_state *t, const struct rvsample_record *r)
+{
+	int fresh = tid_set_add(&t->tids, r->tid);
+	if (fresh < 0)
+		return -1;
+	if (t->cap < t->tids.cap) {
+		uint64_t *p = realloc(t->since, t->tids.cap * sizeof(*p));
+		if (!p)
+			return -1;
+		t->since = p;
+		t->cap = t->tids.cap;
+	}
+	size_t i = 0;
+	while (t->tids.tid[i] != r->tid)
+		i++;
+	if (fresh)
+		t->since[i] = UINT64_MAX; /* no interval open */
+	if (r->flags & RVPROF_REC_THROTTLE) {
+		f->throttles++;
+		t->since[i] = r->time_ns;
+	} else {
+		if (t->since[i] != UINT64_MAX && r->time_ns >= t->since[i])
+			f->throttled_ms += (double)(r->time_ns - t->since[i]) / 1e6;
+		f->unthrottled++;
+		t->since[i] = UINT64_MAX;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -400,13 +548,9 @@ int main(int argc, char **argv)
 	find_agent(agent, sizeof(agent));
 
 	const char *tmp = getenv("TMPDIR");
-	char dir[PATH_MAX], shm_path[PATH_MAX + 16], out_path[PATH_MAX + 16];
-	snprintf(dir, sizeof(dir), "%s/rvprof.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
-		die("cannot create a temporary folder %s: %s", dir, strerror(errno));
-	snprintf(shm_path, sizeof(shm_path), "%s/state", dir);
-	snprintf(out_path, sizeof(out_path), "%s/samples.rvs", dir);
-	struct rvprof_shm *s = make_shm(shm_path);
+	const char *dir = tmp && *tmp ? tmp : "/tmp";
+	int shm_fd = unnamed_file(dir, "state file"), out_fd = unnamed_file(dir, "sample file");
+	struct rvprof_shm *s = make_shm(shm_fd);
 
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) != 0)
@@ -417,25 +561,42 @@ int main(int argc, char **argv)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
 		close(pipefd[0]);
-		run_child(&o, agent, shm_path, out_path, pipefd[1]);
+		run_child(&o, agent, shm_fd, out_fd, pipefd[1]);
 	}
 	close(pipefd[1]);
+	close(shm_fd); /* mapped */
 	/* Ctrl-C and Ctrl-\ are for the program; rvprof reports what it got (as time(1) does) */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
+	child_pid = pid;
+	struct sigaction fwd;
+	memset(&fwd, 0, sizeof(fwd));
+	fwd.sa_handler = forward_signal;
+	sigemptyset(&fwd.sa_mask);
+	sigaction(SIGTERM, &fwd, NULL);
+	sigaction(SIGHUP, &fwd, NULL);
 	int exec_errno = 0;
-	ssize_t got = read(pipefd[0], &exec_errno, sizeof(exec_errno));
+	ssize_t got;
+	while ((got = read(pipefd[0], &exec_errno, sizeof(exec_errno))) < 0 && errno == EINTR)
+		;
 	close(pipefd[0]);
 	int status = wait_child(pid, s, o.progress);
+	child_pid = 0;
 	int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	int state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+
+	struct facts f;
+	memset(&f, 0, sizeof(f));
+	memcpy(&f.s, s, sizeof(f.s)); /* one snapshot, checked, then used */
+	char why[128];
+	f.counts_known = prof_shm_check(&f.s, why, sizeof(why)) == 0;
+	int state = f.counts_known ? f.s.state : -1;
 
 	int failed = 0;
 	if (got == (ssize_t)sizeof(exec_errno)) {
 		fprintf(stderr, "rvprof: cannot run %s: %s\n", o.argv[0], strerror(exec_errno));
 		failed = rc;
 	} else if (state == RVPROF_FAILED) {
-		fprintf(stderr, "rvprof: %s\n", s->message);
+		fprintf(stderr, "rvprof: %s\n", f.s.message);
 		failed = EXIT_RVPROF;
 	} else if (state == RVPROF_NOT_STARTED) {
 		fprintf(stderr,
@@ -449,26 +610,46 @@ int main(int argc, char **argv)
 		        "rvprof: %s ended without exit() (_exit, a signal or exec): samples not yet written "
 		        "were lost\n",
 		        o.argv[0]);
+	} else if (state < 0) {
+		fprintf(stderr, "rvprof: %s overwrote rvprof's state page (%s)\n", o.argv[0], why);
+		memset(&f.s, 0, sizeof(f.s));
+	} else if (f.s.overwritten) {
+		fprintf(
+		    stderr,
+		    "rvprof: note: %s wrote over rvprof's state page while it ran; the agent kept its own "
+		    "counts\n"
+		    "        and wrote them again at exit, so nothing was lost\n",
+		    o.argv[0]);
 	}
-	if (failed) {
-		unlink(shm_path);
-		unlink(out_path);
-		rmdir(dir);
+	if (failed)
 		return failed;
-	}
 
 	struct rvsample_file_info info;
 	rvsample_reader_t *reader = NULL;
+	char out_path[64];
+	snprintf(out_path, sizeof(out_path), "/proc/self/fd/%d", out_fd);
 	int err = rvsample_reader_open(&reader, out_path, &info);
 	if (err < 0) {
 		/* a program that ended without exit() left no complete file: its status is what matters */
-		if (state != RVPROF_RUNNING)
-			fprintf(stderr, "rvprof: cannot read the samples (%s): %s\n", out_path,
-			        rvsample_strerror(err));
-		unlink(shm_path);
-		unlink(out_path);
-		rmdir(dir);
-		return state == RVPROF_RUNNING ? rc : EXIT_RVPROF;
+		if (state >= 0 && state != RVPROF_RUNNING)
+			fprintf(stderr, "rvprof: cannot read the samples: %s\n", sample_error(err, out_path));
+		else if (state < 0)
+			fprintf(stderr,
+			        "rvprof: and the sample file is incomplete (%s): the program ended without "
+			        "exit()\n"
+			        "        (_exit, a signal or exec), or the agent could not sample: nothing "
+			        "to show\n",
+			        sample_error(err, out_path));
+		/* ended without exit(), or cannot tell (the page was overwritten): the program's status
+		 * stands */
+		return state == RVPROF_RUNNING || state < 0 ? rc : EXIT_RVPROF;
+	}
+	if (!f.counts_known) {
+		f.s.precise = info.precise; /* the file's header: written once, at the start */
+		fprintf(stderr,
+		        "rvprof: the header shows what the sample file holds; lost, dropped, interrupt "
+		        "and throttle\n"
+		        "        counts are unknown\n");
 	}
 	size_t nmaps = 0;
 	const struct rvsample_map *maps = rvsample_reader_maps(reader, &nmaps);
@@ -480,30 +661,51 @@ int main(int argc, char **argv)
 	if (o.perf_data) {
 		const char *slash = strrchr(o.argv[0], '/');
 		struct perfdata_config pc = {
-		    o.event, o.threshold, s->precise, o.stacks, slash ? slash + 1 : o.argv[0], argc, argv};
+		    o.event, o.threshold, f.s.precise, o.stacks, slash ? slash + 1 : o.argv[0], argc, argv};
 		err = perfdata_open(&pd, o.perf_data, &pc);
 		if (err < 0)
 			die("-o %s: %s", o.perf_data, strerror(-err));
 		perfdata_add_maps(pd, (uint32_t)pid, maps, nmaps);
 	}
 	struct rvsample_record *buf = calloc(256, sizeof(*buf));
+	struct throttle_state thr;
+	struct tid_set threads;
+	memset(&thr, 0, sizeof(thr));
+	memset(&threads, 0, sizeof(threads));
 	if (!buf)
 		die("out of memory");
 	ssize_t n;
 	while ((n = rvsample_reader_read(reader, buf, 256)) > 0) {
 		for (ssize_t i = 0; i < n; i++) {
-			if (prof_report_add(rep, &buf[i]) < 0)
+			const struct rvsample_record *r = &buf[i];
+			if (r->flags & (RVPROF_REC_THROTTLE | RVPROF_REC_UNTHROTTLE)) {
+				if (throttle_mark(&f, &thr, r) < 0)
+					die("out of memory");
+				if (pd)
+					perfdata_add_throttle(pd, r, (r->flags & RVPROF_REC_THROTTLE) != 0);
+				continue;
+			}
+			if (prof_report_add(rep, r) < 0 || tid_set_add(&threads, r->tid) < 0)
 				die("out of memory");
+			f.samples++;
+			f.exact += (r->flags & RVSAMPLE_F_EXACT) != 0;
 			if (pd)
-				perfdata_add_sample(pd, &buf[i]);
+				perfdata_add_sample(pd, r);
 		}
 	}
 	if (n < 0)
-		fprintf(stderr, "rvprof: reading the samples stopped early: %s\n", rvsample_strerror((int)n));
+		fprintf(stderr, "rvprof: reading the samples stopped early: %s\n",
+		        sample_error((int)n, out_path));
 	free(buf);
+	if (!f.counts_known)
+		f.s.threads = (int32_t)threads.n;
+	free(threads.tid);
+	free(thr.tids.tid);
+	free(thr.since);
 	int status_out = rc;
 	if (pd) {
-		perfdata_add_lost(pd, (uint32_t)pid, s->lost);
+		if (f.counts_known)
+			perfdata_add_lost(pd, (uint32_t)pid, f.s.lost);
 		err = perfdata_close(pd);
 		if (err < 0) {
 			fprintf(stderr, "rvprof: writing %s failed: %s\n", o.perf_data, strerror(-err));
@@ -517,7 +719,7 @@ int main(int argc, char **argv)
 			status_out = EXIT_RVPROF;
 		}
 	}
-	print_header(stdout, &o, s, prof_report_samples(rep), pid);
+	print_header(stdout, &o, &f, pid);
 	prof_report_print(rep, stdout, o.top, BAR_WIDTH);
 	if (o.perf_data || o.folded)
 		printf("\n");
@@ -529,8 +731,6 @@ int main(int argc, char **argv)
 	prof_report_free(rep);
 	prof_symbols_free(syms);
 	rvsample_reader_close(reader);
-	unlink(shm_path);
-	unlink(out_path);
-	rmdir(dir);
+	close(out_fd);
 	return status_out;
 }

@@ -14,6 +14,9 @@ RUN=${RVEMU_RUN:-$PREFIX/bin/rvemu-run}
 CC=${CC:-cc}
 work=$(mktemp -d "${TMPDIR:-/tmp}/rvprof-tests.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# every run's temporary files go here (and the last test checks that none is left)
+mkdir "$work/tmp"
+export TMPDIR=$work/tmp
 pass=0
 fail=0
 
@@ -37,15 +40,19 @@ check() { # check NAME COMMAND...: passes when the command succeeds
 [ -x "$RUN" ] || { echo "no rvemu-run at $RUN"; exit 1; }
 command -v perf > /dev/null || { echo "perf is missing (linux-perf; scripts/deps.sh installs it)"; exit 1; }
 $CC -std=c11 -O2 -g -pthread "$top/examples/prof_workload.c" -o "$work/prof_workload" -ldl || exit 1
+$CC -std=c11 -O2 -g -pthread -I"$top/profiler" "$top/tests/profiler/prof_cases.c" -o "$work/prof_cases" -ldl || exit 1
 W=$work/prof_workload
+C=$work/prof_cases
 
 # prof ARGS...: rvprof under the emulated CVA6 with the virtual clock; stdout, stderr and status in $work/
-# (the virtual clock's interrupt skid is set to its documented default, 32 cycles, which the counts below assume)
+# (the virtual clock's interrupt skid is set to its documented default, 32 cycles, which the counts below assume).
+# Bounded: after PROF_TIMEOUT seconds (default 300) timeout(1) ends the whole process group (SIGKILL 5 s later),
+# status 124; nothing here takes more than a few seconds unless it hangs.
 prof() {
 	local skid=()
 	[ "${CLOCK:-virtual}" = virtual ] && skid=(env RVEMU_IRQ_SKID=32)
-	"${skid[@]}" "$RUN" --model "${MODEL:-cva6}" --clock "${CLOCK:-virtual}" ${EMU_ARGS:-} -- "$RVPROF" "$@" \
-		> "$work/out" 2> "$work/err"
+	timeout -k 5 "${PROF_TIMEOUT:-300}" "${skid[@]}" "$RUN" --model "${MODEL:-cva6}" --clock "${CLOCK:-virtual}" \
+		${EMU_ARGS:-} -- "$RVPROF" "$@" > "$work/out" 2> "$work/err"
 	echo $? > "$work/rc"
 }
 rc() { cat "$work/rc"; }
@@ -182,11 +189,93 @@ MODEL=sifive-u74 expect_error "--precise 2 required on the U74 (no PES)" 125 "^r
 expect_error "--no-precise on CVA6: no overflow interrupt, so only PES samples" 125 \
 	"^rvprof: sampling PAPI_TOT_CYC every 100000 events: .*no counter-overflow interrupt" \
 	-- --no-precise -c 100000 -- "$W" 100000 1
+TMPDIR=/nonexistent/tmp expect_error "TMPDIR that does not exist" 125 \
+	"^rvprof: cannot create the state file in /nonexistent/tmp: No such file or directory \(set TMPDIR" \
+	-- -c 100000 -- "$W" 100000 1
 check "an agent error prints no progress line" bash -c "! grep -q 'samples in' '$work/err'"
 MODEL=sifive-u74 expect_error "the U74 without Sscofpmf cannot sample" 125 "^rvprof: sampling PAPI_TOT_CYC every 100000 events: .*Sscofpmf" \
 	-- -c 100000 -- "$W" 100000 1
 prof -c 100000 -- sh -c 'kill -TERM $$'
 check "a program killed by a signal: status 128+15 passes through" test "$(rc)" = 143
+
+# ---- issue 20: programs that used to hang rvprof or lose the profile (tests/profiler/prof_cases.c: one sample
+# per work() call)
+# main ends with pthread_exit, its 3 threads end normally: the process ends (the agent's flusher thread used to
+# keep it alive with every signal blocked: timeout's 124), with every thread's samples
+PROF_TIMEOUT=120 prof -c 100000 -o "$work/perf-px.data" -- "$C" pthread-exit 100000 10 3
+check "pthread_exit in main: the program ends, status 0 (got $(rc))" test "$(rc)" = 0
+check "pthread_exit in main: 30 samples, all in work(), 4 threads sampled" bash -c \
+	"grep -qE '^ +30 +100\.00% +#+ +work \(prof_cases\)$' '$work/out' && grep -qE '^  threads +4 sampled' '$work/out'"
+tids=$(perf script -i "$work/perf-px.data" -F tid 2> /dev/null | sort | uniq -c | awk '{ print $1 }' | paste -sd, -)
+check "pthread_exit in main: perf.data has 3 threads of 10 samples (got $tids)" test "$tids" = 10,10,10
+
+# fork: the child returns from main (exit() flushes its copies of stdio buffers); the parent's profile is whole
+prof -c 100000 -o "$work/perf-fork.data" -- "$C" fork 100000 10
+check "fork: the program's status 0 passes through (got $(rc))" test "$(rc)" = 0
+check "fork: the parent's 20 samples, all in work()" grep -qE '^ +20 +100\.00% +#+ +work \(prof_cases\)$' "$work/out"
+check "fork: the header says the child was not profiled" \
+	grep -qE '^  children +1 forked, not profiled' "$work/out"
+check "fork: perf report reads the 20 samples" bash -c \
+	"perf report --stdio -i '$work/perf-fork.data' 2>/dev/null | grep -q '^# Samples: 20 '"
+
+# throttling (U74 with Sscofpmf, an overflow per event): shown in the header, written to perf.data
+MODEL=sifive-u74 EMU_ARGS=--sscofpmf prof -c 1 -o "$work/perf-thr.data" -- "$W" 100000 10
+nthr=$(sed -nE 's/^  throttled +([0-9]+) times.*/\1/p' "$work/out")
+check "-c 1 on the U74: the header shows throttling (got '${nthr:-none}')" test "${nthr:-0}" -gt 0
+pthr=$(perf report --stats -i "$work/perf-thr.data" 2> /dev/null | sed -nE 's/^ +THROTTLE events: +([0-9]+).*/\1/p' | head -1)
+check "-c 1 on the U74: perf.data has the same $nthr THROTTLE records (got '${pthr:-none}')" test "${pthr:-x}" = "${nthr:-y}"
+ndump=$(perf report -D -i "$work/perf-thr.data" 2> /dev/null | grep -c 'PERF_RECORD_THROTTLE')
+check "-c 1 on the U74: perf report -D shows them (got $ndump)" test "$ndump" = "${nthr:-y}"
+prof -c 100000 -- "$W" 100000 10
+check "no throttling: the header says never" grep -qE '^  throttled +never$' "$work/out"
+
+# fewer samples than a PES buffer holds: no interrupt, and the header says where the samples came from
+prof -c 100000 -- "$C" scribble 100000 10
+check "the program overwrote the state page: status 0 (got $(rc))" test "$(rc)" = 0
+check "overwritten page: the header's counts are the agent's own (precise_ip 2, 10 of 10 exact, 1 thread)" bash -c \
+	"grep -qE '^  precise +yes \(precise_ip 2,' '$work/out' && grep -q '10 of 10 samples marked exact' '$work/out' &&
+	 grep -qE '^  samples +10, lost 0 ' '$work/out' && grep -qE '^  threads +1 sampled$' '$work/out'"
+check "overwritten page: a note says so, nothing lost" grep -q "wrote over rvprof's state page while it ran" "$work/err"
+check "10 samples (a 64-record PES buffer): 'interrupts 0' says they were read when sampling stopped" \
+	grep -qE '^  interrupts +0: the 10 samples were read when sampling stopped' "$work/out"
+prof -c 100000 -- "$C" scribble-exit 100000 10
+check "overwritten page, then _exit(3): the program's status 3 (got $(rc))" test "$(rc)" = 3
+check "overwritten page, then _exit: a clear message naming the bad field" \
+	grep -q "^rvprof: .*prof_cases overwrote rvprof's state page (magic 0x41414141, not 0x72767066)" "$work/err"
+check "overwritten page: no garbage printed" bash -c "! grep -q 1094795585 '$work/out' '$work/err'"
+
+# nothing left in TMPDIR: the state and sample files have no name, whatever ends rvprof (SIGKILL included);
+# SIGTERM to rvprof goes to the program, which ends, and rvprof reports its status
+prof -c 100000 -- "$W" 100000 10
+check "a normal run leaves nothing in TMPDIR" test -z "$(ls -A "$work/tmp")"
+# bg_prof: rvprof (exec'd by rvemu-run) on `sleep 60` in the background; sets rvprof_pid and prog_pid (its child).
+# Bounded by the program: sleep ends after 60 s whatever happens to rvprof.
+bg_prof() {
+	"$RUN" --model cva6 --clock virtual -- "$RVPROF" -c 100000 -- sleep 60 \
+		> "$work/out" 2> "$work/err" &
+	rvprof_pid=$!
+	prog_pid=
+	for _ in $(seq 200); do # bounded: up to about 20 s for the program to start
+		prog_pid=$(pgrep -P "$rvprof_pid" -x sleep) && break
+		sleep 0.1
+	done
+}
+bg_prof
+check "while rvprof runs, TMPDIR holds nothing (got '$(ls -A "$work/tmp" | paste -sd' ' -)')" test -z "$(ls -A "$work/tmp")"
+exec 3>&2 2> /dev/null # not bash's "Killed" notice
+kill -KILL "$rvprof_pid"
+wait "$rvprof_pid"
+exec 2>&3 3>&-
+check "rvprof killed by SIGKILL: TMPDIR holds nothing" test -z "$(ls -A "$work/tmp")"
+[ -n "$prog_pid" ] && kill -KILL "$prog_pid" 2> /dev/null # the orphan (SIGKILL cannot be passed on)
+bg_prof
+kill -TERM "$rvprof_pid" 2> /dev/null
+wait "$rvprof_pid"
+term_rc=$?
+check "rvprof got SIGTERM: passed to the program, its status 143 (got $term_rc)" test "$term_rc" = 143
+check "rvprof got SIGTERM: the program ended (no orphan)" bash -c "[ -n '$prog_pid' ] && ! kill -0 '$prog_pid' 2>/dev/null"
+check "rvprof got SIGTERM: it says what happened" grep -q "^rvprof: sleep ended without exit()" "$work/err"
+check "rvprof got SIGTERM: TMPDIR holds nothing" test -z "$(ls -A "$work/tmp")"
 
 # ---- --help: true and complete (every option the parser knows is described)
 "$RVPROF" --help > "$work/help"
@@ -199,6 +288,8 @@ done
 check "--help describes every option${missing:+ (missing:$missing)}" test -z "$missing"
 prof --top 1 -c 100000 -- "$W" 100000 10
 check "--top 1: one function and the rest summed" grep -qE '^ +30 +30\.00% +\(2 more functions\)' "$work/out"
+
+check "after every run above, TMPDIR holds nothing" test -z "$(ls -A "$work/tmp")"
 
 echo "profiler: $pass ok, $fail failed"
 [ "$fail" -eq 0 ]

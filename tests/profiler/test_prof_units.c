@@ -5,6 +5,7 @@
  * read back from it. The records are made here with known PCs and return addresses. */
 #include "cunit_run.h"
 #include "perfdata.h"
+#include "prof_shm.h"
 #include "report.h"
 #include "rvsample.h"
 #include "symbols.h"
@@ -262,6 +263,12 @@ static void write_perfdata(const char *path, int stacks)
 	for (size_t i = 0; i < n; i++)
 		CU_ASSERT_EQUAL(perfdata_add_sample(pd, &recs[i]), 0);
 	CU_ASSERT_EQUAL(perfdata_add_lost(pd, (uint32_t)getpid(), 3), 0);
+	/* two throttled intervals of the first sample's thread, after the samples in time */
+	struct rvsample_record mark = recs[n - 1];
+	for (int k = 0; k < 4; k++) {
+		mark.time_ns += 1000;
+		CU_ASSERT_EQUAL(perfdata_add_throttle(pd, &mark, k % 2 == 0), 0);
+	}
 	CU_ASSERT_EQUAL(perfdata_close(pd), 0);
 }
 
@@ -299,6 +306,13 @@ static void test_perfdata(void)
 	CU_ASSERT(strstr(out, "LOST events") != NULL);
 	CU_ASSERT(strstr(out, "COMM events") != NULL);
 	CU_ASSERT(strstr(out, "MMAP2 events") != NULL);
+	CU_ASSERT(strstr(out, "THROTTLE events:          2") != NULL);
+	CU_ASSERT(strstr(out, "UNTHROTTLE events:          2") != NULL);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "perf report -D -i %s 2>/dev/null | grep -c 'PERF_RECORD_.*THROTTLE'",
+	         path);
+	out = run(cmd);
+	CU_ASSERT(out && atoi(out) == 4);
 	free(out);
 	/* the raw dump shows each sample's misc: 0x4002 = PERF_RECORD_MISC_EXACT_IP | PERF_RECORD_MISC_USER
 	 */
@@ -320,6 +334,42 @@ static void test_perfdata(void)
 	unlink(path);
 }
 
+/* The front end's check of the agent's page (prof_shm_check): a program may write anything over it. */
+static void test_shm_check(void)
+{
+	struct rvprof_shm s;
+	char why[128];
+	memset(&s, 0, sizeof(s));
+	s.magic = RVPROF_SHM_MAGIC;
+	s.version = RVPROF_SHM_VERSION;
+	s.state = RVPROF_DONE;
+	s.precise = 2;
+	s.threads = 1;
+	s.samples = s.exact = 100;
+	s.at_stop = 36;
+	CU_ASSERT_EQUAL(prof_shm_check(&s, why, sizeof(why)), 0);
+	struct rvprof_shm bad = s;
+	bad.precise = 0x41414141;
+	CU_ASSERT_EQUAL(prof_shm_check(&bad, why, sizeof(why)), -1);
+	CU_ASSERT_STRING_EQUAL(why, "precise_ip 1094795585");
+	bad = s;
+	bad.state = 7;
+	CU_ASSERT_EQUAL(prof_shm_check(&bad, why, sizeof(why)), -1);
+	bad = s;
+	bad.exact = 101;
+	CU_ASSERT_EQUAL(prof_shm_check(&bad, why, sizeof(why)), -1);
+	bad = s;
+	bad.threads_failed = -1;
+	CU_ASSERT_EQUAL(prof_shm_check(&bad, why, sizeof(why)), -1);
+	bad = s;
+	memset(bad.message, 'x', sizeof(bad.message));
+	CU_ASSERT_EQUAL(prof_shm_check(&bad, why, sizeof(why)), -1);
+	CU_ASSERT_STRING_EQUAL(why, "its message is not a string");
+	memset(&bad, 'A', sizeof(bad)); /* what a program that scribbles over it leaves */
+	CU_ASSERT_EQUAL(prof_shm_check(&bad, why, sizeof(why)), -1);
+	CU_ASSERT_STRING_EQUAL(why, "magic 0x41414141, not 0x72767066");
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir) || read_maps() != 0 || CU_initialize_registry() != CUE_SUCCESS)
@@ -328,6 +378,7 @@ int main(void)
 	CU_add_test(s, "symbols: own functions, libc's .dynsym, unknown addresses", test_symbols);
 	CU_add_test(s, "report: histogram, stacks, folded output", test_report);
 	CU_add_test(s, "perf.data: perf report and perf script read it back", test_perfdata);
+	CU_add_test(s, "the agent's page: what a program wrote over it is refused", test_shm_check);
 	int rc = cunit_run_all();
 	char path[256];
 	snprintf(path, sizeof(path), "%s/out.folded", tmpdir);

@@ -533,6 +533,76 @@ static void test_u74_sscofpmf(void)
 	drop_eventset(es);
 }
 
+/* on_throttle: an overflow per cycle is far above the kernel's maximum sample rate, so the event is throttled
+ * (PERF_RECORD_THROTTLE) until the next tick (UNTHROTTLE). Each one reaches the callback once, THROTTLE and
+ * UNTHROTTLE alternate starting with THROTTLE, and they come in time order with the records around them
+ * (what rvprof needs to place them in its perf.data). Only the structure is asserted, not how often. */
+#define MAX_MARKS 4096
+static struct {
+	int kind; /* 0 UNTHROTTLE, 1 THROTTLE, 2 a record */
+	uint64_t time;
+} marks[MAX_MARKS];
+static size_t nmarks;
+
+static void mark_batch(const struct rvsample_record *r, size_t n, void *arg)
+{
+	(void)arg;
+	for (size_t i = 0; i < n && nmarks < MAX_MARKS; i++)
+		marks[nmarks].kind = 2, marks[nmarks++].time = r[i].time_ns;
+}
+
+static void mark_throttle(int throttled, uint64_t time_ns, void *arg)
+{
+	(void)arg;
+	if (nmarks < MAX_MARKS)
+		marks[nmarks].kind = throttled, marks[nmarks++].time = time_ns;
+}
+
+static void test_u74_throttle(void)
+{
+	int es = eventset(u74_events);
+	CU_ASSERT_FATAL(es >= 0);
+	rvsample_t *s = NULL;
+	struct rvsample_config c = config(1, 0, RVSAMPLE_BATCH);
+	c.on_batch = mark_batch;
+	c.on_throttle = mark_throttle;
+	nmarks = 0;
+	CU_ASSERT_EQUAL_FATAL(rvsample_init(&s, es, &c), RVSAMPLE_OK);
+	CU_ASSERT_EQUAL(rvsample_start(s), RVSAMPLE_OK);
+	for (int i = 0; i < 100; i++)
+		sample_outer(100000);
+	CU_ASSERT_EQUAL(rvsample_stop(s), RVSAMPLE_OK);
+	struct rvsample_stats st;
+	rvsample_get_stats(s, &st);
+	size_t throttles = 0, unthrottles = 0, records = 0, out_of_order = 0, not_alternating = 0;
+	int last = 0; /* UNTHROTTLE: sampling runs */
+	for (size_t i = 0; i < nmarks; i++) {
+		if (i && marks[i].time < marks[i - 1].time)
+			out_of_order++;
+		if (marks[i].kind == 2) {
+			records++;
+			continue;
+		}
+		throttles += marks[i].kind == 1;
+		unthrottles += marks[i].kind == 0;
+		not_alternating += marks[i].kind == last;
+		last = marks[i].kind;
+	}
+	printf("\n  threshold 1: %zu records, %zu THROTTLE, %zu UNTHROTTLE (stats: %llu samples, %llu "
+	       "throttled)\n",
+	       records, throttles, unthrottles, (unsigned long long)st.samples,
+	       (unsigned long long)st.throttled);
+	CU_ASSERT(nmarks < MAX_MARKS);
+	CU_ASSERT(throttles > 0);
+	CU_ASSERT_EQUAL(throttles, st.throttled);
+	CU_ASSERT_EQUAL(records, st.samples);
+	CU_ASSERT(unthrottles + 1 >= throttles && unthrottles <= throttles);
+	CU_ASSERT_EQUAL(not_alternating, 0);
+	CU_ASSERT_EQUAL(out_of_order, 0);
+	CU_ASSERT_EQUAL(rvsample_destroy(s), RVSAMPLE_OK);
+	drop_eventset(es);
+}
+
 /* Without PES each overflow interrupts: the same stacks, unwound from the same kind of signal. */
 static void test_u74_stacks(void)
 {
@@ -680,6 +750,8 @@ int main(int argc, char **argv)
 		CU_add_test(s,
 		            "no PES, stacks: one interrupt per sample, frames[0] == pc, callers up to main",
 		            test_u74_stacks);
+		CU_add_test(s, "threshold 1: on_throttle gets each THROTTLE/UNTHROTTLE, in time order",
+		            test_u74_throttle);
 	} else if (!strcmp(config_name, "u74")) {
 		CU_add_test(s, "no PES, no Sscofpmf: RVSAMPLE_ENOTSUP", test_u74_plain);
 	} else {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sample_test.h"
@@ -338,6 +339,37 @@ static void test_writer_errors(void)
 	CU_ASSERT_EQUAL(rvsample_writer_close(NULL), RVSAMPLE_EINVAL);
 }
 
+/* A process that forks while it writes (rvprof's agent in a program that forks): the child's exit() flushes
+ * its copy of whatever stdio holds, into the same file offset. The writer must hold nothing there: the
+ * parent's file still reads back whole. */
+static void test_fork_while_writing(void)
+{
+	char path[512];
+	sample_tmp_path(path, sizeof(path), "fork");
+	struct rvsample_file_info info = test_info();
+	static struct rvsample_record recs[30];
+	test_records(recs, 30);
+	rvsample_writer_t *w;
+	CU_ASSERT_EQUAL_FATAL(rvsample_writer_open(&w, path, &info), RVSAMPLE_OK);
+	CU_ASSERT_EQUAL(rvsample_writer_add(w, recs, 10), RVSAMPLE_OK);
+	fflush(stdout); /* the test's own output: printed once (not fflush(NULL), which would flush the
+	                   writer's) */
+	fflush(stderr);
+	pid_t pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0)
+		exit(0); /* exit(), not _exit(): stdio's buffers are flushed */
+	int status = -1;
+	CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CU_ASSERT_EQUAL(rvsample_writer_add(w, recs + 10, 20), RVSAMPLE_OK);
+	CU_ASSERT_EQUAL(rvsample_writer_close(w), RVSAMPLE_OK);
+	size_t n = 0;
+	CU_ASSERT_EQUAL(read_all(path, &n), RVSAMPLE_OK);
+	CU_ASSERT_EQUAL(n, 30);
+	unlink(path);
+}
+
 void add_file_suites(void)
 {
 	CU_pSuite s = CU_add_suite("sample files", NULL, NULL);
@@ -347,4 +379,6 @@ void add_file_suites(void)
 	CU_add_test(s, "cut at every length: RVSAMPLE_EFORMAT", test_truncated);
 	CU_add_test(s, "any byte changed: records or RVSAMPLE_EFORMAT, never a crash", test_corrupted);
 	CU_add_test(s, "writer: bad arguments, unwritable path, full disk", test_writer_errors);
+	CU_add_test(s, "a fork while writing: the child's exit adds nothing to the file",
+	            test_fork_while_writing);
 }

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/* Programs that used to defeat rvprof (issue 20), for tests/profiler/run-rvprof-tests.sh. Under the
+ * emulator's virtual clock, work() costs UNIT cycles per call through rvemu_advance(), so sampling every UNIT
+ * cycles gives exactly one sample per call, in work(). Usage: prof_cases MODE UNIT CALLS [THREADS], MODE:
+ * - pthread-exit: main starts THREADS threads that call work() CALLS times each, then ends with pthread_exit
+ *   (the threads end normally);
+ * - fork: CALLS calls, then a child that makes CALLS calls and returns from main, then (after reaping it)
+ *   CALLS more calls;
+ * - scribble: overwrites rvprof's shared state page, then CALLS calls;
+ * - scribble-exit: CALLS calls, overwrites the page, then _exit(3): the agent never gets to write it again.
+ * The exit status is 0 (3 for scribble-exit), or 2 on a usage or setup error. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "prof_shm.h"
+
+static int (*advance)(uint64_t);
+static uint64_t unit, calls;
+
+__attribute__((noinline)) void work(void)
+{
+	advance(unit);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void *run_calls(void *arg)
+{
+	(void)arg;
+	for (uint64_t i = 0; i < calls; i++)
+		work();
+	return NULL;
+}
+
+/* The agent's state page: a shared mapping of one page that starts with RVPROF_SHM_MAGIC. Found through
+ * /proc/self/maps, whatever rvprof named the file (or did not). Fills it with 'A' (0x41414141...). */
+static int scribble(void)
+{
+	FILE *m = fopen("/proc/self/maps", "r");
+	if (!m)
+		return -1;
+	char line[4096 + 256];
+	int found = 0;
+	while (fgets(line, sizeof(line), m)) {
+		unsigned long long start, end;
+		char perms[8];
+		if (sscanf(line, "%llx-%llx %7s", &start, &end, perms) != 3 || strcmp(perms, "rw-s") != 0 ||
+		    end - start < sizeof(struct rvprof_shm))
+			continue;
+		uint32_t *p = (uint32_t *)(uintptr_t)start;
+		if (*p != RVPROF_SHM_MAGIC)
+			continue;
+		memset(p, 'A', sizeof(struct rvprof_shm));
+		found = 1;
+	}
+	fclose(m);
+	return found ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 4) {
+		fprintf(stderr,
+		        "usage: prof_cases pthread-exit|fork|scribble|scribble-exit UNIT CALLS [THREADS]\n");
+		return 2;
+	}
+	const char *mode = argv[1];
+	unit = strtoull(argv[2], NULL, 10);
+	calls = strtoull(argv[3], NULL, 10);
+	advance = (int (*)(uint64_t))dlsym(RTLD_DEFAULT, "rvemu_advance");
+	if (!advance || advance(0) != 0 || unit == 0 || calls == 0) {
+		fprintf(stderr, "prof_cases: needs the emulator's virtual clock and UNIT, CALLS > 0\n");
+		return 2;
+	}
+	if (strcmp(mode, "pthread-exit") == 0 && argc == 5) {
+		int n = atoi(argv[4]);
+		for (int i = 0; i < n && i < 64; i++) {
+			pthread_t t;
+			if (pthread_create(&t, NULL, run_calls, NULL) != 0 || pthread_detach(t) != 0) {
+				fprintf(stderr, "prof_cases: pthread_create failed\n");
+				return 2;
+			}
+		}
+		pthread_exit(NULL);
+	}
+	if (strcmp(mode, "fork") == 0) {
+		run_calls(NULL);
+		/* no fflush(NULL) before fork: it would also flush what the agent's stdio holds */
+		pid_t pid = fork();
+		if (pid < 0)
+			return 2;
+		if (pid == 0) {
+			run_calls(NULL);
+			return 0; /* exit() in the child: its atexit handlers and stdio flush run */
+		}
+		int status;
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			fprintf(stderr, "prof_cases: the child failed\n");
+			return 2;
+		}
+		run_calls(NULL);
+		return 0;
+	}
+	if (strcmp(mode, "scribble") == 0) {
+		if (scribble() != 0) {
+			fprintf(stderr, "prof_cases: no rvprof state page found\n");
+			return 2;
+		}
+		run_calls(NULL);
+		return 0;
+	}
+	if (strcmp(mode, "scribble-exit") == 0) {
+		run_calls(NULL);
+		_exit(scribble() == 0 ? 3 : 2);
+	}
+	fprintf(stderr, "prof_cases: unknown mode %s\n", mode);
+	return 2;
+}
