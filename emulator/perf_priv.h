@@ -46,7 +46,7 @@ struct emu_event {
 	uint64_t hw_raw;          /* the hardware counter's value (width bits) */
 	int throttled;            /* perf_event_max_sample_rate reached in this tick */
 	uint64_t tick_interrupts; /* overflows in the current tick */
-	int pes_pending;          /* PES records were drained to it: signal once */
+	int pes_pending;          /* PES records drained to it by this drain: one signal, counted samples */
 	int irq_pending;          /* virtual clock: an overflow whose interrupt is not taken yet (skid) */
 	uint64_t irq_due;         /* thread cycle at which it is taken */
 	enum emu_ev_state state;
@@ -87,8 +87,10 @@ struct emu_ctx {
 	uint64_t next_tick;       /* next scheduler tick (counters folded into the perf counts) */
 	int rotate_needed;
 	int nsampling_active;
-	/* the alarm: wall-clock (punctual) while the thread runs, CPU-clock while it mostly waits */
-	uint64_t alarm_wall_ns, alarm_cpu_ns; /* when it was armed */
+	/* the alarm: wall-clock (punctual) while the thread can run, CPU-clock while it waits */
+	uint64_t alarm_nvcsw;  /* the thread's voluntary context switches when it was last armed */
+	uint64_t handling_ns;  /* CPU time one alarm takes, overflow handlers included (running mean) */
+	uint64_t alarm_due;    /* thread cycle at which the armed alarm is due (0: none armed) */
 	enum emu_alarm_clock alarm_clock;
 };
 
