@@ -804,7 +804,8 @@ void emu_timer_rearm(struct emu_thread *t)
 		ns = floor;
 	if (ns > 100000000)
 		ns = 100000000;
-	enum emu_alarm_clock clock = emu_thread_runnable(t, &ctx->alarm_nvcsw) ? EMU_ALARM_WALL : EMU_ALARM_CPU;
+	enum emu_alarm_clock clock =
+	    emu_thread_runnable(t, &ctx->alarm_nvcsw) ? EMU_ALARM_WALL : EMU_ALARM_CPU;
 	ctx->alarm_clock = clock;
 	ctx->alarm_due = emu_cycles_of(t) + emu_ns_to_cycles(ns);
 	emu_thread_alarm(t, tick_signal, ns, clock);

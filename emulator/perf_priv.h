@@ -88,9 +88,9 @@ struct emu_ctx {
 	int rotate_needed;
 	int nsampling_active;
 	/* the alarm: wall-clock (punctual) while the thread can run, CPU-clock while it waits */
-	uint64_t alarm_nvcsw;  /* the thread's voluntary context switches when it was last armed */
-	uint64_t handling_ns;  /* CPU time one alarm takes, overflow handlers included (running mean) */
-	uint64_t alarm_due;    /* thread cycle at which the armed alarm is due (0: none armed) */
+	uint64_t alarm_nvcsw; /* the thread's voluntary context switches when it was last armed */
+	uint64_t handling_ns; /* CPU time one alarm takes, overflow handlers included (running mean) */
+	uint64_t alarm_due;   /* thread cycle at which the armed alarm is due (0: none armed) */
 	enum emu_alarm_clock alarm_clock;
 };
 
