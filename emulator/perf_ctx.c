@@ -505,11 +505,12 @@ static void take_overflows(struct emu_event *e, uint64_t ip, uint64_t cycle)
 		e->period_left += (int64_t)e->period;
 		overflow(e, ip, cycle);
 	}
-	/* Throttled: the next period starts when it is back on. An IOC_REFRESH budget that ran out keeps what
-	 * the event counted until its overflow was delivered: a delivery later than a whole period (the host
-	 * stole the CPU: the thread's clock ran, the program did not) leaves overflows due, taken one per
-	 * alarm once the handler refreshes it, so every overflow counted gets its handler call. */
-	if (e->period_left <= 0 && e->throttled)
+	/* Throttled: the next period starts when it is back on. So does an event whose IOC_REFRESH budget ran
+	 * out, under the virtual clock (it counted until the end of the rvemu_advance that delivered it). With
+	 * the CPU-time clock, a delivery later than a whole period means the host stole the CPU (the thread's
+	 * clock ran, the program did not): the overflows counted meanwhile stay due, taken one per alarm once
+	 * the handler refreshes the event, so every overflow counted gets its handler call. */
+	if (e->period_left <= 0 && (e->throttled || (e->limit_reached && emu_clock_is_virtual())))
 		e->period_left = (int64_t)e->period;
 }
 
