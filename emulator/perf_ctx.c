@@ -506,10 +506,10 @@ static void take_overflows(struct emu_event *e, uint64_t ip, uint64_t cycle)
 		overflow(e, ip, cycle);
 	}
 	/* Throttled: the next period starts when it is back on. So does an event whose IOC_REFRESH budget ran
-	 * out, under the virtual clock (it counted until the end of the rvemu_advance that delivered it). With
-	 * the CPU-time clock, a delivery later than a whole period means the host stole the CPU (the thread's
-	 * clock ran, the program did not): the overflows counted meanwhile stay due, taken one per alarm once
-	 * the handler refreshes the event, so every overflow counted gets its handler call. */
+	 * out, under the virtual clock (it counted until the end of the rvemu_advance that delivered it).
+	 * With the CPU-time clock, a delivery later than a whole period means the host stole the CPU (the
+	 * thread's clock ran, the program did not): the overflows counted meanwhile stay due, taken one per
+	 * alarm once the handler refreshes the event, so every overflow counted gets its handler call. */
 	if (e->period_left <= 0 && (e->throttled || (e->limit_reached && emu_clock_is_virtual())))
 		e->period_left = (int64_t)e->period;
 }
@@ -561,10 +561,12 @@ static uint64_t next_overflow(struct emu_ctx *ctx, uint64_t last, uint64_t now)
 }
 
 /* A scheduler tick: every counter is folded (done: each accounted interval is masked on its own) and
- * throttled events come back (perf_adjust_freq_unthr_context). Returns 1 if the schedule changed. */
+ * throttled events come back (perf_adjust_freq_unthr_context). The ticks that fell in the interval just
+ * accounted count as one (ctx_sync crosses them at once when none could have an effect). */
 static void ctx_tick(struct emu_ctx *ctx)
 {
-	ctx->next_tick += emu_cfg()->tick_cycles;
+	uint64_t tick = emu_cfg()->tick_cycles;
+	ctx->next_tick += tick * (1 + (ctx->last_cycles - ctx->next_tick) / tick);
 	for_each_group(ctx, g) for_each_member(g, e)
 	{
 		e->tick_interrupts = 0;
@@ -607,6 +609,18 @@ static void ctx_settle(struct emu_thread *t)
 	for_each_group(ctx, g) for_each_member(g, e) emu_event_publish(e);
 }
 
+/* Where an interval that crosses a scheduler tick must stop. At the tick itself when a throttled event comes
+ * back there; otherwise the ticks only fold the counters and reset the interrupt counts, so any number of
+ * them can be crossed at once (RVEMU_TICK_CYCLES=1 is a tick per cycle: one step per tick took minutes),
+ * in steps of at most 2^31 cycles, so no counter sees 2^40 events (the U74's width) between two folds. */
+static uint64_t tick_stop(const struct emu_ctx *ctx, uint64_t last, uint64_t next)
+{
+	for_each_group(ctx, g) for_each_member(g, e) if (e->throttled) return ctx->next_tick;
+	uint64_t span = 1ull << 31,
+	         limit = last + (emu_cfg()->tick_cycles > span ? emu_cfg()->tick_cycles : span);
+	return next < limit ? next : limit > ctx->next_tick ? limit : ctx->next_tick;
+}
+
 /* Account the thread's events up to cycle `now`, the program being at `ip`. `kernel_entry`: the call is a
  * system call or an interrupt, where the kernel takes every pending overflow interrupt. */
 static void ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip, int kernel_entry)
@@ -619,7 +633,7 @@ static void ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip, int kernel
 		if (ctx->rotate_needed && ctx->slice_end < next)
 			next = ctx->slice_end;
 		if (ctx->next_tick < next)
-			next = ctx->next_tick;
+			next = tick_stop(ctx, last, next);
 		next = next_overflow(ctx, last, next);
 		next = next_interrupt(ctx, last, next);
 		ctx_account(ctx, last, next, ip);

@@ -99,6 +99,7 @@ for s in "${stages[@]}"; do
 	for i in $(seq 1 "$runs"); do
 		log=$log_dir/$s-$i.log
 		t0=$SECONDS
+		touch "$log_dir/.run-start"
 		if timeout -k 10 "$limit" bash -c "$(declare -f stage_cmd count_cunit); obj='$obj' top='$top' PREFIX='$PREFIX' log_dir='$log_dir' stage_cmd $s" >"$log" 2>&1; then
 			verdict=ok
 			ok=$((ok + 1))
@@ -108,7 +109,10 @@ for s in "${stages[@]}"; do
 		fi
 		total=$((total + 1))
 		printf 'stress %-8s run %2d/%d: %-4s (%3ss) %s\n' "$s" "$i" "$runs" "$verdict" $((SECONDS - t0)) "$(stage_counts "$s" "$log")"
-		[ $verdict = ok ] || grep -hE 'FAIL|Assert|\.c:[0-9]+ ' "$log" | head -5 | sed 's/^/   | /'
+		if [ $verdict != ok ]; then # the failed assertions, from the run's log and the test programs' logs
+			{ cat "$log"; [ "$s" = sampling ] || [ "$s" = unit ] && find "$obj/tests" -name '*.log' -newer "$log_dir/.run-start" -print0 | xargs -0 -r cat; } |
+				grep -hE '^FAIL|\.c:[0-9]+ +- ' | sort -u | head -8 | sed 's/^/   | /'
+		fi
 	done
 	summary+=("$s $ok/$runs")
 done

@@ -309,6 +309,60 @@ static void test_pes_cputime(void)
 	pring_close(&r);
 }
 
+/* A threshold far below what can be delivered (rvprof -c 10 on CVA6: an overflow every 10 cycles, 5 million
+ * a second of CPU) ran a 0.1 s program for minutes: every record costs the emulator more than the 10 cycles
+ * it stands for. Linux bounds what a PEBS event may produce, per drain, by perf_event_max_sample_rate; so
+ * does the emulator, counting every record of a drain against max_sample_rate / HZ per tick: the event is
+ * throttled (PERF_RECORD_THROTTLE, then UNTHROTTLE at the next tick) and the program finishes. What the
+ * emulator knows: at most the per-tick limit plus one buffer of records per tick of the thread's time. */
+static void test_pes_throttled(void)
+{
+	struct perf_event_attr a;
+	struct pring r;
+	struct rvemu_stats s0, s1;
+	precise_attr(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 10);
+	CU_ASSERT_FATAL(pring_open(&r, &a, -1, 64) == 0);
+	api.get_stats(&s0);
+	uint64_t t0 = api.thread_cycles();
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	volatile uint64_t x = 0;
+	unsigned throttle = 0, unthrottle = 0, samples = 0, rounds = 0;
+	while (api.thread_cycles() - t0 < (uint64_t)model->freq_mhz * 100000u &&
+	       rounds++ < 100000) { /* 100 ms */
+		pes_spin(&x, 100000);
+		/* count the records of the ring, then free it */
+		const unsigned char *data = (const unsigned char *)r.pg + r.pg->data_offset;
+		uint64_t head = __atomic_load_n(&r.pg->data_head, __ATOMIC_ACQUIRE), tail = r.pg->data_tail;
+		while (tail < head) {
+			struct perf_event_header h;
+			for (size_t i = 0; i < sizeof(h); i++)
+				((unsigned char *)&h)[i] = data[(tail + i) % r.pg->data_size];
+			throttle += h.type == PERF_RECORD_THROTTLE;
+			unthrottle += h.type == PERF_RECORD_UNTHROTTLE;
+			samples += h.type == PERF_RECORD_SAMPLE;
+			if (!h.size)
+				break;
+			tail += h.size;
+		}
+		__atomic_store_n(&r.pg->data_tail, tail, __ATOMIC_RELEASE);
+	}
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	uint64_t ticks = (api.thread_cycles() - t0) / (4000u * (uint64_t)model->freq_mhz) + 2;
+	api.get_stats(&s1);
+	uint64_t recs = s1.pes_records - s0.pes_records, per_tick = (100000 + 249) / 250;
+	printf(
+	    "\n  PES with a threshold of 10 cycles: %llu records in %llu ticks, %u THROTTLE, %u UNTHROTTLE, "
+	    "%llu throttles\n",
+	    (unsigned long long)recs, (unsigned long long)ticks, throttle, unthrottle,
+	    (unsigned long long)(s1.throttles - s0.throttles));
+	CU_ASSERT(throttle > 0);
+	CU_ASSERT(unthrottle > 0 && unthrottle <= throttle);
+	CU_ASSERT_EQUAL(throttle, s1.throttles - s0.throttles);
+	CU_ASSERT(recs <= ticks * (per_tick + pes_records()));
+	CU_ASSERT(samples > 0);
+	pring_close(&r);
+}
+
 /* One record per interrupt when the event asks to hear of every sample (wakeup_events = 1 without a
  * watermark) or for frequency mode, as Linux's large-PEBS rule; a watermark keeps the batches. */
 static void test_pes_single_record(void)
@@ -534,5 +588,7 @@ void add_pes_suites(void)
 		CU_add_test(s, "four threads: every sample is its thread's", test_pes_threads);
 	} else {
 		CU_add_test(s, "CPU-time clock: exact records at the program's PCs", test_pes_cputime);
+		CU_add_test(s, "CPU-time clock: a 10-cycle threshold is throttled per tick",
+		            test_pes_throttled);
 	}
 }

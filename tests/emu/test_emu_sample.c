@@ -668,3 +668,48 @@ void add_sample_suites(void)
 		            test_cputime_other_thread_preempted);
 	}
 }
+
+/* RVEMU_TICK_CYCLES=1 or 2 (test_emu.c's launcher): a thread that ran 300 ms before it opens its events (as
+ * papi_avail does) counts and samples them, with one tick per cycle or two. Counting: the cycles counted
+ * are what the thread ran meanwhile (its truth); sampling: every overflow is a sample, written or lost. */
+static void test_tick_every_cycle(void)
+{
+	burn_cpu_ms(300);
+	struct perf_event_attr a;
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	uint64_t t0 = truth_of(&model->events[0]);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	burn_cpu_ms(20);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	uint64_t count = read_count(fd), truth = truth_of(&model->events[0]) - t0;
+	CU_ASSERT(count > 0 && count <= truth);
+	close(fd);
+	struct ring r;
+	struct walk w;
+	struct rvemu_stats s0, s1;
+	memset(&w, 0, sizeof(w));
+	sample_attr(&a, (uint64_t)model->freq_mhz * 1000u);
+	CU_ASSERT_FATAL(ring_open(&r, &a, 0) == 0);
+	api.get_stats(&s0);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	spin_and_walk(&r, &a, &w, 50);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	uint64_t overflows = read_count(r.fd) / a.sample_period;
+	ring_walk(&r, &a, "hot_spin", &w);
+	api.get_stats(&s1);
+	printf("\n  RVEMU_TICK_CYCLES=%s: %llu of %llu cycles counted; %u samples of %llu overflows\n",
+	       getenv("RVEMU_TICK_CYCLES"), (unsigned long long)count, (unsigned long long)truth, w.samples,
+	       (unsigned long long)overflows);
+	CU_ASSERT(w.samples >= 40);
+	CU_ASSERT_EQUAL(s1.samples_written - s0.samples_written + s1.samples_lost - s0.samples_lost,
+	                overflows);
+	ring_close(&r);
+}
+
+void add_tick_suite(void)
+{
+	CU_pSuite s = CU_add_suite("scheduler tick", NULL, NULL);
+	CU_add_test(s, "RVEMU_TICK_CYCLES=1 or 2: counting and sampling finish", test_tick_every_cycle);
+}

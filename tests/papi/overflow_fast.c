@@ -6,7 +6,9 @@
  * finished with both non-zero.
  * overflow_fast THRESHOLD MS PERCENT: a threshold the emulator can deliver one by one (100000 cycles, an
  * overflow every 67 us): exits 0 when the handler was called for every overflow due (cycles counted /
- * threshold) within PERCENT, with no throttling (on a busy host too: issue 20). */
+ * threshold) within PERCENT (on a busy host too: issue 20). A throttled event does not count (as on Linux)
+ * and the run says how often it was throttled: the emulator throttles an event refreshed after each
+ * overflow only while its own handling of one takes longer than the period (a host that steals the CPU). */
 #include <dlfcn.h>
 #include <papi.h>
 #include <stdio.h>
@@ -64,12 +66,11 @@ int main(int argc, char **argv)
 	if (get_stats)
 		get_stats(&st);
 	long long due = count / threshold;
-	printf("overflow_fast: threshold %d, %ld ms: %ld handler calls, %lld cycles counted (%lld overflows due), "
+	printf("overflow_fast: threshold %d, %ld ms: %ld handler calls, %lld cycles counted (%lld overflows "
+	       "due), "
 	       "%llu throttles\n",
 	       threshold, ms, handled, count, due, (unsigned long long)st.throttles);
 	if (within >= 0)
-		return st.throttles == 0 && due > 0 && (double)llabs(due - handled) * 100.0 <= within * (double)due
-		           ? 0
-		           : 1;
+		return due > 0 && (double)llabs(due - handled) * 100.0 <= within * (double)due ? 0 : 1;
 	return handled > 0 && st.throttles > 0 ? 0 : 1;
 }
