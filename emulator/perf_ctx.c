@@ -15,6 +15,7 @@
  * which is "now": on hardware the interrupt comes at the overflow and the handler runs microseconds later,
  * so the event counts until the emulator delivers it, never losing the emulator's own latency. */
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -397,7 +398,8 @@ static void pes_sample(struct emu_event *ev, uint64_t ip)
 	memset(&r, 0, sizeof(r));
 	r.version = RVEMU_PES_RECORD_VERSION;
 	r.counter = (uint8_t)ev->hw_idx;
-	r.priv = 0; /* every modelled event happens in user mode */
+	r.priv =
+	    ip == EMU_IP_KERNEL ? 1 : 0; /* every modelled event happens in user mode; S: in the emulator */
 	r.hart = emu_cpu_hart_id(t->hart);
 	r.pc = ip;
 	r.time = sample_time(t);
@@ -443,6 +445,10 @@ static void take_interrupt(struct emu_event *ev, uint64_t ip)
  * sample's PC is that instruction's, the skid every non-precise sample has on hardware. */
 static void overflow(struct emu_event *ev, uint64_t ip, uint64_t cycle)
 {
+	if (ip == EMU_IP_KERNEL && ev->attr.exclude_kernel && !emu_clock_is_virtual()) {
+		ev->user_owed++; /* it overflowed in the program, before this system call: taken back there */
+		return;
+	}
 	if (ev->attr.precise_ip && emu_cfg()->pes) {
 		pes_sample(ev, ip);
 		return;
@@ -479,6 +485,13 @@ static void take_due_interrupts(struct emu_ctx *ctx, uint64_t now, uint64_t ip, 
 		if (!e->irq_pending || (!all && e->irq_due > now))
 			continue;
 		e->irq_pending = 0;
+		if (ip == EMU_IP_KERNEL && e->attr.exclude_kernel) {
+			/* an interrupt taken in the kernel for an event that excludes it: dropped, as Linux
+			 * drops the kernel samples of user-only events (__perf_event_overflow); counted in
+			 * the stats */
+			EMU_STAT_ADD(kernel_samples_dropped, 1);
+			continue;
+		}
 		if (e->state == EV_ACTIVE && !e->limit_reached && !e->throttled)
 			take_interrupt(e, ip);
 	}
@@ -646,6 +659,13 @@ static void ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip, int kernel
 	}
 	if (kernel_entry)
 		take_due_interrupts(ctx, now, ip, 1);
+	if (ip != EMU_IP_KERNEL)
+		for_each_group(ctx, g) for_each_member(g, e) while (e->user_owed && e->state == EV_ACTIVE &&
+		                                                    !e->limit_reached && !e->throttled)
+		{
+			e->user_owed--;
+			overflow(e, ip, ctx->last_cycles);
+		}
 	ctx_account_software(ctx);
 	ctx_settle(t);
 }
@@ -713,6 +733,32 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Whether a PC is in librvemu.so's own code (its loaded segments, found once). */
+static uintptr_t emu_text_lo, emu_text_hi;
+
+static int find_own_segments(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	uintptr_t self = (uintptr_t)data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && self >= lo && self < hi) {
+			emu_text_lo = lo;
+			emu_text_hi = hi;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int in_emulator(uint64_t pc)
+{
+	if (!emu_text_hi)
+		dl_iterate_phdr(find_own_segments, (void *)(uintptr_t)&emu_lock);
+	return pc >= emu_text_lo && pc < emu_text_hi;
+}
+
 static void tick_handler(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
@@ -720,7 +766,9 @@ static void tick_handler(int sig, siginfo_t *si, void *uc)
 	int saved = errno;
 	uint64_t t0 = thread_cpu_ns();
 	struct emu_thread *t = emu_thread_self();
-	uint64_t pc = interrupted_pc(uc); /* never the emulator's: signals are blocked while it runs */
+	uint64_t pc = interrupted_pc(uc);
+	if (in_emulator(pc)) /* an interposed call or control API that runs with signals open */
+		pc = EMU_IP_KERNEL;
 	emu_lock();
 	in_tick_handler = 1; /* the handlers' own re-arming (PAPI's IOC_DISABLE, IOC_REFRESH) is done below */
 	emu_ctx_sync(t, emu_cycles_of(t), pc);
@@ -747,6 +795,7 @@ static int ensure_tick_signal(void)
 {
 	if (tick_signal)
 		return 0;
+	in_emulator(0); /* finds the emulator's code now: dl_iterate_phdr is not for a signal handler */
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = tick_handler;
@@ -771,6 +820,10 @@ static uint64_t cycles_to_next_event(struct emu_thread *t)
 			continue;
 		if (e->throttled) {
 			any_throttled = 1;
+			continue;
+		}
+		if (e->user_owed) { /* overflows the kernel noticed: at the next alarm, in the program */
+			best = 1;
 			continue;
 		}
 		uint64_t left = e->period_left > 0 ? (uint64_t)e->period_left : 1, c;

@@ -48,7 +48,8 @@ struct emu_event {
 	uint64_t tick_interrupts; /* overflows in the current tick */
 	int pes_pending;          /* PES records drained to it by this drain: one signal, counted samples */
 	int irq_pending;          /* virtual clock: an overflow whose interrupt is not taken yet (skid) */
-	uint64_t irq_due;         /* thread cycle at which it is taken */
+	uint64_t user_owed; /* exclude_kernel: overflows noticed in the kernel, taken back in the program */
+	uint64_t irq_due;   /* thread cycle at which it is taken */
 	enum emu_ev_state state;
 	uint64_t count; /* 64-bit perf count */
 	uint64_t time_enabled, time_running;
@@ -101,6 +102,13 @@ static inline int is_sampling(const struct emu_event *ev)
 {
 	return ev->attr.sample_period != 0; /* also sample_freq: same union */
 }
+
+/* Where a sample taken inside the emulator is: time in the emulator stands for time in the kernel (a system
+ * call on an event, an interposed call, the sampling alarm's own handling), so such a sample is a kernel
+ * sample (PERF_RECORD_MISC_KERNEL) at this address, the start of the RV64 kernel's text (KERNEL_LINK_ADDR),
+ * never a function of librvemu.so the user did not write. An event with exclude_kernel does not count in
+ * the kernel: an overflow noticed there is taken at the next point in the program (the next alarm). */
+#define EMU_IP_KERNEL 0xffffffff80000000ull
 
 /* perf_ctx.c */
 void perf_fork_child_unlock(void);
