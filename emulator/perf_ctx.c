@@ -673,9 +673,11 @@ static void ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip, int kernel
 void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip)
 {
 	ctx_sync(t, now, ip, 1);
-	/* An alarm a host tick overdue has stalled (a CPU-clock alarm on a busy host): arm it again. */
+	/* An alarm a host tick overdue has stalled (a CPU-clock alarm on a busy host), or the schedule
+	 * changed here (a multiplexing rotation put a sampling event on or off its counter): arm it again. */
 	struct emu_ctx *ctx = t->perf;
-	if (ctx->alarm_due && now > ctx->alarm_due + emu_ns_to_cycles(4000000) && t->tid == emu_gettid())
+	if (t->tid == emu_gettid() && ((ctx->alarm_due && now > ctx->alarm_due + emu_ns_to_cycles(4000000)) ||
+	                               !ctx->alarm_due != !ctx->nsampling_active))
 		emu_timer_rearm(t);
 }
 

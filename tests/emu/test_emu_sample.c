@@ -650,6 +650,59 @@ static void test_cputime_other_thread_preempted(void)
 	ring_close(&r);
 }
 
+/* Two users of the one cycle counter (issue 20: rvprof sampling cycles on a program that counts PAPI_TOT_CYC
+ * itself got no sample in the counting region, and said "lost 0"). As Linux does when two events want one
+ * counter, they are multiplexed: each runs part of the time (time_running < time_enabled, both told by
+ * read_format), and the sampling event samples while it runs, in the program, every overflow written or
+ * lost. The program reads its count often, as PAPI_read does: each read is a system call in which the
+ * rotation may put the sampling event back on its counter, whose alarm must then be armed again. */
+static void test_shared_cycle_counter(void)
+{
+	struct perf_event_attr a, c;
+	struct ring r;
+	struct walk w;
+	struct rvemu_stats s0, s1;
+	memset(&w, 0, sizeof(w));
+	sample_attr(&a, (uint64_t)model->freq_mhz * 1000u); /* a sample per ms while it runs */
+	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	CU_ASSERT_FATAL(ring_open(&r, &a, 0) == 0);
+	attr_init(&c, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	c.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	int counting = perf_open(&c, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(counting >= 0);
+	api.get_stats(&s0);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	CU_ASSERT_EQUAL(ioctl(counting, PERF_EVENT_IOC_ENABLE, 0), 0);
+	volatile uint64_t x = 0;
+	uint64_t v[3], t0 = api.thread_cycles();
+	while (api.thread_cycles() - t0 < (uint64_t)model->freq_mhz * 200000u) { /* 200 ms */
+		hot_spin(&x, 200000);
+		CU_ASSERT_EQUAL(read(counting, v, sizeof(v)), (ssize_t)sizeof(v)); /* PAPI_read */
+		ring_walk(&r, &a, "hot_spin", &w);
+	}
+	CU_ASSERT_EQUAL(ioctl(counting, PERF_EVENT_IOC_DISABLE, 0), 0);
+	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	uint64_t cv[3], sv[3];
+	CU_ASSERT_EQUAL(read(counting, cv, sizeof(cv)), (ssize_t)sizeof(cv));
+	CU_ASSERT_EQUAL(read(r.fd, sv, sizeof(sv)), (ssize_t)sizeof(sv));
+	ring_walk(&r, &a, "hot_spin", &w);
+	api.get_stats(&s1);
+	uint64_t overflows = sv[0] / a.sample_period;
+	printf("\n  two users of the cycle counter: counting ran %.0f%% of its time, sampling %.0f%%; %u "
+	       "samples "
+	       "(%u in hot_spin) of %llu overflows\n",
+	       100.0 * (double)cv[2] / (double)cv[1], 100.0 * (double)sv[2] / (double)sv[1], w.samples,
+	       w.in_hot, (unsigned long long)overflows);
+	CU_ASSERT(cv[2] < cv[1] && sv[2] < sv[1]);           /* multiplexed, and both say so */
+	CU_ASSERT(cv[2] * 5 >= cv[1] && sv[2] * 5 >= sv[1]); /* each ran a fair share (at least 20%) */
+	CU_ASSERT(w.samples >= 40);
+	CU_ASSERT_EQUAL(s1.samples_written - s0.samples_written + s1.samples_lost - s0.samples_lost,
+	                overflows);
+	CU_ASSERT(w.in_hot * 4 >= w.samples * 3);
+	close(counting);
+	ring_close(&r);
+}
+
 /* Through overflow, disable and refresh, as PAPI's handler does (IOC_DISABLE, then IOC_REFRESH(1)): the
  * count loses only what the thread ran while the event was really off -- between the delivery of the
  * overflow and the handler's REFRESH -- never the emulator's timer latency (the CPU-time alarms are as
@@ -730,6 +783,8 @@ void add_sample_suites(void)
 		CU_add_test(s, "cputime: timer samples at the real PC", test_cputime_samples);
 		CU_add_test(s, "cputime: overflow + REFRESH counts exactly", test_cputime_refresh_exact);
 		CU_add_test(s, "cputime: a preempted thread's samples are punctual", test_cputime_preempted);
+		CU_add_test(s, "cputime: two users of the cycle counter are multiplexed, both told",
+		            test_shared_cycle_counter);
 		CU_add_test(s, "cputime: ... also when another thread samples it",
 		            test_cputime_other_thread_preempted);
 	}
