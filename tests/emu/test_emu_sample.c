@@ -367,11 +367,13 @@ static void kernel_walk(struct ring *r, unsigned *kernel, unsigned *in_emulator,
 	uint64_t head = __atomic_load_n(&r->page->data_head, __ATOMIC_ACQUIRE), tail = r->page->data_tail;
 	while (tail < head) {
 		struct perf_event_header h;
-		uint64_t ip = 0;
+		unsigned char raw[8];
+		uint64_t ip;
 		for (size_t i = 0; i < sizeof(h); i++)
 			((unsigned char *)&h)[i] = data[(tail + i) % r->page->data_size];
-		for (size_t i = 0; i < sizeof(ip); i++)
-			((unsigned char *)&ip)[i] = data[(tail + sizeof(h) + i) % r->page->data_size];
+		for (size_t i = 0; i < sizeof(raw); i++)
+			raw[i] = data[(tail + sizeof(h) + i) % r->page->data_size];
+		memcpy(&ip, raw, sizeof(ip));
 		if (h.type == PERF_RECORD_SAMPLE) {
 			Dl_info info;
 			(*n)++;
