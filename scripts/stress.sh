@@ -60,7 +60,7 @@ stage_cmd() { # stage_cmd STAGE: runs one stage once, output to stdout
 	unit) make -C "$obj" -j2 check ;;
 	overflow)
 		local prog=$log_dir/overflow_fast
-		[ -x "$prog" ] || cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$PREFIX/include" -I"$top/emulator" \
+		[ "$prog" -nt "$top/tests/papi/overflow_fast.c" ] || cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$PREFIX/include" -I"$top/emulator" \
 			"$top/tests/papi/overflow_fast.c" -o "$prog" -L"$PREFIX/lib" -Wl,-rpath,"$PREFIX/lib" -lpapi -lpfm -ldl ||
 			return 1
 		"$PREFIX/bin/rvemu-run" --model sifive-u74 --sscofpmf "$prog" 100000 400 1
