@@ -615,7 +615,8 @@ static void *spin_target_main(void *arg)
 		;
 	uint64_t t0 = api.thread_cycles();
 	while (api.thread_cycles() - t0 < (uint64_t)model->freq_mhz * 100000u) /* 100 ms of its CPU */
-		hot_spin(&x, 100000);
+		hot_spin(&x,
+		         1000000); /* about a ms between its checks of the clock (a call into the emulator) */
 	__atomic_store_n(&st->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
