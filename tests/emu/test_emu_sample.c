@@ -614,9 +614,9 @@ static void *spin_target_main(void *arg)
 	while (!__atomic_load_n(&st->go, __ATOMIC_ACQUIRE))
 		;
 	uint64_t t0 = api.thread_cycles();
-	while (api.thread_cycles() - t0 < (uint64_t)model->freq_mhz * 100000u) /* 100 ms of its CPU */
-		hot_spin(&x,
-		         1000000); /* about a ms between its checks of the clock (a call into the emulator) */
+	/* 100 ms of its CPU, checking its clock (a call into the emulator: kernel time) about once per ms */
+	while (api.thread_cycles() - t0 < (uint64_t)model->freq_mhz * 100000u)
+		hot_spin(&x, 1000000);
 	__atomic_store_n(&st->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
