@@ -101,6 +101,7 @@ struct emu_thread {
 	struct emu_pes_buf *pes; /* the PES unit's state for this task (mach_pes.c), NULL until used */
 	pid_t alarm_pid;         /* process that created the alarms (emu_thread_alarm) */
 	timer_t alarm[2];        /* per enum emu_alarm_clock */
+	int alarm_armed[2];      /* which of them may be armed (the other needs no disarming) */
 	struct emu_thread *next;
 };
 struct emu_thread *emu_thread_self(void);
@@ -123,6 +124,10 @@ int emu_thread_acct(const struct emu_thread *t, struct emu_thread_acct *out);
  * runs, but it also wakes a sleeping thread). Arming one disarms the other. Returns 0 or -1. */
 enum emu_alarm_clock { EMU_ALARM_CPU, EMU_ALARM_WALL };
 int emu_thread_alarm(struct emu_thread *t, int signo, uint64_t ns, enum emu_alarm_clock clock);
+/* Whether the thread can run now rather than wait for something: for the calling thread, whether it has not
+ * blocked (no voluntary context switch) since *mark, which is updated (a thread that a busy host preempts
+ * only is still runnable); for another thread, whether /proc says it is running or runnable (state R). */
+int emu_thread_runnable(const struct emu_thread *t, uint64_t *mark);
 /* The registry lock (fork handlers; lock order: perf lock -> bank locks -> registry lock). */
 void emu_threads_lock(void);
 void emu_threads_unlock(void);

@@ -110,7 +110,10 @@ static void load_config(void)
 	/* The kernel rotates multiplexed groups every perf_event_mux_interval_ms (4 ms with HZ=250), and
 	 * the scheduler tick (HZ=250: 4 ms) folds every running counter into its perf count. */
 	uint64_t four_ms = 4000ull * cfg.model->freq_mhz;
-	cfg.mux_cycles = emu_env_u64("RVEMU_MUX_CYCLES", four_ms, 1, UINT64_MAX / 4);
+	/* As perf_event_mux_interval_ms, at least 1 ms: each rotation is accounted on its own, so a rotation
+	 * every few cycles would keep the emulator busy for minutes per second of the program. */
+	cfg.mux_cycles =
+	    emu_env_u64("RVEMU_MUX_CYCLES", four_ms, 1000ull * cfg.model->freq_mhz, UINT64_MAX / 4);
 	cfg.tick_cycles = emu_env_u64("RVEMU_TICK_CYCLES", four_ms, 1, UINT64_MAX / 4);
 	/* Programs we cannot change (papi_command_line) advance a virtual clock only through their reads. */
 	cfg.read_advance = emu_env_u64("RVEMU_READ_ADVANCE", 0, 0, UINT64_MAX / 4);

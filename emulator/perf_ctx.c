@@ -15,6 +15,7 @@
  * which is "now": on hardware the interrupt comes at the overflow and the handler runs microseconds later,
  * so the event counts until the emulator delivers it, never losing the emulator's own latency. */
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -286,13 +287,18 @@ static uint64_t sample_time(struct emu_thread *t)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* __perf_event_account_interrupt: more than max_sample_rate / HZ overflows of one event in one tick
- * stop it until the next tick (PERF_RECORD_THROTTLE, then UNTHROTTLE), so a too-small period cannot
- * starve the program. Returns 1 when this overflow throttled the event. */
-static int account_interrupt(struct emu_event *ev)
+static int refresh_too_fast(const struct emu_event *e);
+
+/* __perf_event_account_interrupt: more than max_sample_rate / HZ samples of one event in one tick stop it
+ * until the next tick (PERF_RECORD_THROTTLE, then UNTHROTTLE), so a too-small period cannot starve the
+ * program. `samples`: 1 for an overflow interrupt, the records of a PES drain (each is a sample the
+ * emulator must produce: a PES event with a period of 10 cycles must not keep it busy for minutes). Returns 1
+ * when this throttled the event. */
+static int account_interrupt(struct emu_event *ev, uint64_t samples)
 {
-	unsigned per_tick = (emu_cfg()->max_sample_rate + 249) / 250; /* HZ = 250 */
-	if (++ev->tick_interrupts < per_tick)
+	uint64_t per_tick = (emu_cfg()->max_sample_rate + 249) / 250; /* HZ = 250 */
+	ev->tick_interrupts += samples;
+	if (ev->throttled || (ev->tick_interrupts < per_tick && !refresh_too_fast(ev)))
 		return 0;
 	ev->throttled = 1;
 	EMU_STAT_ADD(throttles, 1);
@@ -329,7 +335,7 @@ static void pes_drain(struct emu_thread *t, int interrupt)
 			if (!e)
 				continue; /* cannot happen: every schedule change drains first */
 			emu_sample_write(e, recs[i].pc, recs[i].time, &recs[i]);
-			e->pes_pending = 1;
+			e->pes_pending++;
 		}
 		if (n < sizeof(recs) / sizeof(recs[0]))
 			break;
@@ -340,11 +346,11 @@ static void pes_drain(struct emu_thread *t, int interrupt)
 	 * only writes the records. */
 	for_each_group(ctx, g) for_each_member(g, e) if (e->pes_pending)
 	{
+		account_interrupt(e, (uint64_t)e->pes_pending); /* every record is a sample */
 		e->pes_pending = 0;
 		if (!interrupt)
 			continue;
 		int code = POLL_IN;
-		account_interrupt(e);
 		if (e->event_limit && --e->event_limit == 0) {
 			e->limit_reached = 1;
 			e->hup = 1;
@@ -392,7 +398,8 @@ static void pes_sample(struct emu_event *ev, uint64_t ip)
 	memset(&r, 0, sizeof(r));
 	r.version = RVEMU_PES_RECORD_VERSION;
 	r.counter = (uint8_t)ev->hw_idx;
-	r.priv = 0; /* every modelled event happens in user mode */
+	r.priv =
+	    ip == EMU_IP_KERNEL ? 1 : 0; /* every modelled event happens in user mode; S: in the emulator */
 	r.hart = emu_cpu_hart_id(t->hart);
 	r.pc = ip;
 	r.time = sample_time(t);
@@ -421,7 +428,7 @@ static void take_interrupt(struct emu_event *ev, uint64_t ip)
 {
 	EMU_STAT_ADD(interrupts, 1);
 	int code = POLL_IN;
-	account_interrupt(ev); /* the sample of the overflow that throttles is still written */
+	account_interrupt(ev, 1); /* the sample of the overflow that throttles is still written */
 	/* __perf_event_overflow: a budget that reaches 0 disables the event, signal POLL_HUP. */
 	if (ev->event_limit && --ev->event_limit == 0) {
 		code = POLL_HUP;
@@ -438,6 +445,10 @@ static void take_interrupt(struct emu_event *ev, uint64_t ip)
  * sample's PC is that instruction's, the skid every non-precise sample has on hardware. */
 static void overflow(struct emu_event *ev, uint64_t ip, uint64_t cycle)
 {
+	if (ip == EMU_IP_KERNEL && ev->attr.exclude_kernel && !emu_clock_is_virtual()) {
+		ev->user_owed++; /* it overflowed in the program, before this system call: taken back there */
+		return;
+	}
 	if (ev->attr.precise_ip && emu_cfg()->pes) {
 		pes_sample(ev, ip);
 		return;
@@ -474,6 +485,13 @@ static void take_due_interrupts(struct emu_ctx *ctx, uint64_t now, uint64_t ip, 
 		if (!e->irq_pending || (!all && e->irq_due > now))
 			continue;
 		e->irq_pending = 0;
+		if (ip == EMU_IP_KERNEL && e->attr.exclude_kernel) {
+			/* an interrupt taken in the kernel for an event that excludes it: dropped, as Linux
+			 * drops the kernel samples of user-only events (__perf_event_overflow); counted in
+			 * the stats */
+			EMU_STAT_ADD(kernel_samples_dropped, 1);
+			continue;
+		}
 		if (e->state == EV_ACTIVE && !e->limit_reached && !e->throttled)
 			take_interrupt(e, ip);
 	}
@@ -500,8 +518,13 @@ static void take_overflows(struct emu_event *e, uint64_t ip, uint64_t cycle)
 		e->period_left += (int64_t)e->period;
 		overflow(e, ip, cycle);
 	}
-	if (e->period_left <= 0 && (e->limit_reached || e->throttled))
-		e->period_left = (int64_t)e->period; /* the next period starts when it is back on */
+	/* Throttled: the next period starts when it is back on. So does an event whose IOC_REFRESH budget ran
+	 * out, under the virtual clock (it counted until the end of the rvemu_advance that delivered it).
+	 * With the CPU-time clock, a delivery later than a whole period means the host stole the CPU (the
+	 * thread's clock ran, the program did not): the overflows counted meanwhile stay due, taken one per
+	 * alarm once the handler refreshes the event, so every overflow counted gets its handler call. */
+	if (e->period_left <= 0 && (e->throttled || (e->limit_reached && emu_clock_is_virtual())))
+		e->period_left = (int64_t)e->period;
 }
 
 static void count_and_overflow(struct emu_event *e, uint64_t delta, uint64_t ip, uint64_t cycle)
@@ -551,10 +574,12 @@ static uint64_t next_overflow(struct emu_ctx *ctx, uint64_t last, uint64_t now)
 }
 
 /* A scheduler tick: every counter is folded (done: each accounted interval is masked on its own) and
- * throttled events come back (perf_adjust_freq_unthr_context). Returns 1 if the schedule changed. */
+ * throttled events come back (perf_adjust_freq_unthr_context). The ticks that fell in the interval just
+ * accounted count as one (ctx_sync crosses them at once when none could have an effect). */
 static void ctx_tick(struct emu_ctx *ctx)
 {
-	ctx->next_tick += emu_cfg()->tick_cycles;
+	uint64_t tick = emu_cfg()->tick_cycles;
+	ctx->next_tick += tick * (1 + (ctx->last_cycles - ctx->next_tick) / tick);
 	for_each_group(ctx, g) for_each_member(g, e)
 	{
 		e->tick_interrupts = 0;
@@ -597,6 +622,18 @@ static void ctx_settle(struct emu_thread *t)
 	for_each_group(ctx, g) for_each_member(g, e) emu_event_publish(e);
 }
 
+/* Where an interval that crosses a scheduler tick must stop. At the tick itself when a throttled event comes
+ * back there; otherwise the ticks only fold the counters and reset the interrupt counts, so any number of
+ * them can be crossed at once (RVEMU_TICK_CYCLES=1 is a tick per cycle: one step per tick took minutes),
+ * in steps of at most 2^31 cycles, so no counter sees 2^40 events (the U74's width) between two folds. */
+static uint64_t tick_stop(const struct emu_ctx *ctx, uint64_t last, uint64_t next)
+{
+	for_each_group(ctx, g) for_each_member(g, e) if (e->throttled) return ctx->next_tick;
+	uint64_t span = 1ull << 31,
+	         limit = last + (emu_cfg()->tick_cycles > span ? emu_cfg()->tick_cycles : span);
+	return next < limit ? next : limit > ctx->next_tick ? limit : ctx->next_tick;
+}
+
 /* Account the thread's events up to cycle `now`, the program being at `ip`. `kernel_entry`: the call is a
  * system call or an interrupt, where the kernel takes every pending overflow interrupt. */
 static void ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip, int kernel_entry)
@@ -609,7 +646,7 @@ static void ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip, int kernel
 		if (ctx->rotate_needed && ctx->slice_end < next)
 			next = ctx->slice_end;
 		if (ctx->next_tick < next)
-			next = ctx->next_tick;
+			next = tick_stop(ctx, last, next);
 		next = next_overflow(ctx, last, next);
 		next = next_interrupt(ctx, last, next);
 		ctx_account(ctx, last, next, ip);
@@ -622,6 +659,13 @@ static void ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip, int kernel
 	}
 	if (kernel_entry)
 		take_due_interrupts(ctx, now, ip, 1);
+	if (ip != EMU_IP_KERNEL)
+		for_each_group(ctx, g) for_each_member(g, e) while (e->user_owed && e->state == EV_ACTIVE &&
+		                                                    !e->limit_reached && !e->throttled)
+		{
+			e->user_owed--;
+			overflow(e, ip, ctx->last_cycles);
+		}
 	ctx_account_software(ctx);
 	ctx_settle(t);
 }
@@ -629,6 +673,12 @@ static void ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip, int kernel
 void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip)
 {
 	ctx_sync(t, now, ip, 1);
+	/* An alarm a host tick overdue has stalled (a CPU-clock alarm on a busy host), or the schedule
+	 * changed here (a multiplexing rotation put a sampling event on or off its counter): arm it again. */
+	struct emu_ctx *ctx = t->perf;
+	if (t->tid == emu_gettid() && ((ctx->alarm_due && now > ctx->alarm_due + emu_ns_to_cycles(4000000)) ||
+	                               !ctx->alarm_due != !ctx->nsampling_active))
+		emu_timer_rearm(t);
 }
 
 void perf_inject_self(size_t evidx, uint64_t n, uint64_t ip)
@@ -660,6 +710,7 @@ void perf_advance_self(uint64_t cycles, uint64_t ip)
 
 /* ------------------------------------------------------------------------- CPU-time sampling timer */
 static int tick_signal;
+static __thread int in_tick_handler __attribute__((tls_model("initial-exec")));
 
 static uint64_t interrupted_pc(void *ucv)
 {
@@ -676,17 +727,69 @@ static uint64_t interrupted_pc(void *ucv)
 #endif
 }
 
+/* CPU time of the calling thread, ns. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether a PC is in librvemu.so's own code (its loaded segments, found once). */
+static uintptr_t emu_text_lo, emu_text_hi;
+
+static int find_own_segments(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	uintptr_t self = (uintptr_t)data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && self >= lo && self < hi) {
+			emu_text_lo = lo;
+			emu_text_hi = hi;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int in_emulator(uint64_t pc)
+{
+	if (!emu_text_hi)
+		dl_iterate_phdr(find_own_segments, (void *)(uintptr_t)&emu_lock);
+	return pc >= emu_text_lo && pc < emu_text_hi;
+}
+
 static void tick_handler(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
 	(void)si;
 	int saved = errno;
+	uint64_t t0 = thread_cpu_ns();
 	struct emu_thread *t = emu_thread_self();
-	uint64_t pc = interrupted_pc(uc); /* never the emulator's: signals are blocked while it runs */
+	uint64_t pc = interrupted_pc(uc);
+	if (in_emulator(pc)) /* an interposed call or control API that runs with signals open */
+		pc = EMU_IP_KERNEL;
 	emu_lock();
+	in_tick_handler = 1; /* the handlers' own re-arming (PAPI's IOC_DISABLE, IOC_REFRESH) is done below */
 	emu_ctx_sync(t, emu_cycles_of(t), pc);
+	emu_unlock(); /* the overflow handlers run here */
+	emu_lock();
+	in_tick_handler = 0;
 	emu_timer_rearm(t);
 	emu_unlock();
+	/* What one alarm costs the thread, its overflow handlers included: the next alarm is never sooner
+	 * (emu_timer_rearm), so the program always runs at least as long as the handling took. A running
+	 * mean in which one slow alarm (a cache-cold handler on a busy host: 5x the usual, measured) counts
+	 * as at most twice the mean, so it does not throttle what the emulator can deliver. */
+	struct emu_ctx *ctx = t->perf;
+	if (ctx) {
+		uint64_t took = thread_cpu_ns() - t0, h = ctx->handling_ns;
+		if (h && took > 2 * h)
+			took = 2 * h;
+		ctx->handling_ns = h ? (7 * h + took) / 8 : took;
+	}
 	errno = saved;
 }
 
@@ -694,6 +797,7 @@ static int ensure_tick_signal(void)
 {
 	if (tick_signal)
 		return 0;
+	in_emulator(0); /* finds the emulator's code now: dl_iterate_phdr is not for a signal handler */
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = tick_handler;
@@ -720,6 +824,10 @@ static uint64_t cycles_to_next_event(struct emu_thread *t)
 			any_throttled = 1;
 			continue;
 		}
+		if (e->user_owed) { /* overflows the kernel noticed: at the next alarm, in the program */
+			best = 1;
+			continue;
+		}
 		uint64_t left = e->period_left > 0 ? (uint64_t)e->period_left : 1, c;
 		if (is_clock(e))
 			c = emu_ns_to_cycles(left);
@@ -738,52 +846,71 @@ static uint64_t cycles_to_next_event(struct emu_thread *t)
 	return best;
 }
 
-static uint64_t now_ns(clockid_t c)
+/* The shortest delay between two alarms: the emulator's own handling of one (signal, accounting, the
+ * program's overflow handlers: tens of us) and 20 us. Overflows due sooner follow each other with no
+ * program in between (a livelock: PAPI_overflow with 1000 cycles); they are batched instead (an event
+ * without an IOC_REFRESH budget takes every overflow due at the next alarm, up to the throttle), and an event
+ * that must be refreshed after each overflow is throttled (account_interrupt). */
+static uint64_t alarm_floor_ns(const struct emu_ctx *ctx)
 {
-	struct timespec ts;
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return ctx->handling_ns > 20000 ? ctx->handling_ns : 20000;
 }
 
-/* One-shot alarm at the predicted next overflow (at least 20 us, at most 100 ms apart so a mis-prediction
- * is corrected soon). Wall-clock alarms are punctual, so the sampled PC is where the program was at its
- * overflow, not where it was a host tick later; but they would also wake a thread that sleeps. So: a
- * wall-clock alarm while the thread ran at least half of the wall time since the last arming (it is
- * running), else an alarm on its CPU clock (it waits; it cannot overflow before it runs anyway). Only the
- * target thread arms its own alarms this way; for another thread the CPU clock is used, and for overflows
- * less than 200 us away (see below). */
+/* One-shot alarm at the predicted next overflow (at least alarm_floor_ns, at most 100 ms apart so a
+ * mis-prediction is corrected soon). Wall-clock alarms are punctual: the sampled PC is where the program was
+ * at its overflow, and a thread a busy host preempts still gets them (the host's CPU-time timers fire only
+ * when its tick finds the thread on a CPU: 100 ms late and more under load). But a wall-clock alarm would
+ * also wake a thread that sleeps, so a thread that blocked since the last arming gets an alarm on its CPU
+ * clock (it cannot overflow before it runs anyway); the next alarm, or any system call on its events once
+ * that alarm is overdue (emu_ctx_sync), brings back the wall clock. Another thread gets a wall-clock alarm
+ * while /proc shows it runnable. */
 void emu_timer_rearm(struct emu_thread *t)
 {
-	if (emu_clock_is_virtual() || !t->perf)
+	if (emu_clock_is_virtual() || !t->perf || (in_tick_handler && t->tid == emu_gettid()))
 		return;
 	struct emu_ctx *ctx = t->perf;
 	uint64_t c = ctx->nsampling_active ? cycles_to_next_event(t) : UINT64_MAX;
 	if (c == UINT64_MAX) {
 		emu_thread_alarm(t, tick_signal, 0, ctx->alarm_clock);
+		ctx->alarm_due = 0;
 		return;
 	}
+	/* c counts from the last accounting; the thread ran since (the rest of an overflow handler) */
+	uint64_t now = emu_cycles_of(t), ran = now > ctx->last_cycles ? now - ctx->last_cycles : 0;
+	c = c > ran ? c - ran : 0;
 	if (ensure_tick_signal() != 0)
 		return;
-	uint64_t ns = emu_cycles_to_ns(c);
-	if (ns < 20000)
-		ns = 20000;
+	uint64_t ns = emu_cycles_to_ns(c), floor = alarm_floor_ns(ctx);
+	if (ns < floor)
+		ns = floor;
 	if (ns > 100000000)
 		ns = 100000000;
-	enum emu_alarm_clock clock = EMU_ALARM_CPU;
-	if (t->tid == emu_gettid()) {
-		uint64_t wall = now_ns(CLOCK_MONOTONIC), cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
-		uint64_t dw = wall - ctx->alarm_wall_ns, dc = cpu - ctx->alarm_cpu_ns;
-		if (!ctx->alarm_wall_ns || dc * 2 >= dw)
-			clock = EMU_ALARM_WALL;
-		ctx->alarm_wall_ns = wall;
-		ctx->alarm_cpu_ns = cpu;
-	}
-	/* Overflows due sooner than the emulator's own handling of one (tens of us, signal and handler
-	 * included) would follow each other with no program in between (a livelock: PAPI_overflow with 1000
-	 * cycles): those wait for the CPU-clock alarm, whose coarse firing batches them, and the throttle at
-	 * perf_event_max_sample_rate then applies as on Linux. */
-	if (ns < 200000)
-		clock = EMU_ALARM_CPU;
+	enum emu_alarm_clock clock =
+	    emu_thread_runnable(t, &ctx->alarm_nvcsw) ? EMU_ALARM_WALL : EMU_ALARM_CPU;
 	ctx->alarm_clock = clock;
+	ctx->alarm_due = now + emu_ns_to_cycles(ns);
 	emu_thread_alarm(t, tick_signal, ns, clock);
+}
+
+/* The event's period in ns of thread time (cputime clock), or 0 when it cannot be told. */
+static uint64_t period_ns(const struct emu_event *e)
+{
+	if (is_clock(e))
+		return e->period;
+	if (e->kind == EK_SOFTWARE || e->attr.exclude_user)
+		return 0;
+	uint64_t c = emu_count_source()->cycles_for(e->target, e->evmask, e->period);
+	return c == UINT64_MAX ? 0 : emu_cycles_to_ns(c);
+}
+
+/* An event refreshed after each overflow (IOC_REFRESH budget) whose period is shorter than the emulator's
+ * alarm floor asks for more interrupts than the emulator can deliver without starving the program: as
+ * Linux lowers perf_event_max_sample_rate when its interrupts take too long (perf_cpu_time_max_percent),
+ * it is throttled until the next tick, and says so (PERF_RECORD_THROTTLE). */
+static int refresh_too_fast(const struct emu_event *e)
+{
+	if (emu_clock_is_virtual() || !e->event_limit || !e->target->perf)
+		return 0;
+	uint64_t p = period_ns(e);
+	return p && p < alarm_floor_ns(e->target->perf);
 }

@@ -289,7 +289,7 @@ int perf_open(const struct perf_event_attr *uattr, int pid, int cpu, struct emu_
 	ev->period = tmp.attr.freq ? period_for_freq(ev, tmp.attr.sample_freq) : tmp.attr.sample_period;
 	ev->period_left = (int64_t)ev->period;
 	ev->state = tmp.attr.disabled ? EV_OFF : EV_INACTIVE;
-	emu_ctx_sync(ev->target, emu_cycles_of(ev->target), 0);
+	emu_ctx_sync(ev->target, emu_cycles_of(ev->target), EMU_IP_KERNEL);
 	emu_ctx_insert(ev);
 	ev->next_all = all_events;
 	all_events = ev;
@@ -309,8 +309,7 @@ int perf_event_fd(const struct emu_event *ev)
 static void sync_event(struct emu_event *ev)
 {
 	if (!is_foreign(ev))
-		emu_ctx_sync(ev->target, emu_cycles_of(ev->target),
-		             (uint64_t)(uintptr_t)__builtin_return_address(0));
+		emu_ctx_sync(ev->target, emu_cycles_of(ev->target), EMU_IP_KERNEL); /* a system call */
 }
 
 /* --------------------------------------------------------------------------------------------- read */
@@ -368,6 +367,10 @@ static void set_enabled(struct emu_event *e, int on)
 	} else if (!on && e->state >= EV_INACTIVE) {
 		e->state = EV_OFF; /* an event in error state stays there */
 	}
+	/* overflows noticed in the kernel that the program will not get back to while the event is off: lost,
+	 * and counted (PERF_RECORD_LOST before the next record, read_format LOST) */
+	for (; !on && e->user_owed; e->user_owed--)
+		emu_sample_lost(e);
 }
 
 static int apply(struct emu_event *ev, unsigned long req, int group)
@@ -689,7 +692,7 @@ void perf_exit_flush(void)
 	struct emu_thread *t = emu_thread_self();
 	emu_lock(); /* no handler can run inside the emulator (signals are blocked there): never held here */
 	if (t->perf) {
-		emu_ctx_sync(t, emu_cycles_of(t), 0);
+		emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
 		for_each_group(t->perf, g) for_each_member(g, e)
 		{
 			if (!e->inherited || !e->acc)

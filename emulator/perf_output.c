@@ -246,8 +246,10 @@ static size_t build_sample(struct emu_event *ev, uint64_t ip, uint64_t time_ns,
 			return 0; /* a group too large for one record: counted as lost, never padded */
 		n += need;
 	}
-	/* PERF_RECORD_MISC_EXACT_IP only for PES samples: the PC of the instruction that caused the event */
-	uint16_t misc = PERF_RECORD_MISC_USER | (pes ? PERF_RECORD_MISC_EXACT_IP : 0);
+	/* PERF_RECORD_MISC_EXACT_IP only for PES samples: the PC of the instruction that caused the event; a
+	 * sample taken inside the emulator is a kernel sample, never exact (its cause ran in the program) */
+	uint16_t misc = ip == EMU_IP_KERNEL ? PERF_RECORD_MISC_KERNEL
+	                                    : PERF_RECORD_MISC_USER | (pes ? PERF_RECORD_MISC_EXACT_IP : 0);
 	struct perf_event_header h = {PERF_RECORD_SAMPLE, misc, (uint16_t)(n * 8)};
 	memcpy(&rec[0], &h, sizeof(h));
 	return n * 8;

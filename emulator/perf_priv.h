@@ -46,9 +46,10 @@ struct emu_event {
 	uint64_t hw_raw;          /* the hardware counter's value (width bits) */
 	int throttled;            /* perf_event_max_sample_rate reached in this tick */
 	uint64_t tick_interrupts; /* overflows in the current tick */
-	int pes_pending;          /* PES records were drained to it: signal once */
+	int pes_pending;          /* PES records drained to it by this drain: one signal, counted samples */
 	int irq_pending;          /* virtual clock: an overflow whose interrupt is not taken yet (skid) */
-	uint64_t irq_due;         /* thread cycle at which it is taken */
+	uint64_t user_owed; /* exclude_kernel: overflows noticed in the kernel, taken back in the program */
+	uint64_t irq_due;   /* thread cycle at which it is taken */
 	enum emu_ev_state state;
 	uint64_t count; /* 64-bit perf count */
 	uint64_t time_enabled, time_running;
@@ -87,8 +88,10 @@ struct emu_ctx {
 	uint64_t next_tick;       /* next scheduler tick (counters folded into the perf counts) */
 	int rotate_needed;
 	int nsampling_active;
-	/* the alarm: wall-clock (punctual) while the thread runs, CPU-clock while it mostly waits */
-	uint64_t alarm_wall_ns, alarm_cpu_ns; /* when it was armed */
+	/* the alarm: wall-clock (punctual) while the thread can run, CPU-clock while it waits */
+	uint64_t alarm_nvcsw; /* the thread's voluntary context switches when it was last armed */
+	uint64_t handling_ns; /* CPU time one alarm takes, overflow handlers included (running mean) */
+	uint64_t alarm_due;   /* thread cycle at which the armed alarm is due (0: none armed) */
 	enum emu_alarm_clock alarm_clock;
 };
 
@@ -99,6 +102,13 @@ static inline int is_sampling(const struct emu_event *ev)
 {
 	return ev->attr.sample_period != 0; /* also sample_freq: same union */
 }
+
+/* Where a sample taken inside the emulator is: time in the emulator stands for time in the kernel (a system
+ * call on an event, an interposed call, the sampling alarm's own handling), so such a sample is a kernel
+ * sample (PERF_RECORD_MISC_KERNEL) at this address, the start of the RV64 kernel's text (KERNEL_LINK_ADDR),
+ * never a function of librvemu.so the user did not write. An event with exclude_kernel does not count in
+ * the kernel: an overflow noticed there is taken at the next point in the program (the next alarm). */
+#define EMU_IP_KERNEL 0xffffffff80000000ull
 
 /* perf_ctx.c */
 void perf_fork_child_unlock(void);

@@ -37,6 +37,8 @@ struct rvemu_stats {
 	uint64_t throttles;      /* events throttled at perf_event_max_sample_rate (PERF_RECORD_THROTTLE) */
 	uint64_t pes_records;    /* Precise Event Sampling records the PES unit appended */
 	uint64_t pes_interrupts; /* PES buffer-fill interrupts (one per full buffer, not per sample) */
+	uint64_t
+	    kernel_samples_dropped; /* interrupts taken in the (emulated) kernel for exclude_kernel events */
 };
 
 /* One Precise Event Sampling record as the emulated PES unit writes it into its buffer (docs/pes.md): a

@@ -7,7 +7,7 @@
 set -euo pipefail
 packages=(build-essential autoconf automake libtool pkg-config python3 dpkg-dev
           libcunit1-dev valgrind cppcheck clang-format gfortran patchelf
-          libunwind-dev libelf-dev linux-perf)
+          libunwind-dev libelf-dev linux-perf stress-ng)  # stress-ng: scripts/stress.sh
 # The riscv64 cross-compile checks need a cross toolchain and qemu-user, except on a riscv64 board, where the
 # native gcc is the riscv64 compiler and programs run as they are.
 if [ "$(dpkg --print-architecture)" != riscv64 ]; then

@@ -44,6 +44,7 @@ void burn_cpu_ms(unsigned ms);
 
 void add_count_suites(void);  /* test_emu_count.c */
 void add_sample_suites(void); /* test_emu_sample.c */
+void add_tick_suite(void);    /* test_emu_sample.c: runs with RVEMU_TICK_CYCLES=1 or 2 */
 /* test_emu_sample.c: two call sites of rvemu_advance, the skid tests' "causing" and "next" blocks */
 void skid_next(uint64_t cycles);
 void skid_cause(uint64_t cycles);

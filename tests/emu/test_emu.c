@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,8 +132,19 @@ static int run_under_emulator(char *const argv[], const char *model_name, const 
 	if (err)
 		err[n] = 0;
 	close(pipefd[0]);
-	int st;
-	waitpid(pid, &st, 0);
+	/* Bounded: a child stuck inside the emulator (every signal blocked there, even its own alarm()) is
+	 * killed after 300 s and counts as failed. */
+	int st = 0;
+	for (int waited_ms = 0; waitpid(pid, &st, WNOHANG) == 0; waited_ms += 50) {
+		if (waited_ms >= 300000) {
+			fprintf(stderr, "child %d still running after 300 s: killed\n", (int)pid);
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			break;
+		}
+		struct timespec ms50 = {0, 50000000};
+		nanosleep(&ms50, NULL);
+	}
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -215,6 +227,32 @@ static int copy_for_everyone(const char *from, const char *dir, const char *name
 		rc = -1;
 	close(in);
 	return close(fd) == 0 ? rc : -1;
+}
+
+/* RVEMU_TICK_CYCLES anywhere in its range works (issue 20: 1 or 2 made papi_avail run for minutes, one
+ * accounting step per tick of the cycles a thread ran before it opened an event); a multiplexing interval
+ * below 1 ms (perf_event_mux_interval_ms's minimum) is refused at load. The child ("tick" suite) counts and
+ * samples a thread that already ran 300 ms, with one tick per cycle, and must finish (alarm: 60 s). */
+static void test_tick_range(void)
+{
+	char err[1024];
+	char *argv[] = {(char *)self_path, NULL};
+	setenv("EMU_TEST_ONLY", "tick", 1);
+	static const char *const ticks[] = {"1", "2"};
+	for (size_t i = 0; i < sizeof(ticks) / sizeof(ticks[0]); i++) {
+		setenv("RVEMU_TICK_CYCLES", ticks[i], 1);
+		int st = run_under_emulator(argv, "sifive-u74", "cputime", 1, NULL, 0);
+		if (st)
+			fprintf(stderr, "RVEMU_TICK_CYCLES=%s: status %d\n", ticks[i], st);
+		CU_ASSERT_EQUAL(st, 0);
+	}
+	unsetenv("RVEMU_TICK_CYCLES");
+	unsetenv("EMU_TEST_ONLY");
+	char *true_argv[] = {"/bin/true", NULL};
+	setenv("RVEMU_MUX_CYCLES", "2", 1);
+	CU_ASSERT_EQUAL(run_under_emulator(true_argv, "sifive-u74", "virtual", 0, err, sizeof(err)), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "RVEMU_MUX_CYCLES must be a number in 1500000.."));
+	unsetenv("RVEMU_MUX_CYCLES");
 }
 
 /* Without CAP_PERFMON: RVEMU_CAP_PERFMON=0 at paranoid 1, 2 (mainline), 3 (Debian) and 4 (Ubuntu), with and
@@ -354,6 +392,8 @@ static int launcher(void)
 	CU_add_test(s, "RVEMU_READ_ADVANCE: reads advance the virtual clock", test_read_advance);
 	CU_add_test(s, "permissions of an ordinary user (paranoid 1-4, setpriv)", test_permissions_launch);
 	CU_add_test(s, "Precise Event Sampling as an option and with a small buffer", test_pes_option);
+	CU_add_test(s, "RVEMU_TICK_CYCLES=1 and 2 work; RVEMU_MUX_CYCLES below 1 ms refused",
+	            test_tick_range);
 	return run_cunit();
 }
 
@@ -388,6 +428,11 @@ static int child(void)
 	const char *only = getenv("EMU_TEST_ONLY");
 	if (only && !strcmp(only, "read_advance")) {
 		add_read_advance_suite();
+		return run_cunit();
+	}
+	if (only && !strcmp(only, "tick")) {
+		alarm(60); /* bounded: before the fix this ran for minutes */
+		add_tick_suite();
 		return run_cunit();
 	}
 	if (only && !strcmp(only, "permissions")) {

@@ -244,8 +244,15 @@ static void test_slow_reader(void)
 /* ---------------------------------------------------------------------------------- stacks */
 /* One interrupt per sample, and each record's stack: frames[0] is its PC, then the callers up to main. With
  * PES the PC is the causing one, in sample_hot, called by sample_outer from run_stacks. Without it the
- * interrupt has skid (RVEMU_IRQ_SKID): the PC is where the thread was when it was taken, which for the last
- * period is the system call that stops the sampler. */
+ * interrupt has skid (RVEMU_IRQ_SKID): the PC is where the thread was when it was taken; the last period's
+ * is still pending at the system call that stops the sampler, where the kernel takes it and, the events
+ * excluding the kernel (PAPI's user domain), drops it as Linux drops the kernel samples of user-only events:
+ * one sample fewer (kernel_missed). */
+static uint64_t kernel_missed(int precise)
+{
+	return precise ? 0 : 1;
+}
+
 __attribute__((noinline)) void run_stacks(rvsample_t *s, uint64_t n)
 {
 	CU_ASSERT_EQUAL(rvsample_start(s), RVSAMPLE_OK);
@@ -266,11 +273,12 @@ static void stacks(const char *const *events, int precise)
 	run_stacks(s, n);
 	struct rvsample_stats st;
 	rvsample_get_stats(s, &st);
-	CU_ASSERT_EQUAL(st.samples, n);
+	CU_ASSERT_EQUAL(st.samples, n - kernel_missed(precise));
 	CU_ASSERT_EQUAL(st.exact, precise ? n : 0);
-	CU_ASSERT_EQUAL(st.interrupts, n); /* one per record: the kernel does not batch a per-sample wakeup */
+	/* one per record: the kernel does not batch a per-sample wakeup */
+	CU_ASSERT_EQUAL(st.interrupts, n - kernel_missed(precise));
 	ssize_t got = rvsample_read(s, recs, 4096);
-	CU_ASSERT_EQUAL(got, (ssize_t)n);
+	CU_ASSERT_EQUAL(got, (ssize_t)(n - kernel_missed(precise)));
 	unsigned good_hot = 0, in_hot = 0, stacked = 0, pc_first = 0;
 	for (ssize_t i = 0; i < got; i++) {
 		const struct rvsample_record *r = &recs[i];
@@ -347,9 +355,12 @@ static void test_stacks_cputime(void)
 	struct rvsample_stats st;
 	rvsample_get_stats(s, &st);
 	ssize_t got = rvsample_read(s, recs, 4096);
-	unsigned stacked = 0, pc_first = 0, in_spin = 0;
+	unsigned stacked = 0, pc_first = 0, in_spin = 0, in_kernel = 0;
 	for (ssize_t i = 0; i < got; i++) {
 		const struct rvsample_record *r = &recs[i];
+		/* an alarm that came while the thread was inside the emulator (thread_cycles()): a kernel
+		 * sample at the kernel's text, never exact (docs/emulator-core.md) */
+		in_kernel += r->pc == 0xffffffff80000000ull && !(r->flags & RVSAMPLE_F_EXACT);
 		if (!(r->flags & RVSAMPLE_F_STACK))
 			continue;
 		stacked++;
@@ -365,7 +376,8 @@ static void test_stacks_cputime(void)
 	       "%" PRIu64 " interrupts\n",
 	       got, stacked, in_spin, st.interrupts);
 	CU_ASSERT(got >= 150);
-	CU_ASSERT_EQUAL(st.exact, (uint64_t)got);
+	CU_ASSERT_EQUAL(st.exact + in_kernel, (uint64_t)got);
+	CU_ASSERT(in_kernel * 10 <= (unsigned)got);
 	CU_ASSERT_EQUAL(pc_first, stacked);
 	CU_ASSERT(st.interrupts >= stacked); /* a stack needs an interrupt of its own */
 	CU_ASSERT(stacked * 4 >= (unsigned)got * 3);
@@ -520,11 +532,11 @@ static void test_u74_sscofpmf(void)
 	CU_ASSERT_EQUAL(rvsample_stop(s), RVSAMPLE_OK);
 	struct rvsample_stats st;
 	rvsample_get_stats(s, &st);
-	CU_ASSERT_EQUAL(st.samples, 50);
+	CU_ASSERT_EQUAL(st.samples, 50 - kernel_missed(0)); /* the last, pending at the stop: dropped */
 	CU_ASSERT_EQUAL(st.exact, 0);
-	CU_ASSERT_EQUAL(st.interrupts, 50);
+	CU_ASSERT_EQUAL(st.interrupts, 50 - kernel_missed(0));
 	ssize_t got = rvsample_read(s, recs, 4096);
-	CU_ASSERT_EQUAL(got, 50);
+	CU_ASSERT_EQUAL(got, 50 - (ssize_t)kernel_missed(0));
 	unsigned exact = 0;
 	for (ssize_t i = 0; i < got; i++)
 		exact += (recs[i].flags & RVSAMPLE_F_EXACT) != 0;
