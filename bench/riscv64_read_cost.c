@@ -13,6 +13,7 @@
 #include <string.h>
 
 #if !defined(__riscv) || __riscv_xlen != 64
+// cppcheck-suppress preprocessorErrorDirective
 #error "a riscv64 program (run under qemu-riscv64 by bench/riscv64-read-cost.sh)"
 #endif
 
@@ -51,14 +52,15 @@ int main(int argc, char **argv)
 	long long v = 0;
 
 	if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT || PAPI_create_eventset(&es) != PAPI_OK ||
-	    PAPI_add_named_event(es, "riscv_sifive_u74::INTEGER_LOAD_RETIRED") != PAPI_OK || PAPI_start(es) != PAPI_OK) {
+	    PAPI_add_named_event(es, "riscv_sifive_u74::INTEGER_LOAD_RETIRED") != PAPI_OK ||
+	    PAPI_start(es) != PAPI_OK) {
 		fprintf(stderr, "riscv64_read_cost: PAPI setup failed\n");
 		return 1;
 	}
 	const PAPI_component_info_t *ci = PAPI_get_component_info(0);
 	if (ci == NULL || (int)ci->fast_counter_read != page) {
-		fprintf(stderr, "riscv64_read_cost: fast_counter_read %d, expected %d\n", ci ? (int)ci->fast_counter_read : -1,
-		        page);
+		fprintf(stderr, "riscv64_read_cost: fast_counter_read %d, expected %d\n",
+		        ci ? (int)ci->fast_counter_read : -1, page);
 		return 1;
 	}
 	for (int i = 0; i < 4; i++) /* warm: lazy binding, first touches */

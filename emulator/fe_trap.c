@@ -169,9 +169,9 @@ static void pass_on(int sig, siginfo_t *si, ucontext_t *uc)
 	if (!(pa.sa_flags & SA_SIGINFO) && (pa.sa_handler == SIG_DFL || pa.sa_handler == SIG_IGN)) {
 		if (pa.sa_handler == SIG_IGN && !kernel_raised)
 			return; /* an ignored SIGILL from kill() */
-		/* The default action (a trap cannot be ignored: the kernel then forces the default too). Returning
-		 * re-executes the instruction, which traps again and kills the process; a SIGILL from kill() is
-		 * sent again, and arrives once the handler's mask is gone. */
+		/* The default action (a trap cannot be ignored: the kernel then forces the default too).
+		 * Returning re-executes the instruction, which traps again and kills the process; a SIGILL
+		 * from kill() is sent again, and arrives once the handler's mask is gone. */
 		struct sigaction dfl;
 		memset(&dfl, 0, sizeof(dfl));
 		dfl.sa_handler = SIG_DFL;

@@ -93,11 +93,11 @@ static inline uint64_t emu_scale(uint64_t cycles, uint64_t rate_ppb)
  * processes of one run can be held later). perf data hangs off `perf` (opaque to this layer). */
 struct emu_thread {
 	pid_t tid, pid;
-	unsigned hart;           /* assigned round-robin when first seen; no migration is modelled */
-	uint64_t vcycles;        /* virtual clock (atomic access) */
-	uint64_t last_cycles;    /* last value seen, kept when the thread has exited */
-	uint64_t kernel_ns;      /* CPU time spent in emulated kernel work (CSR traps): not the thread's cycles */
-	uint64_t *injected;      /* per model event: rvemu_inject counts */
+	unsigned hart;        /* assigned round-robin when first seen; no migration is modelled */
+	uint64_t vcycles;     /* virtual clock (atomic access) */
+	uint64_t last_cycles; /* last value seen, kept when the thread has exited */
+	uint64_t kernel_ns; /* CPU time spent in emulated kernel work (CSR traps): not the thread's cycles */
+	uint64_t *injected; /* per model event: rvemu_inject counts */
 	struct emu_ctx *perf;    /* the perf core's context of this task (owned by the perf core) */
 	struct emu_pes_buf *pes; /* the PES unit's state for this task (mach_pes.c), NULL until used */
 	pid_t alarm_pid;         /* process that created the alarms (emu_thread_alarm) */

@@ -143,7 +143,8 @@ static int user_read_granted(const struct emu_event *ev)
 	case 1:
 		return 1;
 	case 2:
-		return ev->attr.config == PERF_COUNT_HW_CPU_CYCLES || ev->attr.config == PERF_COUNT_HW_INSTRUCTIONS;
+		return ev->attr.config == PERF_COUNT_HW_CPU_CYCLES ||
+		       ev->attr.config == PERF_COUNT_HW_INSTRUCTIONS;
 	default:
 		return 0;
 	}

@@ -20,7 +20,8 @@
 static const char *const names[] = {"riscv_sifive_u74::INTEGER_LOAD_RETIRED",
                                     "riscv_sifive_u74::INTEGER_STORE_RETIRED",
                                     "riscv_sifive_u74::CONDITIONAL_BRANCH_RETIRED"};
-static const uint64_t raw[] = {U74_INTEGER_LOAD_RETIRED, U74_INTEGER_STORE_RETIRED, U74_CONDITIONAL_BRANCH_RET};
+static const uint64_t raw[] = {U74_INTEGER_LOAD_RETIRED, U74_INTEGER_STORE_RETIRED,
+                               U74_CONDITIONAL_BRANCH_RET};
 
 struct delta {
 	uint64_t emulated, forwarded, traps;
@@ -29,8 +30,8 @@ struct delta {
 static struct delta since(const struct emu_api *api, const struct rvemu_stats *s0)
 {
 	struct rvemu_stats s1 = emu_stats_now(api);
-	struct delta d = {s1.syscalls_emulated - s0->syscalls_emulated, s1.syscalls_forwarded - s0->syscalls_forwarded,
-	                  s1.csr_traps - s0->csr_traps};
+	struct delta d = {s1.syscalls_emulated - s0->syscalls_emulated,
+	                  s1.syscalls_forwarded - s0->syscalls_forwarded, s1.csr_traps - s0->csr_traps};
 	return d;
 }
 
@@ -45,7 +46,8 @@ static int make_set(int n, int multiplex)
 	int es = PAPI_NULL;
 	if (PAPI_create_eventset(&es) != PAPI_OK)
 		return PAPI_NULL;
-	if (multiplex && (PAPI_assign_eventset_component(es, 0) != PAPI_OK || PAPI_set_multiplex(es) != PAPI_OK))
+	if (multiplex &&
+	    (PAPI_assign_eventset_component(es, 0) != PAPI_OK || PAPI_set_multiplex(es) != PAPI_OK))
 		return PAPI_NULL;
 	for (int i = 0; i < n; i++) {
 		int rc = PAPI_add_named_event(es, names[i]);
@@ -77,10 +79,13 @@ static void test_two_events(const struct emu_api *api, int page)
 	      (unsigned long long)(t1[0] - t0[0]), (unsigned long long)(t1[1] - t0[1]));
 	if (page)
 		CHECK(d.emulated == 0 && d.forwarded == 0 && d.traps == 2,
-		      "page path: %llu system calls (emulated), %llu forwarded, %llu trapped csrr (want 0, 0, 2)",
-		      (unsigned long long)d.emulated, (unsigned long long)d.forwarded, (unsigned long long)d.traps);
+		      "page path: %llu system calls (emulated), %llu forwarded, %llu trapped csrr (want 0, "
+		      "0, 2)",
+		      (unsigned long long)d.emulated, (unsigned long long)d.forwarded,
+		      (unsigned long long)d.traps);
 	else
-		CHECK(d.emulated == 1 && d.traps == 0, "perf_user_access = 0: %llu read() (want 1), %llu trapped csrr (want 0)",
+		CHECK(d.emulated == 1 && d.traps == 0,
+		      "perf_user_access = 0: %llu read() (want 1), %llu trapped csrr (want 0)",
 		      (unsigned long long)d.emulated, (unsigned long long)d.traps);
 	/* PAPI_reset (an ioctl) updates the page's offset: the next read starts from 0 */
 	CHECK(PAPI_reset(es) == PAPI_OK, "PAPI_reset");
@@ -92,7 +97,8 @@ static void test_two_events(const struct emu_api *api, int page)
 	truths(api, 2, t1);
 	CHECK(rc == PAPI_OK && (uint64_t)v[0] == t1[0] - t0[0] && (uint64_t)v[1] == t1[1] - t0[1],
 	      "after PAPI_reset: %lld, %lld (truth %llu, %llu), %llu read()", v[0], v[1],
-	      (unsigned long long)(t1[0] - t0[0]), (unsigned long long)(t1[1] - t0[1]), (unsigned long long)d.emulated);
+	      (unsigned long long)(t1[0] - t0[0]), (unsigned long long)(t1[1] - t0[1]),
+	      (unsigned long long)d.emulated);
 	CHECK(PAPI_stop(es, v) == PAPI_OK, "PAPI_stop");
 	PAPI_cleanup_eventset(es);
 	PAPI_destroy_eventset(&es);
@@ -103,7 +109,7 @@ static void test_cycles_fallback(const struct emu_api *api)
 {
 	long long v[2];
 	uint64_t t0, t1, c0, c1;
-	uint64_t (*thread_cycles)(void) = RVEMU_SYM(uint64_t (*)(void), rvemu_thread_cycles);
+	uint64_t (*thread_cycles)(void) = RVEMU_SYM(uint64_t(*)(void), rvemu_thread_cycles);
 	int es = PAPI_NULL;
 	CHECK(PAPI_create_eventset(&es) == PAPI_OK && PAPI_add_named_event(es, "PAPI_TOT_CYC") == PAPI_OK &&
 	          PAPI_add_named_event(es, names[0]) == PAPI_OK,
@@ -118,9 +124,10 @@ static void test_cycles_fallback(const struct emu_api *api)
 	c1 = thread_cycles();
 	api->truth_raw(raw[0], &t1);
 	CHECK(rc == PAPI_OK && (uint64_t)v[0] == c1 - c0 && (uint64_t)v[1] == t1 - t0,
-	      "PAPI_read = truth: cycles %lld (%llu), loads %lld (%llu)", v[0], (unsigned long long)(c1 - c0), v[1],
-	      (unsigned long long)(t1 - t0));
-	CHECK(d.emulated == 1, "cycles on the page has index 0: exactly %llu read() (want 1)", (unsigned long long)d.emulated);
+	      "PAPI_read = truth: cycles %lld (%llu), loads %lld (%llu)", v[0], (unsigned long long)(c1 - c0),
+	      v[1], (unsigned long long)(t1 - t0));
+	CHECK(d.emulated == 1, "cycles on the page has index 0: exactly %llu read() (want 1)",
+	      (unsigned long long)d.emulated);
 	PAPI_stop(es, v);
 	PAPI_cleanup_eventset(es);
 	PAPI_destroy_eventset(&es);
@@ -142,8 +149,8 @@ static void test_multiplexed(const struct emu_api *api)
 	struct rvemu_stats s0 = emu_stats_now(api);
 	int rc = PAPI_read(es, v);
 	struct delta d = since(api, &s0);
-	CHECK(rc == PAPI_OK && v[0] > 0 && v[1] > 0 && v[2] > 0, "PAPI_read: %lld, %lld, %lld (scaled estimates)", v[0],
-	      v[1], v[2]);
+	CHECK(rc == PAPI_OK && v[0] > 0 && v[1] > 0 && v[2] > 0,
+	      "PAPI_read: %lld, %lld, %lld (scaled estimates)", v[0], v[1], v[2]);
 	CHECK(d.emulated == 3, "multiplexed: %llu read() (want 3: one per event, PAPI's multiplexed read)",
 	      (unsigned long long)d.emulated);
 	PAPI_stop(es, v);
@@ -160,9 +167,11 @@ int main(int argc, char **argv)
 	if (rc != PAPI_VER_CURRENT)
 		return trap_test_done("papi_user_read");
 	const PAPI_component_info_t *ci = PAPI_get_component_info(0);
-	CHECK(ci != NULL && ci->disabled == 0, "perf_event component enabled (%s)", ci ? ci->disabled_reason : "?");
-	CHECK(ci != NULL && (int)ci->fast_counter_read == page, "fast_counter_read = %d (want %d: perf_user_access %s)",
-	      ci ? (int)ci->fast_counter_read : -1, page, page ? "1" : "0");
+	CHECK(ci != NULL && ci->disabled == 0, "perf_event component enabled (%s)",
+	      ci ? ci->disabled_reason : "?");
+	CHECK(ci != NULL && (int)ci->fast_counter_read == page,
+	      "fast_counter_read = %d (want %d: perf_user_access %s)", ci ? (int)ci->fast_counter_read : -1,
+	      page, page ? "1" : "0");
 	test_two_events(&api, page);
 	if (page) {
 		test_cycles_fallback(&api);

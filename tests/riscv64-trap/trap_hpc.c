@@ -47,7 +47,8 @@ int main(void)
 	expect_truth(&api, req[2].manager_id, req[2].bitmap, other, "hart 1's manager, bits 0, 1, 4");
 	uint64_t traps = s1.csr_traps - s0.csr_traps;
 	CHECK(traps == st.csr_reads + st.csr_writes && traps > 0,
-	      "every CSR access was a trap: %llu traps = %llu reads + %llu writes (requests %llu, retries %llu)",
+	      "every CSR access was a trap: %llu traps = %llu reads + %llu writes (requests %llu, retries "
+	      "%llu)",
 	      (unsigned long long)traps, (unsigned long long)st.csr_reads, (unsigned long long)st.csr_writes,
 	      (unsigned long long)st.requests, (unsigned long long)st.retries);
 	CHECK(s1.csr_reads - s0.csr_reads == st.csr_reads && s1.csr_writes - s0.csr_writes == st.csr_writes,

@@ -67,7 +67,8 @@ static void expect_sigill(const struct emu_api *api, unsigned n, const char *why
 	int before = own.count;
 	read_hpm(n);
 	s1 = emu_stats_now(api);
-	CHECK(own.count == before + 1 && s1.csr_traps_passed - s0.csr_traps_passed == 1 && s1.csr_traps == s0.csr_traps,
+	CHECK(own.count == before + 1 && s1.csr_traps_passed - s0.csr_traps_passed == 1 &&
+	          s1.csr_traps == s0.csr_traps,
 	      "csrr hpmcounter%u %s: the program's SIGILL handler got it", n, why);
 }
 
@@ -107,12 +108,14 @@ static int run_access(const struct emu_api *api)
 	expect_sigill(api, 5, "(no event on it)");
 	int st = in_child(child_reads_hpm3);
 	/* the event counts the parent; perf's mapping is VM_DONTCOPY: nothing the child may read */
-	CHECK(died_of_sigill(st), "a forked child's csrr hpmcounter3 (the parent's event) kills it with SIGILL (status 0x%x)",
+	CHECK(died_of_sigill(st),
+	      "a forked child's csrr hpmcounter3 (the parent's event) kills it with SIGILL (status 0x%x)",
 	      st);
 	munmap((void *)pg, (size_t)page);
 	expect_sigill(api, 3, "(its event was unmapped)");
 	st = in_child(child_reads_hpm3);
-	CHECK(died_of_sigill(st), "without a handler, csrr of an unmapped counter kills with SIGILL (status 0x%x)", st);
+	CHECK(died_of_sigill(st),
+	      "without a handler, csrr of an unmapped counter kills with SIGILL (status 0x%x)", st);
 	close(fd);
 	close(fd2);
 	/* cycles: qemu answers the cycle CSR with host ticks, so the page offers no index for it */

@@ -17,6 +17,7 @@
 #include "rvemu.h"
 
 #if !defined(__riscv) || __riscv_xlen != 64
+// cppcheck-suppress preprocessorErrorDirective
 #error "these tests are riscv64 programs (run under qemu-riscv64)"
 #endif
 
@@ -29,7 +30,7 @@ static int checks, failures;
 			printf("ok   ");                                                                     \
 		} else {                                                                                     \
 			failures++;                                                                          \
-			printf("FAIL (%s:%d: %s) ", __FILE__, __LINE__, #cond);                             \
+			printf("FAIL (%s:%d: %s) ", __FILE__, __LINE__, #cond);                              \
 		}                                                                                            \
 		printf(__VA_ARGS__);                                                                         \
 		printf("\n");                                                                                \
