@@ -211,13 +211,16 @@ static void trap_handler(int sig, siginfo_t *si, void *context)
 {
 	int saved_errno = errno;
 	ucontext_t *uc = context;
-	uint64_t start = thread_cpu_ns();
+	int cputime = !emu_clock_is_virtual(); /* the virtual clock never moves in here anyway */
+	uint64_t start = cputime ? thread_cpu_ns() : 0;
 	/* only a trap of an instruction (si_code > 0), not a SIGILL sent by kill()/tgkill()/sigqueue() */
 	int done = si->si_code > 0 && emulate(uc);
 	if (done)
 		EMU_STAT_ADD(csr_traps, 1);
-	uint64_t end = thread_cpu_ns();
-	emu_thread_add_kernel_ns(end > start ? end - start : 0);
+	if (cputime) {
+		uint64_t end = thread_cpu_ns();
+		emu_thread_add_kernel_ns(end > start ? end - start : 0);
+	}
 	if (!done)
 		pass_on(sig, si, uc);
 	errno = saved_errno;
