@@ -60,6 +60,7 @@ flags=(-std=c11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -I"$top/lib" -I"$top/emu
 "$cc" "${flags[@]}" -o "$out/trap_csr" "$here/trap_csr.c" -ldl
 "$cc" "${flags[@]}" -o "$out/trap_hpm" "$here/trap_hpm.c" -ldl
 "$cc" "${flags[@]}" -o "$out/trap_hpc" "$here/trap_hpc.c" -L"$rvhw_dir" -lrvbank -lrvhw -ldl
+"$cc" "${flags[@]}" -o "$out/trap_boom" "$here/trap_boom.c" -L"$rvhw_dir" -lrvbank -lrvhw -ldl
 "$cc" "${flags[@]}" -I"$papi_inc" -o "$out/papi_user_read" "$here/papi_user_read.c" -L"$papi_dir" -lpapi \
 	-Wl,-rpath-link,"$pfm_dir" -ldl
 
@@ -88,6 +89,7 @@ run() {
 }
 run "trap_csr (Zicsr forms, chaining, default action)" lowrisc-hpc -- "$out/trap_csr"
 run "trap_hpc (librvbank's real csrr/csrw)" lowrisc-hpc -- "$out/trap_hpc"
+run "trap_boom (BOOM hints through rvhw_boom_op)" boom -- "$out/trap_boom"
 run "trap_hpm (hpmcounter, perf_user_access 1)" sifive-u74 -- "$out/trap_hpm"
 run "trap_hpm (perf_user_access 0)" sifive-u74 RVEMU_PERF_USER_ACCESS=0 -- "$out/trap_hpm" noaccess
 run "papi_user_read (page, perf_user_access 1)" sifive-u74 -- "$out/papi_user_read"
