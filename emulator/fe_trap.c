@@ -27,6 +27,10 @@
  * with signals blocked). The program's recorded disposition is published with a sequence counter whose
  * writer runs with signals blocked, so a reader on any thread sees a whole one.
  *
+ * Blocked SIGILL: code that runs with SIGILL blocked (the program's own SIGILL handler without SA_NODEFER,
+ * a handler whose sa_mask holds SIGILL) cannot have its CSR accesses emulated: the kernel (qemu) forces the
+ * default action of a blocked synchronous signal, so such an access kills, where a board would execute it.
+ *
  * Time: the CPU time spent in here stands for the kernel's trap handling; the CPU-time clock leaves it out
  * of the thread's cycles (emu_thread_add_kernel_ns), so it is never charged to the program.
  *
