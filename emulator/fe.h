@@ -2,7 +2,9 @@
 /* Between the front ends' own files only. */
 #ifndef EMU_FE_H
 #define EMU_FE_H
+#include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The text of a served /proc or /sys file. */
 struct fe_text {
@@ -16,4 +18,19 @@ int fe_file_content(const char *path, struct fe_text *b, int *is_dir);
 #define FE_NAME_MAX 32
 int fe_dir_listing(const char *path, char names[][FE_NAME_MAX], int max);
 
+/* Seam 2's CSR accesses as the emulated machine answers them (fe_csr.c): RVHW_OK, RVHW_EINVAL (unknown CSR),
+ * RVHW_EPERM (the access traps on hardware), RVHW_ENOHW (this machine has no such CSR). */
+int fe_csr_read(unsigned csr, uint64_t *value);
+int fe_csr_write(unsigned csr, uint64_t value);
+/* 1 on riscv64: CSR instructions are real and trap into fe_trap.c (the emulator then runs under qemu-user);
+ * 0 elsewhere: programs reach the emulated CSRs through the exported rvhw_* functions only. */
+#if defined(__riscv) && __riscv_xlen == 64
+#define FE_CSR_TRAPS 1
+#else
+#define FE_CSR_TRAPS 0
+#endif
+/* The CSR-trap front end (fe_trap.c): installs its SIGILL handler at load (no-op without FE_CSR_TRAPS), and
+ * serves the program's sigaction()/signal() calls for SIGILL. */
+void fe_trap_install(void);
+int fe_trap_sigaction(const struct sigaction *act, struct sigaction *old);
 #endif

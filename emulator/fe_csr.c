@@ -4,10 +4,16 @@
  * exactly as lib/rvhw.c checks them (lib/rvhw_known.h). The counter CSRs (cycle, instret, hpmcounterN)
  * answer as the perf core says the kernel's scounteren would (kernel.perf_user_access); time is always
  * readable; the bank CSRs and hints go to the model's counter bank (mach_bank.c). A machine without the
- * CSR answers RVHW_ENOHW. */
+ * CSR answers RVHW_ENOHW.
+ *
+ * fe_csr_read/fe_csr_write are the one implementation of a CSR access: the exported functions call them,
+ * and so does the CSR-trap front end (fe_trap.c) on riscv64, where librvhw's real csrr/csrw run and trap.
+ * There the CSR functions are not exported (the real instruction is the path under test); the BOOM hint
+ * cannot trap (it is an ordinary addi to x0), so rvhw_boom_op stays exported on every architecture. */
 #include <errno.h>
 #include <time.h>
 
+#include "fe.h"
 #include "mach.h"
 #include "perf.h"
 #include "rvhw.h"
@@ -24,7 +30,7 @@ static uint64_t time_now(void)
 	       (uint64_t)ts.tv_nsec / (1000000000ull / EMU_TIMEBASE_HZ);
 }
 
-int rvhw_csr_read(unsigned csr, uint64_t *value)
+int fe_csr_read(unsigned csr, uint64_t *value)
 {
 	if (value == NULL || !rvhw_csr_known(csr))
 		return RVHW_EINVAL;
@@ -44,7 +50,7 @@ int rvhw_csr_read(unsigned csr, uint64_t *value)
 	return bank && bank->csr_read ? bank->csr_read(csr, value) : RVHW_ENOHW;
 }
 
-int rvhw_csr_write(unsigned csr, uint64_t value)
+int fe_csr_write(unsigned csr, uint64_t value)
 {
 	if (!rvhw_csr_known(csr))
 		return RVHW_EINVAL;
@@ -54,6 +60,18 @@ int rvhw_csr_write(unsigned csr, uint64_t value)
 	const struct emu_bank *bank = emu_bank_active();
 	return bank && bank->csr_write ? bank->csr_write(csr, value) : RVHW_ENOHW;
 }
+
+#if !FE_CSR_TRAPS
+int rvhw_csr_read(unsigned csr, uint64_t *value)
+{
+	return fe_csr_read(csr, value);
+}
+
+int rvhw_csr_write(unsigned csr, uint64_t value)
+{
+	return fe_csr_write(csr, value);
+}
+#endif
 
 int rvhw_boom_op(unsigned tag, uint64_t in, uint64_t *out)
 {

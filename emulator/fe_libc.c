@@ -99,7 +99,40 @@ __attribute__((constructor)) static void fe_constructor(void)
 {
 	emu_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	fe_trap_install();
 }
+
+#if FE_CSR_TRAPS
+/* ------------------------------------------------------------------ SIGILL: the CSR-trap front end */
+/* The program's SIGILL handler is recorded by fe_trap.c and chained to for the traps the emulator does not
+ * own; the emulator's handler stays installed. Other signals go to libc. */
+EMU_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (sig != SIGILL)
+		return EMU_REAL(sigaction)(sig, act, old);
+	return fe_trap_sigaction(act, old);
+}
+
+/* glibc's signal(): BSD semantics (the signal blocked in its handler, SA_RESTART). */
+EMU_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	if (sig != SIGILL)
+		return EMU_REAL(signal)(sig, handler);
+	if (handler == SIG_ERR) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, sig);
+	if (fe_trap_sigaction(&sa, &old) != 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+#endif
 
 /* ------------------------------------------------------------------------------- perf_event_open */
 EMU_EXPORT long syscall(long number, ...);

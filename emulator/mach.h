@@ -93,10 +93,11 @@ static inline uint64_t emu_scale(uint64_t cycles, uint64_t rate_ppb)
  * processes of one run can be held later). perf data hangs off `perf` (opaque to this layer). */
 struct emu_thread {
 	pid_t tid, pid;
-	unsigned hart;           /* assigned round-robin when first seen; no migration is modelled */
-	uint64_t vcycles;        /* virtual clock (atomic access) */
-	uint64_t last_cycles;    /* last value seen, kept when the thread has exited */
-	uint64_t *injected;      /* per model event: rvemu_inject counts */
+	unsigned hart;        /* assigned round-robin when first seen; no migration is modelled */
+	uint64_t vcycles;     /* virtual clock (atomic access) */
+	uint64_t last_cycles; /* last value seen, kept when the thread has exited */
+	uint64_t kernel_ns; /* CPU time spent in emulated kernel work (CSR traps): not the thread's cycles */
+	uint64_t *injected; /* per model event: rvemu_inject counts */
 	struct emu_ctx *perf;    /* the perf core's context of this task (owned by the perf core) */
 	struct emu_pes_buf *pes; /* the PES unit's state for this task (mach_pes.c), NULL until used */
 	pid_t alarm_pid;         /* process that created the alarms (emu_thread_alarm) */
@@ -110,6 +111,9 @@ void emu_thread_forget_self(void);               /* fork child: the forking thre
 uint64_t emu_cycles_of(struct emu_thread *t);    /* cycles the thread has run (monotonic) */
 uint64_t emu_thread_cycles(void);                /* ... of the calling thread */
 uint64_t emu_hart_cycles(unsigned hart);         /* cycles run on a hart by every thread assigned to it */
+/* CPU time (ns) the calling thread just spent in work that stands for the kernel's (a trapped CSR access):
+ * the CPU-time clock leaves it out of the thread's cycles. Async-signal-safe for a known thread. */
+void emu_thread_add_kernel_ns(uint64_t ns);
 /* The id of a thread's CPU-time clock (the kernel's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
 clockid_t emu_thread_cpuclock(pid_t tid);
 /* Host context switches of the calling thread so far (getrusage), for the HPC's `interrupted` bit. */

@@ -75,6 +75,11 @@ void emu_thread_forget_self(void)
 	self = NULL;
 }
 
+void emu_thread_add_kernel_ns(uint64_t ns)
+{
+	__atomic_fetch_add(&emu_thread_self()->kernel_ns, ns, __ATOMIC_RELAXED);
+}
+
 clockid_t emu_thread_cpuclock(pid_t tid)
 {
 	return (clockid_t)((~(unsigned)tid << 3) | 6); /* CPUCLOCK_PERTHREAD_MASK | CPUCLOCK_SCHED */
@@ -110,7 +115,8 @@ uint64_t emu_cycles_of(struct emu_thread *t)
 		uint64_t ns = cputime_ns(t->tid);
 		if (ns == UINT64_MAX)
 			return __atomic_load_n(&t->last_cycles, __ATOMIC_RELAXED);
-		c = emu_ns_to_cycles(ns);
+		uint64_t kernel = __atomic_load_n(&t->kernel_ns, __ATOMIC_RELAXED);
+		c = emu_ns_to_cycles(ns > kernel ? ns - kernel : 0);
 	}
 	/* Monotonic even if two readers race. */
 	uint64_t old = __atomic_load_n(&t->last_cycles, __ATOMIC_RELAXED);

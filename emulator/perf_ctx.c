@@ -805,7 +805,7 @@ static int ensure_tick_signal(void)
 	sigemptyset(&sa.sa_mask);
 	/* A real-time signal near the top of the range, away from PAPI's SIGRTMIN+2. */
 	int sig = SIGRTMAX - 3;
-	if (sigaction(sig, &sa, NULL) != 0)
+	if (EMU_REAL(sigaction)(sig, &sa, NULL) != 0)
 		return -1;
 	tick_signal = sig;
 	return 0;

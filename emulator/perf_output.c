@@ -116,15 +116,55 @@ void emu_ring_unmap(struct emu_event *ev)
 	ev->page = NULL;
 }
 
-/* Linux 6.6+ (arch_perf_update_userpage, riscv_pmu): with kernel.perf_user_access = 1 a mapped hardware
- * event's page says which counter CSR user space may read (index = CSR - 0xC00 + 1), its width, and the
- * offset to add; time fields convert the `time` CSR (1 MHz here) to the perf clock in ns. */
+/* Linux 6.6+ (arch_perf_update_userpage, riscv_pmu): a mapped hardware event's page says which counter CSR
+ * user space may read (index = CSR - 0xC00 + 1), its width, and the offset to add; time fields convert the
+ * `time` CSR (1 MHz here) to the perf clock in ns. cap_user_rdpmc is PERF_EVENT_FLAG_USER_READ_CNT
+ * (pmu_sbi_event_mapped): perf_user_access = 1, or 2 (legacy) for config 0/1 (cycles, instructions) only;
+ * pmc_width is written only then. The reader's contract (include/uapi/linux/perf_event.h) is
+ * count = offset + pmc sign-extended from pmc_width, so offset is the count minus the counter's value
+ * sign-extended the same way (the kernel's prev_count after riscv_pmu_event_set_period).
+ *
+ * Built for riscv64 the emulator only ever runs under qemu-user, which answers cycle and instret (0xC00,
+ * 0xC02) itself with the host's tick counter, without trapping: an index on those counters would make
+ * user-space readers add host ticks to the count. There the fixed counters publish index 0 ("not on a
+ * counter now"), so readers (PAPI's patch 25, libperf) fall back to read(); the programmable counters trap
+ * into fe_trap.c and are exact. */
+#if defined(__riscv)
+#define EMU_FIXED_COUNTERS_USER_READABLE 0
+#else
+#define EMU_FIXED_COUNTERS_USER_READABLE 1
+#endif
+
+static int user_read_granted(const struct emu_event *ev)
+{
+	if (ev->kind == EK_SOFTWARE)
+		return 0;
+	switch (emu_cfg()->perf_user_access) {
+	case 1:
+		return 1;
+	case 2:
+		return ev->attr.config == PERF_COUNT_HW_CPU_CYCLES ||
+		       ev->attr.config == PERF_COUNT_HW_INSTRUCTIONS;
+	default:
+		return 0;
+	}
+}
+
+static int64_t sign_extend(uint64_t v, unsigned width)
+{
+	unsigned shift = 64 - width;
+	return width >= 64 ? (int64_t)v : (int64_t)(v << shift) >> shift;
+}
+
 void emu_ring_update_page(struct emu_event *ev)
 {
 	struct perf_event_mmap_page *pg = ev->page;
 	if (!pg)
 		return;
-	int rdpmc = ev->kind != EK_SOFTWARE && emu_cfg()->perf_user_access == 1;
+	int rdpmc = user_read_granted(ev);
+	int on_counter = rdpmc && ev->state == EV_ACTIVE && ev->hw_idx >= 0 &&
+	                 (ev->kind == EK_PROG || EMU_FIXED_COUNTERS_USER_READABLE);
+	unsigned width = ev->kind == EK_PROG && emu_model()->prog_width < 64 ? emu_model()->prog_width : 64;
 	uint32_t seq = __atomic_load_n(&pg->lock, __ATOMIC_RELAXED);
 	__atomic_store_n(&pg->lock, seq + 1, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -135,9 +175,9 @@ void emu_ring_update_page(struct emu_event *ev)
 	pg->cap_user_rdpmc = (uint64_t)rdpmc;
 	pg->cap_user_time = 1;
 	pg->cap_user_time_zero = 1;
-	pg->index = rdpmc && ev->state == EV_ACTIVE && ev->hw_idx >= 0 ? (uint32_t)ev->hw_idx + 1 : 0;
-	pg->pmc_width = ev->kind == EK_PROG ? (uint16_t)emu_model()->prog_width : 64;
-	pg->offset = (int64_t)(ev->count - (pg->index ? ev->hw_raw : 0));
+	pg->index = on_counter ? (uint32_t)ev->hw_idx + 1 : 0;
+	pg->pmc_width = rdpmc ? (uint16_t)width : 0;
+	pg->offset = (int64_t)(ev->count - (on_counter ? (uint64_t)sign_extend(ev->hw_raw, width) : 0));
 	pg->time_enabled = ev->time_enabled;
 	pg->time_running = ev->time_running;
 	pg->time_shift = 0;

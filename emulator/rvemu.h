@@ -39,6 +39,10 @@ struct rvemu_stats {
 	uint64_t pes_interrupts; /* PES buffer-fill interrupts (one per full buffer, not per sample) */
 	uint64_t
 	    kernel_samples_dropped; /* interrupts taken in the (emulated) kernel for exclude_kernel events */
+	/* riscv64 (under qemu-user) only: the CSR-trap front end (docs/emulator-core.md) */
+	uint64_t csr_traps; /* SIGILLs of CSR instructions the emulator carried out (and resumed after) */
+	uint64_t
+	    csr_traps_passed; /* SIGILLs it did not own, handed to the program's handler or default action */
 };
 
 /* One Precise Event Sampling record as the emulated PES unit writes it into its buffer (docs/pes.md): a

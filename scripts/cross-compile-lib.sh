@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# cross-riscv64 check for seam 2: compile lib/ (librvhw.so) and the emulator's sources with
-# riscv64-linux-gnu-gcc under our warning flags, then run a tiny lib/ client under qemu-riscv64 when
+# cross-riscv64 check for seam 2: compile lib/ (librvhw.so, librvbank.so) and the emulator (librvemu.so, for
+# tests/riscv64-trap/) with riscv64-linux-gnu-gcc under our warning flags, then run a tiny lib/ client under qemu-riscv64 when
 # available, to show the real-instruction path:
 #   - cycle/time/instret (0xC00-0xC02) are read with real csrr instructions (qemu-user permits them);
 #   - hpcc (0x800) is a custom CSR qemu's core does not have: the csrr raises SIGILL and the process dies
@@ -22,11 +22,11 @@ python3 "$top/scripts/gen_events.py" --emulator "$out/generated" >/dev/null
 echo "== compile lib/ for riscv64"
 "$cc" "${flags[@]}" -fPIC -shared -I"$top/lib" -o "$out/librvhw.so" "$top/lib/rvhw.c"
 "$cc" "${flags[@]}" -I"$top/lib" -o "$out/rvhw_probe" "$top/tests/bank/rvhw_probe.c" -L"$out" -lrvhw
-echo "== compile the emulator's sources for riscv64 (syntax and warnings only)"
-for f in "$top"/emulator/*.c; do
-	"$cc" "${flags[@]}" -pthread -fsyntax-only -I"$top/lib" -I"$top/emulator" -I"$out/generated" "$f"
-done
-echo "cross-compiled: $out/librvhw.so $out/rvhw_probe"
+"$cc" "${flags[@]}" -fPIC -shared -I"$top/lib" -o "$out/librvbank.so" "$top/lib/rvbank.c" -L"$out" -lrvhw
+echo "== link the emulator for riscv64 (librvemu.so: runs under qemu-riscv64, CSR traps in emulator/fe_trap.c)"
+"$cc" "${flags[@]}" -pthread -fPIC -shared -fvisibility=hidden -I"$top/lib" -I"$top/emulator" -I"$out/generated" \
+	-o "$out/librvemu.so" "$top"/emulator/*.c "$out/generated/rvemu_tables.c" -ldl
+echo "cross-compiled: $out/librvhw.so $out/librvbank.so $out/librvemu.so $out/rvhw_probe"
 
 if [ "$(uname -m)" = riscv64 ]; then # on a board the probe runs natively
 	run() { LD_LIBRARY_PATH="$out" "$out/rvhw_probe" "$@"; }

@@ -15,7 +15,8 @@ die() { echo "cross-compile-papi: error: $*" >&2; exit 1; }
 
 command -v "$cc" > /dev/null || die "$cc not found (scripts/deps.sh installs gcc-riscv64-linux-gnu)"
 "$top/scripts/fetch-upstream.sh" libpfm4 papi > /dev/null
-rm -rf "$work"
+# only our own outputs: scripts/cross-compile-lib.sh puts its riscv64 libraries in the same folder
+rm -rf "$work/libpfm4" "$work/papi" "$work/generated/libpfm"
 mkdir -p "$work"
 : > "$log"
 
