@@ -39,8 +39,8 @@ t0=$SECONDS
 # A fresh copy of the unpacked source (Debian's patches applied by dpkg-source), so the pristine tree stays as fetched.
 src() { # src PACKAGE: copy build/upstream/PACKAGE-* to the work folder, print its path
 	local from
-	from=$(find "$build/upstream" -maxdepth 1 -type d -name "$1-*" | head -n 1)
-	[ -n "$from" ] || die "no unpacked $1 in $build/upstream"
+	from=$(find "${RVPAPI_UPSTREAM:-$build/upstream}" -maxdepth 1 -type d -name "$1-*" | head -n 1)
+	[ -n "$from" ] || die "no unpacked $1 in ${RVPAPI_UPSTREAM:-$build/upstream}"
 	cp -a "$from" "$work/$1"
 	echo "$work/$1"
 }

@@ -4,11 +4,11 @@
 # each original tarball, and unpack each once under $RVPAPI_BUILD/upstream/<package>-<upstream version>.
 # Besides PAPI and libpfm4 the lock pins what Debian 12 has no riscv64 build of (CUnit, libunwind, libelf and
 # its zlib), cross-built by scripts/cross-deps.sh.
-# Re-runs reuse what is there. Usage: scripts/fetch-upstream.sh [package...]
+# Re-runs reuse what is there. RVPAPI_UPSTREAM overrides the folder (a cross build shares the native one). Usage: scripts/fetch-upstream.sh [package...]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${RVPAPI_BUILD:-$top/build}
-dest=$build/upstream
+dest=${RVPAPI_UPSTREAM:-$build/upstream}
 mkdir -p "$dest"
 want=("$@")
 while read -r pkg ver orig sum; do
