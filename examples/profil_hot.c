@@ -79,7 +79,7 @@ static void count_sample(const char *name, unsigned long samples)
 }
 
 /* The fullest bucket, as an offset into the text (the program's link-time address, for nm). */
-static size_t hottest_bucket;
+static size_t fullest_bucket;
 
 /* Buckets of 2 bytes (scale 65536): bucket i covers text + 2i. */
 static unsigned long attribute_buckets(const unsigned short *buckets, size_t n_buckets, uintptr_t text)
@@ -88,8 +88,8 @@ static unsigned long attribute_buckets(const unsigned short *buckets, size_t n_b
 	for (size_t i = 0; i < n_buckets; i++) {
 		if (!buckets[i])
 			continue;
-		if (buckets[i] > buckets[hottest_bucket])
-			hottest_bucket = i;
+		if (buckets[i] > buckets[fullest_bucket])
+			fullest_bucket = i;
 		Dl_info info;
 		const char *name = "?";
 		if (dladdr((void *)(text + 2 * i), &info) && info.dli_sname)
@@ -206,7 +206,7 @@ int main(int argc, char **argv)
 	else
 		printf("hottest none 0.0%%\n");
 	/* __executable_start is the program's address 0: the offset is the address nm gives the code there */
-	printf("hottest bucket text+0x%zx\n", 2 * hottest_bucket);
+	printf("fullest bucket text+0x%zx\n", 2 * fullest_bucket);
 	free(buckets);
 	PAPI_shutdown();
 	return total > 0 ? 0 : 1;

@@ -187,7 +187,7 @@ def symbols(root):
 def bucket(root, v):
     """the fullest PAPI_profil bucket as function+offset, by nm of the program that ran"""
     p = os.path.join(root, "papi-examples", v, "profil.txt")
-    m = [re.match(r"hottest bucket text\+0x([0-9a-f]+)", l) for l in open(p)] if os.path.exists(p) else []
+    m = [re.match(r"fullest bucket text\+0x([0-9a-f]+)", l) for l in open(p)] if os.path.exists(p) else []
     m = [x for x in m if x]
     if not m:
         return "-"
