@@ -30,7 +30,9 @@ the cputime clock those are its CPU time at the model frequency, not what the pr
 --clock virtual and rvemu_advance() (rvemu.h) for exact, deterministic counts.
 
 The library is found through RVEMU_LIB, else ../lib/librvemu.so or .libs/librvemu.so next to this
-script. An existing LD_PRELOAD is kept: the emulator is appended to it.
+script. An existing LD_PRELOAD is kept: the emulator is appended to it. With RVEMU_EXEC set (a command, such
+as tests/riscv64/qemu-run for a riscv64 build under qemu-user), the command runs the program and gets the
+preload list in RVEMU_PRELOAD instead of LD_PRELOAD.
 USAGE
 }
 
@@ -77,5 +79,14 @@ fi
 [ -n "$lib" ] && [ -f "$lib" ] || { echo "rvemu-run: librvemu.so not found (set RVEMU_LIB)" >&2; exit 2; }
 
 LD_PRELOAD=${LD_PRELOAD:+$LD_PRELOAD:}$lib
+if [ -n "${RVEMU_EXEC:-}" ]; then
+	# the program runs under another program (qemu-user for a riscv64 build, docs/riscv64.md), which gets the
+	# preload list in RVEMU_PRELOAD to hand to the program: it is not for the runner itself
+	RVEMU_PRELOAD=$LD_PRELOAD
+	export RVEMU_PRELOAD
+	unset LD_PRELOAD
+	# shellcheck disable=SC2086 # a command with its arguments, split on blanks
+	exec $RVEMU_EXEC "$@"
+fi
 export LD_PRELOAD
 exec "$@"

@@ -78,6 +78,9 @@ static void count_sample(const char *name, unsigned long samples)
 		    samples; /* unreachable for this program; never drop samples */
 }
 
+/* The fullest bucket, as an offset into the text (the program's link-time address, for nm). */
+static size_t fullest_bucket;
+
 /* Buckets of 2 bytes (scale 65536): bucket i covers text + 2i. */
 static unsigned long attribute_buckets(const unsigned short *buckets, size_t n_buckets, uintptr_t text)
 {
@@ -85,6 +88,8 @@ static unsigned long attribute_buckets(const unsigned short *buckets, size_t n_b
 	for (size_t i = 0; i < n_buckets; i++) {
 		if (!buckets[i])
 			continue;
+		if (buckets[i] > buckets[fullest_bucket])
+			fullest_bucket = i;
 		Dl_info info;
 		const char *name = "?";
 		if (dladdr((void *)(text + 2 * i), &info) && info.dli_sname)
@@ -200,6 +205,8 @@ int main(int argc, char **argv)
 		       100.0 * (double)funcs[0].samples / (double)total);
 	else
 		printf("hottest none 0.0%%\n");
+	/* __executable_start is the program's address 0: the offset is the address nm gives the code there */
+	printf("fullest bucket text+0x%zx\n", 2 * fullest_bucket);
 	free(buckets);
 	PAPI_shutdown();
 	return total > 0 ? 0 : 1;

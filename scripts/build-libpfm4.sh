@@ -8,7 +8,9 @@
 #                                    man pages -> PREFIX/share/man/man3, libpfm.pc -> PREFIX/lib/pkgconfig,
 #                                    showevtinfo, check_events -> PREFIX/bin
 #   build-libpfm4.sh validate        run libpfm4's own tests/validate (non-zero exit on failure)
-# Env: RVPAPI_BUILD (default <repo>/build), GENERATED (holds libpfm/ headers; default $RVPAPI_BUILD/generated,
+# Env: RVPAPI_BUILD (default <repo>/build), RVPAPI_UPSTREAM (fetched sources, default $RVPAPI_BUILD/upstream),
+# RVPAPI_HOST (a cross build: the GNU triplet, e.g. riscv64-linux-gnu; compiled with <triplet>-gcc),
+# RVPAPI_RUNNER (validate: the command that runs a cross-built program, e.g. tests/riscv64/qemu-run), GENERATED (holds libpfm/ headers; default $RVPAPI_BUILD/generated,
 # generated with scripts/gen_events.py when missing). The tree is $RVPAPI_BUILD/libpfm4; it is copied afresh
 # whenever the port or the generated headers change (content hash in .rvpapi-inputs, see scripts/overlay-tree.sh), else reused.
 set -euo pipefail
@@ -16,7 +18,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${RVPAPI_BUILD:-$top/build}
 gen=${GENERATED:-$build/generated}
 version=4.13.0
-pristine=$build/upstream/libpfm4-$version
+host=${RVPAPI_HOST:-}
+pristine=${RVPAPI_UPSTREAM:-$build/upstream}/libpfm4-$version
 tree=$build/libpfm4
 log=$build/libpfm4-build.log
 # shellcheck source=overlay-tree.sh
@@ -24,7 +27,11 @@ log=$build/libpfm4-build.log
 die() { echo "build-libpfm4: error: $*" >&2; exit 1; }
 
 # upstream's own flags only (its -Werror set); a caller's CFLAGS (e.g. sanitizers) are for our code
-make_libpfm() { env -u CFLAGS -u LDFLAGS -u CPPFLAGS make -C "$tree/$1" ARCH=riscv64 CONFIG_PFMLIB_NOPYTHON=y "${@:2}"; }
+make_libpfm() {
+    local cc=()
+    [ -n "$host" ] && cc=(CC="$host-gcc" AR="$host-ar")
+    env -u CFLAGS -u LDFLAGS -u CPPFLAGS make -C "$tree/$1" ARCH=riscv64 CONFIG_PFMLIB_NOPYTHON=y "${cc[@]}" "${@:2}"
+}
 
 # Always regenerated (cheap; unchanged files keep their timestamps): a generated folder left by an older
 # checkout may lack headers the port now includes.
@@ -35,6 +42,7 @@ ensure_generated() {
 overlay_hash() {
     (cd "$top" && find libpfm4-riscv -type f | LC_ALL=C sort | xargs sha256sum
      sha256sum scripts/build-libpfm4.sh
+     echo "host=$host"
      cd "$gen/libpfm" && find . -name 'riscv_*.h' | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -d' ' -f1
 }
 
@@ -49,6 +57,7 @@ do_build() {
     "$top/scripts/fetch-upstream.sh" libpfm4 > /dev/null
     [ -d "$pristine" ] || die "$pristine missing after scripts/fetch-upstream.sh libpfm4"
     ensure_generated
+    mkdir -p "$build"
     prepare_tree
     local jobs
     jobs=$(nproc 2>/dev/null || echo 2)
@@ -91,7 +100,9 @@ PC
 do_validate() {
     [ -x "$tree/tests/validate" ] || die "$tree/tests/validate is not built; run build-libpfm4.sh build first"
     local out rc=0
-    out=$("$tree/tests/validate" -A 2>&1) || rc=$?
+    local runner=()
+    read -r -a runner <<<"${RVPAPI_RUNNER:-}"
+    out=$("${runner[@]}" "$tree/tests/validate" -A 2>&1) || rc=$?
     if [ "$rc" -ne 0 ]; then
         echo "$out" >&2
         die "libpfm4 validate failed"

@@ -9,14 +9,16 @@
 #                                  self-contained); installed programs find their libraries through $ORIGIN
 #   build-papi.sh check PREFIX     build, install, then tests/papi/run-papi-tests.sh, run-papi-examples.sh and
 #                                  run-papi-robustness.sh (need the emulator)
-# Env: RVPAPI_BUILD (default <repo>/build); RVPAPI_LIBPFM = a libpfm4 tree with include/perfmon and
+# Env: RVPAPI_BUILD (default <repo>/build); RVPAPI_UPSTREAM (fetched sources, default $RVPAPI_BUILD/upstream);
+# RVPAPI_HOST (a cross build: the GNU triplet, e.g. riscv64-linux-gnu; see configure_papi); RVPAPI_LIBPFM = a libpfm4 tree with include/perfmon and
 # lib/libpfm.so (default: $RVPAPI_BUILD/libpfm4, built by scripts/build-libpfm4.sh when missing).
 # The tree is $RVPAPI_BUILD/papi (PAPI builds inside its src/); the log is $RVPAPI_BUILD/papi-build.log.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${RVPAPI_BUILD:-$top/build}
 version=7.0.0
-pristine=$build/upstream/papi-$version
+host=${RVPAPI_HOST:-}
+pristine=${RVPAPI_UPSTREAM:-$build/upstream}/papi-$version
 tree=$build/papi
 log=$build/papi-build.log
 # shellcheck source=overlay-tree.sh
@@ -46,7 +48,7 @@ ensure_libpfm() {
 overlay_hash() {
 	(cd "$top" && find papi-component -type f | LC_ALL=C sort | xargs sha256sum
 	 sha256sum events/presets.csv scripts/build-papi.sh
-	 echo "libpfm=$(libpfm_dir)") | sha256sum | cut -d' ' -f1
+	 echo "libpfm=$(libpfm_dir) host=$host") | sha256sum | cut -d' ' -f1
 }
 
 # A fresh copy of the pristine tree whenever our overlay (or the libpfm4 we build against) changed.
@@ -78,7 +80,14 @@ configure_papi() {
 	# Debian's for-debian-do-not-embed-libpfm4 patch (applied by dpkg-source) makes libpapi link to
 	# libpfm.so instead of embedding libpfm.a, which is what we want: PAPI uses our libpfm4 at run time.
 	# Shared library only, so the ctests link libpapi.so (the static one lacks libpfm's objects).
-	(cd "$tree/src" && env -u CFLAGS -u LDFLAGS -u CPPFLAGS ./configure --prefix="$prefix" \
+	# A cross configure cannot run test programs: it is told riscv64 glibc's answers (timers, TLS, ffsll), and
+	# the cross linker where libpapi's libpfm.so is when it links the utilities and ctests (-rpath-link);
+	# and there is no cross Fortran compiler (the Fortran tests are left out; do_build's make sets F77 empty).
+	local cross=()
+	[ -n "$host" ] && cross=(--host="$host" CC="$host-gcc" --with-tests=ctests --with-arch=riscv64 --with-CPU=riscv64
+		--with-ffsll --with-walltimer=clock_realtime --with-tls=__thread
+		--with-virtualtimer=clock_thread_cputime_id LDFLAGS="-Wl,-rpath-link,$pfm/lib")
+	(cd "$tree/src" && env -u CFLAGS -u LDFLAGS -u CPPFLAGS ./configure --prefix="$prefix" "${cross[@]}" \
 		--with-perf-events --with-components=riscv_hpc --with-static-lib=no --with-shared-lib=yes --with-shlib-tools \
 		--with-pfm-incdir="$pfm/include" --with-pfm-libdir="$pfm/lib") >> "$log" 2>&1 ||
 		die "PAPI configure failed (see $log)"
@@ -89,6 +98,7 @@ do_build() {
 	local prefix=${1:-$build/prefix}
 	"$top/scripts/fetch-upstream.sh" papi > /dev/null
 	[ -d "$pristine" ] || die "$pristine missing after scripts/fetch-upstream.sh papi"
+	mkdir -p "$build"
 	: > "$log"
 	ensure_libpfm
 	prepare_tree
@@ -96,7 +106,9 @@ do_build() {
 	local jobs
 	jobs=$(nproc 2>/dev/null || echo 2)
 	# upstream's own flags (it is not -Werror clean); sanitizer CFLAGS are for our code only
-	if ! env -u CFLAGS -u LDFLAGS -u CPPFLAGS make -C "$tree/src" -j"$jobs" >> "$log" 2>&1; then
+	local no_fortran=()
+	[ -n "$host" ] && no_fortran=(F77=)
+	if ! env -u CFLAGS -u LDFLAGS -u CPPFLAGS make -C "$tree/src" -j"$jobs" "${no_fortran[@]}" >> "$log" 2>&1; then
 		grep -n -B2 -A6 'error' "$log" | tail -n 40 >&2
 		die "PAPI build failed (full log: $log)"
 	fi

@@ -8,10 +8,11 @@ set -euo pipefail
 packages=(build-essential autoconf automake libtool pkg-config python3 dpkg-dev
           libcunit1-dev valgrind cppcheck clang-format gfortran patchelf
           libunwind-dev libelf-dev linux-perf stress-ng)  # stress-ng: scripts/stress.sh
-# The riscv64 cross-compile checks need a cross toolchain and qemu-user, except on a riscv64 board, where the
-# native gcc is the riscv64 compiler and programs run as they are.
+# The riscv64 build and its tests (docs/riscv64.md) need a cross toolchain and qemu-user (and `file`, which checks
+# that what was built is RISC-V code), except on a riscv64 board, where the native gcc is the riscv64 compiler and
+# programs run as they are.
 if [ "$(dpkg --print-architecture)" != riscv64 ]; then
-    packages+=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-user)
+    packages+=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-user file)
 fi
 have_src() { # -q: a match counts even if one of the paths (often sources.list) does not exist
     grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/

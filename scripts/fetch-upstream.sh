@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Fetch the pinned upstream sources (scripts/upstream.lock) with `apt-get source`, verify the SHA-256 of
-# each original tarball, and unpack each once under $RVPAPI_BUILD/upstream/<package>-<version>.
-# Re-runs reuse what is there. Usage: scripts/fetch-upstream.sh [package...]
+# each original tarball, and unpack each once under $RVPAPI_BUILD/upstream/<package>-<upstream version>.
+# Besides PAPI and libpfm4 the lock pins what Debian 12 has no riscv64 build of (CUnit, libunwind, libelf and
+# its zlib), cross-built by scripts/cross-deps.sh.
+# Re-runs reuse what is there. RVPAPI_UPSTREAM overrides the folder (a cross build shares the native one). Usage: scripts/fetch-upstream.sh [package...]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${RVPAPI_BUILD:-$top/build}
-dest=$build/upstream
+dest=${RVPAPI_UPSTREAM:-$build/upstream}
 mkdir -p "$dest"
 want=("$@")
 while read -r pkg ver orig sum; do
     case "$pkg" in ''|'#'*) continue ;; esac
     if [ ${#want[@]} -gt 0 ] && [[ ! " ${want[*]} " == *" $pkg "* ]]; then continue; fi
-    upver=${ver%-*}
+    debver=${ver#*:} # file names carry no epoch (zlib's 1:)
+    upver=${debver%-*}
     tree=$dest/$pkg-$upver
     if [ -f "$tree/.rvpapi-verified" ]; then
         echo "fetch: $pkg $ver already unpacked in $tree"
@@ -30,7 +33,7 @@ while read -r pkg ver orig sum; do
     fi
     rm -rf "$tree"
     # dpkg-source unpacks the orig tarball and applies Debian's patches; both are checked by the .dsc.
-    (cd "$dest" && dpkg-source -q -x "${pkg}_${ver}.dsc" "$tree" 2>&1 | grep -v -e "^gpgv:" -e "signature" || true)
+    (cd "$dest" && dpkg-source -q -x "${pkg}_${debver}.dsc" "$tree" 2>&1 | grep -v -e "^gpgv:" -e "signature" || true)
     [ -d "$tree" ] || { echo "fetch: error: dpkg-source failed to unpack $pkg" >&2; exit 1; }
     touch "$tree/.rvpapi-verified"
     echo "fetch: $pkg $ver verified and unpacked in $tree"

@@ -93,8 +93,11 @@ valgrind_emulator() {
 [ -x "$top/scripts/build-papi.sh" ] && stage valgrind-emulator valgrind_emulator
 # Install like a package: stage with DESTDIR, put the build tree's libraries out of reach, run what was staged.
 stage staged-install env RVPAPI_BUILD="$RVPAPI_BUILD" PREFIX="$PREFIX" "$top/tests/install/run-staged-install.sh"
-stage cross-riscv64-lib "$top/scripts/cross-compile-lib.sh"
-[ -x "$top/scripts/cross-compile-papi.sh" ] && stage cross-riscv64-papi "$top/scripts/cross-compile-papi.sh"
+# The whole stack as riscv64 code, under qemu-user with the riscv64 emulator (docs/riscv64.md): built by the same
+# autotools build (configure --host), then PAPI's checks, the CUnit programs and rvprof, and the side-by-side table
+# against the x86_64 results of the papi stage above.
+stage riscv64-build env RISCV64_PREFIX="$RVPAPI_BUILD/prefix-riscv64" "$top/scripts/cross-build.sh"
+stage riscv64 env RISCV64_PREFIX="$RVPAPI_BUILD/prefix-riscv64" "$top/tests/riscv64/run-riscv64-tests.sh"
 san="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 stage configure-asan configure_tree "$RVPAPI_BUILD/obj-asan" CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined" \
 	--prefix="$RVPAPI_BUILD/prefix-asan" --disable-papi
@@ -103,6 +106,9 @@ stage lint "$top/scripts/lint.sh"
 # Benchmarks print ratios measured in one run (never asserted: these machines are shared and noisy).
 stage bench make -C "$RVPAPI_BUILD/obj/bench" -s run-bench
 grep -E 'x a plain call|\(1\.0x\)|medians|batched vs|^bench_sampling:' "$log_dir/bench.log" | sed 's/^/   bench: /'
+# x86_64 next to riscv64 (tests/riscv64/run-riscv64-tests.sh), and the dependency build's time
+sed -n '/^model  /,/^riscv64 checks:/p' "$log_dir/riscv64.log" 2>/dev/null | grep -v '^riscv64 checks:' | sed 's/^ *//; s/^/   riscv64: /'
+grep -h '^cross-build: ' "$log_dir/riscv64-build.log" 2>/dev/null | sed 's/^/   /'
 
 # Count the individual CUnit tests (their "tests" Run Summary rows) and the test programs (scripts/count-tests.sh).
 read -r c_run c_pass c_fail <<<"$("$top/scripts/count-tests.sh" cunit "$RVPAPI_BUILD/obj/tests")"
@@ -110,10 +116,15 @@ read -r a_run a_pass a_fail <<<"$("$top/scripts/count-tests.sh" cunit "$RVPAPI_B
 read -r p_run p_pass p_fail <<<"$("$top/scripts/count-tests.sh" programs "$RVPAPI_BUILD/obj")"
 # The PAPI checks under the emulator (utilities, presets vs truth, ctests, examples), as their runners summed them.
 papi_counts=$(grep -hE '^papi (tests|examples|robustness):' "$log_dir/papi.log" 2>/dev/null | sed 's/^papi //' | paste -sd ';' - | sed 's/;/; /g')
+# The riscv64 build under qemu-user, as its runner summed it.
+rv_cunit=$(sed -n 's/^riscv64 CUnit tests: //p' "$log_dir/riscv64.log" 2>/dev/null)
+rv_papi=$(sed -n 's/^riscv64 PAPI tests: //p' "$log_dir/riscv64.log" 2>/dev/null)
+rv_checks=$(sed -n 's/^riscv64 checks: //p' "$log_dir/riscv64.log" 2>/dev/null)
 stages_ok=$(printf '%s\n' "${results[@]}" | grep -c ':ok$')
 echo
 echo "TEST SUMMARY: $stages_ok/${#results[@]} stages passed; test programs: $p_pass/$p_run passed ($p_fail failed);" \
 	"CUnit tests: $c_pass/$c_run passed ($c_fail failed)," \
 	"under ASan/UBSan: $a_pass/$a_run passed ($a_fail failed); PAPI under the emulator: ${papi_counts:-not run};" \
+	"riscv64 under qemu-user: ${rv_checks:-not run}, CUnit tests: ${rv_cunit:-not run}, PAPI ${rv_papi:-not run};" \
 	"logs in $log_dir"
 [ "$failed" -eq 0 ]

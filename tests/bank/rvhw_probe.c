@@ -2,7 +2,7 @@
 /* A tiny seam-2 client for real riscv64 machines (and qemu-riscv64): prints which backend answers, reads
  * the standard counters, and with the argument "hpc" reads hpcc, which traps (SIGILL) on a core without
  * the distributed HPC; "boom" issues a BOOM counter-read hint, a no-op (rs1 unchanged) on other cores. Built
- * and run by scripts/cross-compile-lib.sh; not part of `make check`. */
+ * and run under qemu-riscv64 by tests/riscv64/run-riscv64-tests.sh; not part of `make check`. */
 #include <stdio.h>
 #include <string.h>
 
