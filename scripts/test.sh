@@ -95,6 +95,10 @@ valgrind_emulator() {
 stage staged-install env RVPAPI_BUILD="$RVPAPI_BUILD" PREFIX="$PREFIX" "$top/tests/install/run-staged-install.sh"
 stage cross-riscv64-lib "$top/scripts/cross-compile-lib.sh"
 [ -x "$top/scripts/cross-compile-papi.sh" ] && stage cross-riscv64-papi "$top/scripts/cross-compile-papi.sh"
+# Execution-driven counts: the QEMU plugin on riscv64 kernels, checked against QEMU's log, disassembly and the
+# analytic cache numbers (docs/exec-counts.md).
+stage exec-counts "$top/tests/exec/run-exec-tests.sh"
+grep -E '^(exec-counts:|gemm :|chase:)' "$log_dir/exec-counts.log" | sed 's/^/   exec: /'
 san="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 stage configure-asan configure_tree "$RVPAPI_BUILD/obj-asan" CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined" \
 	--prefix="$RVPAPI_BUILD/prefix-asan" --disable-papi
