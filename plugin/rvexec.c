@@ -38,11 +38,13 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 /* ---- the cache and TLB models ---- */
 
-/* Set-associative, LRU, write-back and write-allocate. Tags are line numbers + 1 (0 = invalid). */
+/* Set-associative, LRU, write-back and write-allocate. Tags are line numbers + 1 (0 = invalid). Each set remembers
+ * its most recently used way, tried first (a loop's accesses mostly hit it) before the ways are scanned. */
 struct cache {
 	uint32_t ways, line_shift, set_mask;
 	uint64_t *tag, *last_use;
 	uint8_t *dirty;
+	uint8_t *mru; /* per set: the way used last */
 	uint64_t clock;
 };
 
@@ -66,19 +68,27 @@ static int cache_init(struct cache *c, const struct rvexec_cache_geometry *g)
 	c->tag = calloc(n, sizeof(*c->tag));
 	c->last_use = calloc(n, sizeof(*c->last_use));
 	c->dirty = calloc(n, 1);
-	return c->tag && c->last_use && c->dirty ? 0 : -1;
+	c->mru = calloc(g->sets, 1);
+	return c->tag && c->last_use && c->dirty && c->mru && g->ways <= 256 ? 0 : -1;
 }
 
 /* Accesses the line holding addr; *victim gets the evicted dirty line's address on CACHE_MISS_WRITEBACK. */
 static enum cache_result cache_access(struct cache *c, uint64_t addr, bool write, uint64_t *victim)
 {
 	uint64_t line = addr >> c->line_shift;
-	size_t base = (size_t)(line & c->set_mask) * c->ways, lru = base;
+	size_t set = (size_t)(line & c->set_mask), base = set * c->ways, lru = base;
+	size_t mru = base + c->mru[set];
 	c->clock++;
+	if (c->tag[mru] == line + 1) {
+		c->last_use[mru] = c->clock;
+		c->dirty[mru] |= write;
+		return CACHE_HIT;
+	}
 	for (size_t i = base; i < base + c->ways; i++) {
 		if (c->tag[i] == line + 1) {
 			c->last_use[i] = c->clock;
 			c->dirty[i] |= write;
+			c->mru[set] = (uint8_t)(i - base);
 			return CACHE_HIT;
 		}
 		if (c->last_use[i] < c->last_use[lru])
@@ -92,12 +102,16 @@ static enum cache_result cache_access(struct cache *c, uint64_t addr, bool write
 	c->tag[lru] = line + 1;
 	c->last_use[lru] = c->clock;
 	c->dirty[lru] = write;
+	c->mru[set] = (uint8_t)(lru - base);
 	return r;
 }
 
-/* Fully associative, LRU; the last entry hit is tried first (most accesses stay on one page). */
+/* Fully associative, LRU. A small direct-mapped hint (vpn -> entry) finds most hits without scanning the entries:
+ * a hint is only a guess, checked against the entry, and a failed guess falls back to the scan. */
+#define TLB_HINTS 64
 struct tlb {
-	uint32_t entries, last;
+	uint32_t entries;
+	uint32_t hint[TLB_HINTS];
 	uint64_t *vpn, *last_use; /* vpn + 1, 0 = invalid */
 	uint64_t clock;
 };
@@ -105,7 +119,7 @@ struct tlb {
 static int tlb_init(struct tlb *t, uint32_t entries)
 {
 	t->entries = entries;
-	t->last = 0;
+	memset(t->hint, 0, sizeof(t->hint));
 	t->clock = 0;
 	t->vpn = calloc(entries, sizeof(*t->vpn));
 	t->last_use = calloc(entries, sizeof(*t->last_use));
@@ -114,16 +128,17 @@ static int tlb_init(struct tlb *t, uint32_t entries)
 
 static bool tlb_access(struct tlb *t, uint64_t vpn)
 {
+	uint32_t *hint = &t->hint[vpn % TLB_HINTS];
 	t->clock++;
-	if (t->vpn[t->last] == vpn + 1) {
-		t->last_use[t->last] = t->clock;
+	if (t->vpn[*hint] == vpn + 1) {
+		t->last_use[*hint] = t->clock;
 		return true;
 	}
 	uint32_t lru = 0;
 	for (uint32_t i = 0; i < t->entries; i++) {
 		if (t->vpn[i] == vpn + 1) {
 			t->last_use[i] = t->clock;
-			t->last = i;
+			*hint = i;
 			return true;
 		}
 		if (t->last_use[i] < t->last_use[lru])
@@ -131,7 +146,7 @@ static bool tlb_access(struct tlb *t, uint64_t vpn)
 	}
 	t->vpn[lru] = vpn + 1;
 	t->last_use[lru] = t->clock;
-	t->last = lru;
+	*hint = lru;
 	return false;
 }
 
@@ -174,7 +189,8 @@ static struct rvexec_shm_header *shm;
 static char *out_path;
 static uint64_t inline_instret; /* QEMU 7.2 inline adds: one global counter, the cross-check */
 static struct rvexec_slot overflow_slot; /* threads that found no free slot count here, unseen */
-static __thread struct thread_state *current;
+/* initial-exec: no __tls_get_addr call on the hot path (glibc keeps static TLS room for dlopen()ed libraries) */
+static __thread struct thread_state *current __attribute__((tls_model("initial-exec")));
 
 static struct thread_state *thread_state_new(void)
 {

@@ -1,21 +1,22 @@
 // SPDX-License-Identifier: MIT
 /* Pointer chase over a random cycle of 64-byte nodes spanning 8 MiB (four times the U74's L2): every hop is a
  * dependent load that misses the caches. The permutation comes from a fixed-seed generator: same run, same
- * counts. */
+ * counts. An argument multiplies the hops (bench/bench_exec.py). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #define NODES (1u << 17)
-#define HOPS (1u << 17)
+#define HOPS  (1u << 17)
 
 struct node {
 	struct node *next;
 	char pad[56];
 };
 
-int main(void)
+int main(int argc, char **argv)
 {
+	uint32_t hops = HOPS * (argc > 1 ? (uint32_t)atoi(argv[1]) : 1);
 	struct node *nodes = calloc(NODES, sizeof(*nodes));
 	uint32_t *order = malloc(NODES * sizeof(*order));
 	uint64_t x = 88172645463325252ull;
@@ -31,7 +32,7 @@ int main(void)
 	for (uint32_t i = 0; i < NODES; i++)
 		nodes[order[i]].next = &nodes[order[(i + 1) % NODES]];
 	struct node *p = &nodes[order[0]];
-	for (uint32_t h = 0; h < HOPS; h++)
+	for (uint32_t h = 0; h < hops; h++)
 		p = p->next;
 	printf("chase ended at node %ld\n", (long)(p - nodes));
 	return 0;

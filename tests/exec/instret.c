@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* A small libc program (start-up, a loop, printf, exit): the plugin's instruction total must equal the number of
- * instructions QEMU logs executing it one instruction per block. */
+/* A small libc program (start-up, a loop, printf, exit): the plugin's instruction total must equal the number
+ * of instructions QEMU logs executing it one instruction per block. */
 #include <stdio.h>
 
 int main(int argc, char **argv)
