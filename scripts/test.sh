@@ -107,6 +107,11 @@ stage lint "$top/scripts/lint.sh"
 # Benchmarks print ratios measured in one run (never asserted: these machines are shared and noisy).
 stage bench make -C "$RVPAPI_BUILD/obj/bench" -s run-bench
 grep -E 'x a plain call|\(1\.0x\)|medians|batched vs|^bench_sampling:' "$log_dir/bench.log" | sed 's/^/   bench: /'
+if [ "$(dpkg --print-architecture)" != riscv64 ]; then
+	stage bench-exec python3 "$top/bench/bench_exec.py" --plugin "$RVPAPI_BUILD/obj/plugin/.libs/librvexec.so" \
+		--top "$top" --work "$RVPAPI_BUILD/bench-exec"
+	grep -E '^bench_exec: (gemm|chase)' "$log_dir/bench-exec.log" | sed 's/^/   bench: /'
+fi
 
 # Count the individual CUnit tests across all test programs (their "tests" Run Summary rows).
 count_cunit() {
