@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * librvexec.so: a QEMU 7.2 TCG plugin for qemu-riscv64 (user mode) that counts what a riscv64 program executes,
- * per guest thread, into the shared count file of rvexec_shm.h (docs/exec-counts.md).
+ * librvexec.so: a QEMU 7.2 TCG plugin for qemu-riscv64 (user mode) that counts what a riscv64 program
+ * executes, per guest thread, into the shared count file of rvexec_shm.h (docs/exec-counts.md).
  *
  *   qemu-riscv64 -plugin librvexec.so,model=sifive-u74,shm=/dev/shm/rvexec.1,out=summary.txt ./prog
  *
  * Hot path: one callback per executed block (the block's class counts were summed when it was translated) and
  * one per memory access (the data cache and TLB model); never one per instruction. QEMU 7.2's inline counters
  * add to one global address whatever the thread, so they serve only as the whole-process cross-check
- * `inline_instret` of the summary; per-thread counts need the block callback, which runs in the guest thread's
- * own host thread (under qemu-user a guest thread is a host thread), so a thread-local pointer finds the
- * thread's state without locks.
+ * `inline_instret` of the summary; per-thread counts need the block callback, which runs in the guest
+ * thread's own host thread (under qemu-user a guest thread is a host thread), so a thread-local pointer finds
+ * the thread's state without locks.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -38,8 +38,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 /* ---- the cache and TLB models ---- */
 
-/* Set-associative, LRU, write-back and write-allocate. Tags are line numbers + 1 (0 = invalid). Each set remembers
- * its most recently used way, tried first (a loop's accesses mostly hit it) before the ways are scanned. */
+/* Set-associative, LRU, write-back and write-allocate. Tags are line numbers + 1 (0 = invalid). Each set
+ * remembers its most recently used way, tried first (a loop's accesses mostly hit it) before the ways are
+ * scanned. */
 struct cache {
 	uint32_t ways, line_shift, set_mask;
 	uint64_t *tag, *last_use;
@@ -106,8 +107,8 @@ static enum cache_result cache_access(struct cache *c, uint64_t addr, bool write
 	return r;
 }
 
-/* Fully associative, LRU. A small direct-mapped hint (vpn -> entry) finds most hits without scanning the entries:
- * a hint is only a guess, checked against the entry, and a failed guess falls back to the scan. */
+/* Fully associative, LRU. A small direct-mapped hint (vpn -> entry) finds most hits without scanning the
+ * entries: a hint is only a guess, checked against the entry, and a failed guess falls back to the scan. */
 #define TLB_HINTS 64
 struct tlb {
 	uint32_t entries;
@@ -187,16 +188,18 @@ static const struct rvexec_model *model;
 static unsigned page_shift;
 static struct rvexec_shm_header *shm;
 static char *out_path;
-static uint64_t inline_instret; /* QEMU 7.2 inline adds: one global counter, the cross-check */
+static uint64_t inline_instret;          /* QEMU 7.2 inline adds: one global counter, the cross-check */
 static struct rvexec_slot overflow_slot; /* threads that found no free slot count here, unseen */
-/* initial-exec: no __tls_get_addr call on the hot path (glibc keeps static TLS room for dlopen()ed libraries) */
+/* initial-exec: no __tls_get_addr call on the hot path (glibc keeps static TLS room for dlopen()ed libraries)
+ */
 static __thread struct thread_state *current __attribute__((tls_model("initial-exec")));
 
 static struct thread_state *thread_state_new(void)
 {
 	struct thread_state *ts = calloc(1, sizeof(*ts));
 	if (!ts || cache_init(&ts->l1i, &model->l1i) || cache_init(&ts->l1d, &model->l1d) ||
-	    cache_init(&ts->l2, &model->l2) || tlb_init(&ts->itlb, model->itlb) || tlb_init(&ts->dtlb, model->dtlb))
+	    cache_init(&ts->l2, &model->l2) || tlb_init(&ts->itlb, model->itlb) ||
+	    tlb_init(&ts->dtlb, model->dtlb))
 		return NULL;
 	ts->utlb = calloc(model->utlb, sizeof(*ts->utlb));
 	ts->bht = calloc(model->bht, 1);
@@ -211,13 +214,15 @@ static struct thread_state *thread_state_new(void)
 	for (uint32_t probe = 0; probe < shm->nslots; probe++) {
 		struct rvexec_slot *s = rvexec_shm_slot(shm, (tid + probe) % shm->nslots);
 		uint32_t expected = 0;
-		if (__atomic_compare_exchange_n(&s->tid, &expected, tid, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+		if (__atomic_compare_exchange_n(&s->tid, &expected, tid, false, __ATOMIC_ACQ_REL,
+		                                __ATOMIC_RELAXED)) {
 			__atomic_store_n(&s->state, RVEXEC_SLOT_LIVE, __ATOMIC_RELEASE);
 			ts->slot = s;
 			return ts;
 		}
 	}
-	fprintf(stderr, "rvexec: all %u slots of the count file are in use: thread %u is not counted (slots=)\n",
+	fprintf(stderr,
+	        "rvexec: all %u slots of the count file are in use: thread %u is not counted (slots=)\n",
 	        shm->nslots, tid);
 	ts->slot = &overflow_slot;
 	return ts;
@@ -397,8 +402,8 @@ static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		case RVEXEC_AMO:
 		case RVEXEC_LR:
 		case RVEXEC_SC:
-			qemu_plugin_register_vcpu_mem_cb(insn, memory_access, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
-			                                 NULL);
+			qemu_plugin_register_vcpu_mem_cb(insn, memory_access, QEMU_PLUGIN_CB_NO_REGS,
+			                                 QEMU_PLUGIN_MEM_RW, NULL);
 			break;
 		default:
 			break;
@@ -429,7 +434,8 @@ static void syscall_entry(qemu_plugin_id_t id, unsigned int vcpu_index, int64_t 
                           uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8)
 {
 	enum { RISCV_NR_EXIT = 93, RISCV_NR_EXIT_GROUP = 94 };
-	(void)id, (void)vcpu_index, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5, (void)a6, (void)a7, (void)a8;
+	(void)id, (void)vcpu_index, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5, (void)a6, (void)a7,
+	    (void)a8;
 	if ((num == RISCV_NR_EXIT || num == RISCV_NR_EXIT_GROUP) && current)
 		__atomic_store_n(&current->slot->state, RVEXEC_SLOT_EXITED, __ATOMIC_RELEASE);
 }
@@ -458,7 +464,8 @@ static int usage(const char *bad)
 	fprintf(stderr,
 	        "rvexec: bad plugin argument '%s'\n"
 	        "rvexec: arguments: model=NAME (default sifive-u74), shm=PATH (the count file, default $%s;\n"
-	        "rvexec:   without either, counts stay private), slots=N (threads, default %d; a new file only),\n"
+	        "rvexec:   without either, counts stay private), slots=N (threads, default %d; a new file "
+	        "only),\n"
 	        "rvexec:   out=PATH|- (a text summary at exit)\n",
 	        bad, RVEXEC_SHM_ENV, RVEXEC_SLOTS_DEFAULT);
 	return -1;
@@ -532,7 +539,8 @@ static int shm_open_file(const char *path, uint32_t nslots)
 	return 0;
 }
 
-QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
+                                           char **argv)
 {
 	const char *model_name = "sifive-u74", *path = getenv(RVEXEC_SHM_ENV);
 	unsigned long nslots = RVEXEC_SLOTS_DEFAULT;

@@ -4,7 +4,8 @@
 #include "rvexec_decode.h"
 #include "rvexec_shm.h"
 
-static void set(struct rvexec_insn *out, enum rvexec_count count, enum rvexec_flow flow, unsigned rd, unsigned rs1)
+static void set(struct rvexec_insn *out, enum rvexec_count count, enum rvexec_flow flow, unsigned rd,
+                unsigned rs1)
 {
 	out->count = (uint8_t)count;
 	out->flow = (uint8_t)flow;
@@ -14,7 +15,8 @@ static void set(struct rvexec_insn *out, enum rvexec_count count, enum rvexec_fl
 
 static void decode_compressed(uint16_t c, struct rvexec_insn *out)
 {
-	unsigned quadrant = c & 3, funct3 = c >> 13, rd = (c >> 7) & 31, rs2 = (c >> 2) & 31, bit12 = (c >> 12) & 1;
+	unsigned quadrant = c & 3, funct3 = c >> 13, rd = (c >> 7) & 31, rs2 = (c >> 2) & 31,
+	         bit12 = (c >> 12) & 1;
 
 	switch (quadrant << 3 | funct3) {
 	case 000: /* c.addi4spn; all-zero bits are the defined illegal instruction */
@@ -131,7 +133,8 @@ void rvexec_decode(const uint8_t *bytes, size_t size, struct rvexec_insn *out)
 		out->count = RVEXEC_OTHER;
 		return;
 	}
-	uint32_t w = (uint32_t)bytes[0] | (uint32_t)bytes[1] << 8 | (uint32_t)bytes[2] << 16 | (uint32_t)bytes[3] << 24;
+	uint32_t w = (uint32_t)bytes[0] | (uint32_t)bytes[1] << 8 | (uint32_t)bytes[2] << 16 |
+	             (uint32_t)bytes[3] << 24;
 	unsigned opcode = w & 0x7f, rd = (w >> 7) & 31, funct3 = (w >> 12) & 7, rs1 = (w >> 15) & 31;
 	unsigned funct7 = w >> 25;
 

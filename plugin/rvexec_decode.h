@@ -23,8 +23,8 @@ struct rvexec_insn {
 	uint8_t length; /* 2 or 4 bytes */
 };
 
-/* Decodes the instruction in bytes[0..size) (size = 2 or 4, little-endian). Never fails: encodings it does not
- * know are RVEXEC_OTHER. */
+/* Decodes the instruction in bytes[0..size) (size = 2 or 4, little-endian). Never fails: encodings it does
+ * not know are RVEXEC_OTHER. */
 void rvexec_decode(const uint8_t *bytes, size_t size, struct rvexec_insn *out);
 
 /* A call writes the link register ra or the alternate link register t0; a return jumps through one of them

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* rvexec-dump FILE: prints the count file of the exec-count plugin (rvexec_shm.h), one line per thread and mode,
- * in the plugin's out= format. Reads while the plugin may still write (a live view). */
+/* rvexec-dump FILE: prints the count file of the exec-count plugin (rvexec_shm.h), one line per thread and
+ * mode, in the plugin's out= format. Reads while the plugin may still write (a live view). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,9 @@
 int main(int argc, char **argv)
 {
 	if (argc != 2 || argv[1][0] == '-') {
-		fprintf(stderr, "usage: rvexec-dump COUNT_FILE  (the plugin's shm= file, e.g. /dev/shm/rvexec.1234)\n");
+		fprintf(
+		    stderr,
+		    "usage: rvexec-dump COUNT_FILE  (the plugin's shm= file, e.g. /dev/shm/rvexec.1234)\n");
 		return 2;
 	}
 	int fd = open(argv[1], O_RDONLY | O_CLOEXEC);
