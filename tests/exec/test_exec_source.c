@@ -187,7 +187,7 @@ static int run(const char *self, const char *what, const char *const env[], char
 	close(p[1]);
 	size_t n = 0;
 	ssize_t r;
-	char sink[256];
+	char sink[256] = {0};
 	while ((r = read(p[0], n < errcap - 1 ? err + n : sink,
 	                 n < errcap - 1 ? errcap - 1 - n : sizeof(sink))) > 0)
 		if (n < errcap - 1)
