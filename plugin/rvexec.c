@@ -73,8 +73,10 @@ static int cache_init(struct cache *c, const struct rvexec_cache_geometry *g)
 	return c->tag && c->last_use && c->dirty && c->mru && g->ways <= 256 ? 0 : -1;
 }
 
-/* Accesses the line holding addr; *victim gets the evicted dirty line's address on CACHE_MISS_WRITEBACK. */
-static enum cache_result cache_access(struct cache *c, uint64_t addr, bool write, uint64_t *victim)
+/* Accesses the line holding addr; *victim gets the evicted dirty line's address on CACHE_MISS_WRITEBACK,
+ * *where the line's place in the arrays. */
+static enum cache_result cache_access(struct cache *c, uint64_t addr, bool write, uint64_t *victim,
+                                      size_t *where)
 {
 	uint64_t line = addr >> c->line_shift;
 	size_t set = (size_t)(line & c->set_mask), base = set * c->ways, lru = base;
@@ -83,6 +85,7 @@ static enum cache_result cache_access(struct cache *c, uint64_t addr, bool write
 	if (c->tag[mru] == line + 1) {
 		c->last_use[mru] = c->clock;
 		c->dirty[mru] |= write;
+		*where = mru;
 		return CACHE_HIT;
 	}
 	for (size_t i = base; i < base + c->ways; i++) {
@@ -90,6 +93,7 @@ static enum cache_result cache_access(struct cache *c, uint64_t addr, bool write
 			c->last_use[i] = c->clock;
 			c->dirty[i] |= write;
 			c->mru[set] = (uint8_t)(i - base);
+			*where = i;
 			return CACHE_HIT;
 		}
 		if (c->last_use[i] < c->last_use[lru])
@@ -104,6 +108,7 @@ static enum cache_result cache_access(struct cache *c, uint64_t addr, bool write
 	c->last_use[lru] = c->clock;
 	c->dirty[lru] = write;
 	c->mru[set] = (uint8_t)(lru - base);
+	*where = lru;
 	return r;
 }
 
@@ -153,6 +158,8 @@ static bool tlb_access(struct tlb *t, uint64_t vpn)
 
 /* ---- per-thread state ---- */
 
+struct block;
+
 /* The control transfer that ended the previous block, resolved when the next block of the thread starts. */
 struct pending_flow {
 	uint64_t pc, fallthrough;
@@ -170,6 +177,15 @@ struct thread_state {
 	uint64_t *ras;
 	uint32_t ras_top, ras_used;
 	struct pending_flow pending;
+	const struct block *last_fetched; /* the block fetched last (fetch()) */
+	/* The two L1D lines accessed last (line + 1, 0 = none) and their places: each is still the most
+	 * recently used line of its set, so an access to one of them is a hit that leaves the LRU order as it
+	 * is. */
+	struct {
+		uint64_t line;
+		size_t where;
+	} recent[2];
+	uint64_t recent_vpn; /* the page of the last data access + 1: the DTLB's most recent entry */
 };
 
 /* A translated block: its counts, summed at translation time, and what the models need at execution. */
@@ -251,8 +267,9 @@ static void forget_thread_in_child(void)
 static void charge_l2(struct thread_state *ts, uint64_t addr, bool write)
 {
 	uint64_t victim;
+	size_t where;
 	ts->counts[RVEXEC_L2_ACCESS]++;
-	if (cache_access(&ts->l2, addr, write, &victim) != CACHE_HIT) {
+	if (cache_access(&ts->l2, addr, write, &victim, &where) != CACHE_HIT) {
 		ts->counts[RVEXEC_L2_MISS]++;
 		ts->counts[RVEXEC_CYCLES] += model->memory;
 	}
@@ -274,10 +291,18 @@ static void charge_tlb_miss(struct thread_state *ts, uint64_t vpn, enum rvexec_c
 static void fetch(struct thread_state *ts, const struct block *b)
 {
 	uint64_t first = b->vaddr >> ts->l1i.line_shift, last = (b->end - 1) >> ts->l1i.line_shift;
+	/* A block that runs again right after itself (a loop in one block) finds its lines and pages where it
+	 * left them, most recently used: all hits, and touching them again keeps the LRU order as it is. */
+	if (ts->last_fetched == b) {
+		ts->counts[RVEXEC_L1I_ACCESS] += last - first + 1;
+		return;
+	}
+	ts->last_fetched = b;
 	for (uint64_t line = first; line <= last; line++) {
 		uint64_t victim;
+		size_t where;
 		ts->counts[RVEXEC_L1I_ACCESS]++;
-		if (cache_access(&ts->l1i, line << ts->l1i.line_shift, false, &victim) != CACHE_HIT) {
+		if (cache_access(&ts->l1i, line << ts->l1i.line_shift, false, &victim, &where) != CACHE_HIT) {
 			ts->counts[RVEXEC_L1I_MISS]++;
 			ts->counts[RVEXEC_CYCLES] += model->l2_hit;
 			charge_l2(ts, line << ts->l1i.line_shift, false);
@@ -355,15 +380,37 @@ static void memory_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, u
 {
 	struct thread_state *ts = thread_state();
 	bool write = qemu_plugin_mem_is_store(info);
-	uint64_t victim, vpn = vaddr >> page_shift;
+	uint64_t victim, vpn = vaddr >> page_shift, line = vaddr >> ts->l1d.line_shift;
+	size_t where;
 	(void)vcpu_index;
 	(void)udata;
 	if (!ts->counts) /* cannot happen: a block starts before its accesses */
 		ts->counts = ts->slot->counts[RVEXEC_MODE_USER];
-	if (!tlb_access(&ts->dtlb, vpn))
-		charge_tlb_miss(ts, vpn, RVEXEC_DTLB_MISS);
+	if (vpn + 1 != ts->recent_vpn) {
+		if (!tlb_access(&ts->dtlb, vpn))
+			charge_tlb_miss(ts, vpn, RVEXEC_DTLB_MISS);
+		ts->recent_vpn = vpn + 1;
+	}
 	ts->counts[write ? RVEXEC_L1D_WRITE_ACCESS : RVEXEC_L1D_READ_ACCESS]++;
-	enum cache_result r = cache_access(&ts->l1d, vaddr, write, &victim);
+	if (ts->recent[0].line == line + 1) {
+		ts->l1d.dirty[ts->recent[0].where] |= write;
+		return;
+	}
+	if (ts->recent[1].line == line + 1) { /* recent[0] is in another set (see below) */
+		ts->l1d.dirty[ts->recent[1].where] |= write;
+		where = ts->recent[1].where;
+		ts->recent[1] = ts->recent[0];
+		ts->recent[0].line = line + 1;
+		ts->recent[0].where = where;
+		return;
+	}
+	enum cache_result r = cache_access(&ts->l1d, vaddr, write, &victim, &where);
+	/* the previous line stays a recent one only if it is in another set than this one */
+	ts->recent[1] = ts->recent[0];
+	if ((((ts->recent[1].line - 1) ^ line) & ts->l1d.set_mask) == 0)
+		ts->recent[1].line = 0;
+	ts->recent[0].line = line + 1;
+	ts->recent[0].where = where;
 	if (r == CACHE_HIT)
 		return;
 	ts->counts[write ? RVEXEC_L1D_WRITE_MISS : RVEXEC_L1D_READ_MISS]++;
