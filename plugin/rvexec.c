@@ -198,6 +198,11 @@ struct block {
 	} adds[RVEXEC_NCLASSES + 4];
 	uint64_t last_pc;
 	struct rvexec_insn last; /* the block's last instruction (its control transfer, if any) */
+	uint32_t ninsns;
+	struct { /* each instruction, for the alarm's exact instruction */
+		uint64_t pc;
+		uint8_t count; /* its class */
+	} insn[];
 };
 
 static const struct rvexec_model *model;
@@ -357,18 +362,94 @@ static void resolve(struct thread_state *ts, uint64_t next)
 	p->insn.flow = RVEXEC_FLOW_NONE;
 }
 
+/* ---- the alarm (rvexec_shm.h) ---- */
+
+/* The instruction of block b at which its static counts (added at block start) make counter k grow by `need`
+ * (1-based): the need-th instruction, the need-th of a class, the one whose latency reaches it. */
+static uint64_t block_pc_of(const struct block *b, unsigned k, uint64_t need)
+{
+	uint64_t seen = 0;
+	for (uint32_t i = 0; i < b->ninsns; i++) {
+		unsigned c = b->insn[i].count;
+		if (k == RVEXEC_INSTRET || k == c)
+			seen++;
+		else if (k == RVEXEC_CYCLES)
+			seen += model->latency[c - RVEXEC_FIRST_CLASS];
+		if (seen >= need)
+			return b->insn[i].pc;
+	}
+	return b->last_pc; /* calls and returns: the last instruction */
+}
+
+static void alarm_fire(struct thread_state *ts, uint32_t signo, uint64_t pc)
+{
+	struct rvexec_slot *s = ts->slot;
+	if (!__atomic_compare_exchange_n(&s->alarm_signo, &signo, 0, false, __ATOMIC_ACQ_REL,
+	                                 __ATOMIC_RELAXED))
+		return; /* re-armed meanwhile */
+	__atomic_store_n(&s->alarm_pc, pc, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->alarm_fired, 1, __ATOMIC_RELEASE);
+	syscall(SYS_tgkill, getpid(), s->tid, signo);
+}
+
+/* The armed alarm of the running thread: its signal (0: none) and counter, the counter's value before a step.
+ */
+struct alarm_watch {
+	uint32_t signo, k;
+	uint64_t at, before;
+};
+
+static void alarm_watch(struct thread_state *ts, struct alarm_watch *w)
+{
+	w->signo = __atomic_load_n(&ts->slot->alarm_signo, __ATOMIC_ACQUIRE);
+	if (!w->signo)
+		return;
+	w->k = __atomic_load_n(&ts->slot->alarm_count, __ATOMIC_RELAXED);
+	w->at = __atomic_load_n(&ts->slot->alarm_at, __ATOMIC_RELAXED);
+	if (w->k >= RVEXEC_NCOUNTS || ts->counts != ts->slot->counts[RVEXEC_MODE_USER])
+		w->signo = 0; /* a bad counter never fires; supervisor-mode work is not watched */
+	else
+		w->before = ts->counts[w->k];
+}
+
+/* After a step that may have added to the watched counter: fires if it reached the alarm; pc = the step's
+ * instruction, or for the block's static counts (b != NULL) the exact one inside the block. */
+static bool alarm_step(struct thread_state *ts, struct alarm_watch *w, const struct block *b, uint64_t pc)
+{
+	uint64_t now = ts->counts[w->k];
+	if (w->before < w->at && now >= w->at) {
+		alarm_fire(ts, w->signo, b ? block_pc_of(b, w->k, w->at - w->before) : pc);
+		w->signo = 0;
+		return true;
+	}
+	w->before = now;
+	return false;
+}
+
+/* ---- execution, continued ---- */
+
 static void block_exec(unsigned int vcpu_index, void *udata)
 {
 	const struct block *b = udata;
 	struct thread_state *ts = thread_state();
 	uint32_t mode = __atomic_load_n(&ts->slot->mode, __ATOMIC_RELAXED);
+	struct alarm_watch w;
 	(void)vcpu_index;
 	ts->counts = ts->slot->counts[mode < RVEXEC_NMODES ? mode : RVEXEC_MODE_USER];
-	if (ts->pending.insn.flow != RVEXEC_FLOW_NONE)
+	alarm_watch(ts, &w);
+	if (ts->pending.insn.flow != RVEXEC_FLOW_NONE) {
+		uint64_t branch_pc = ts->pending.pc;
 		resolve(ts, b->vaddr);
+		if (w.signo && alarm_step(ts, &w, NULL, branch_pc))
+			w.signo = 0;
+	}
 	fetch(ts, b);
+	if (w.signo)
+		alarm_step(ts, &w, NULL, b->vaddr);
 	for (uint32_t i = 0; i < b->nadds; i++)
 		ts->counts[b->adds[i].count] += b->adds[i].n;
+	if (w.signo)
+		alarm_step(ts, &w, b, 0);
 	if (b->last.flow != RVEXEC_FLOW_NONE) {
 		ts->pending.pc = b->last_pc;
 		ts->pending.fallthrough = b->last_pc + b->last.length;
@@ -376,16 +457,32 @@ static void block_exec(unsigned int vcpu_index, void *udata)
 	}
 }
 
+static void data_access(struct thread_state *ts, qemu_plugin_meminfo_t info, uint64_t vaddr);
+
+/* udata: the accessing instruction's address (the alarm's pc). */
 static void memory_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
 {
 	struct thread_state *ts = thread_state();
+	if (!ts->counts) /* cannot happen: a block starts before its accesses */
+		ts->counts = ts->slot->counts[RVEXEC_MODE_USER];
+	if (__builtin_expect(__atomic_load_n(&ts->slot->alarm_signo, __ATOMIC_RELAXED) != 0, 0)) {
+		struct alarm_watch w;
+		alarm_watch(ts, &w);
+		data_access(ts, info, vaddr);
+		if (w.signo)
+			alarm_step(ts, &w, NULL, (uint64_t)(uintptr_t)udata);
+		return;
+	}
+	data_access(ts, info, vaddr);
+	(void)vcpu_index;
+}
+
+/* The data cache and TLB model for one access. */
+static void data_access(struct thread_state *ts, qemu_plugin_meminfo_t info, uint64_t vaddr)
+{
 	bool write = qemu_plugin_mem_is_store(info);
 	uint64_t victim, vpn = vaddr >> page_shift, line = vaddr >> ts->l1d.line_shift;
 	size_t where;
-	(void)vcpu_index;
-	(void)udata;
-	if (!ts->counts) /* cannot happen: a block starts before its accesses */
-		ts->counts = ts->slot->counts[RVEXEC_MODE_USER];
 	if (vpn + 1 != ts->recent_vpn) {
 		if (!tlb_access(&ts->dtlb, vpn))
 			charge_tlb_miss(ts, vpn, RVEXEC_DTLB_MISS);
@@ -428,7 +525,7 @@ static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb);
 	uint32_t per_count[RVEXEC_NCOUNTS] = {0};
-	struct block *b = calloc(1, sizeof(*b));
+	struct block *b = calloc(1, sizeof(*b) + n * sizeof(b->insn[0]));
 	(void)id;
 	if (!b || n == 0) {
 		free(b);
@@ -439,6 +536,8 @@ static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		struct rvexec_insn d;
 		rvexec_decode(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn), &d);
+		b->insn[i].pc = qemu_plugin_insn_vaddr(insn);
+		b->insn[i].count = d.count;
 		per_count[d.count]++;
 		per_count[RVEXEC_CYCLES] += model->latency[d.count - RVEXEC_FIRST_CLASS];
 		switch (d.count) {
@@ -450,7 +549,8 @@ static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		case RVEXEC_LR:
 		case RVEXEC_SC:
 			qemu_plugin_register_vcpu_mem_cb(insn, memory_access, QEMU_PLUGIN_CB_NO_REGS,
-			                                 QEMU_PLUGIN_MEM_RW, NULL);
+			                                 QEMU_PLUGIN_MEM_RW,
+			                                 (void *)(uintptr_t)b->insn[i].pc);
 			break;
 		default:
 			break;
@@ -464,6 +564,7 @@ static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		}
 	}
 	per_count[RVEXEC_INSTRET] = (uint32_t)n;
+	b->ninsns = (uint32_t)n;
 	for (unsigned c = 0; c < RVEXEC_NCOUNTS; c++) {
 		if (per_count[c] == 0)
 			continue;

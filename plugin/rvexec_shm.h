@@ -109,11 +109,27 @@ enum rvexec_slot_state {
 	RVEXEC_SLOT_EXITED = 2, /* the thread called exit; its counts stay for readers */
 };
 
+/*
+ * The alarm: how an overflow interrupt can come from the counts. The guest writes alarm_count and alarm_at,
+ * then alarm_signo (a release store; 0 disarms). When the thread's user-mode counter alarm_count reaches
+ * alarm_at, the plugin writes alarm_pc (the instruction that made it reach alarm_at, found inside its block:
+ * the n-th instruction, the n-th of a class, the instruction whose latency or data access it was, the branch
+ * that was mispredicted), counts alarm_fired, clears alarm_signo (one alarm per arming) and sends alarm_signo
+ * to the thread (a host signal; 1..31 are numbered alike on x86_64, aarch64 and riscv64 Linux). QEMU delivers
+ * it to the guest at the end of the current block: the handler's context is at most one block after alarm_pc
+ * (the skid).
+ */
 struct rvexec_slot {
-	uint32_t tid;          /* owner thread id; 0 while free (claimed with a compare-and-swap) */
-	uint32_t state;        /* enum rvexec_slot_state */
-	uint32_t mode;         /* enum rvexec_mode, written by the guest */
-	uint32_t reserved[13]; /* the counters start on their own cache line */
+	uint32_t tid;         /* owner thread id; 0 while free (claimed with a compare-and-swap) */
+	uint32_t state;       /* enum rvexec_slot_state */
+	uint32_t mode;        /* enum rvexec_mode, written by the guest */
+	uint32_t alarm_signo; /* guest: the alarm's signal, 0 = none; the plugin clears it when it fires */
+	uint32_t alarm_count; /* guest: enum rvexec_count, user mode */
+	uint32_t reserved0;
+	uint64_t alarm_at;     /* guest: fire when counts[RVEXEC_MODE_USER][alarm_count] >= alarm_at */
+	uint64_t alarm_pc;     /* plugin: the instruction that reached alarm_at */
+	uint64_t alarm_fired;  /* plugin: alarms fired so far */
+	uint64_t reserved1[2]; /* the counters start on their own cache line */
 	uint64_t counts[RVEXEC_NMODES][RVEXEC_COUNT_CAPACITY]; /* [mode][enum rvexec_count] */
 };
 
