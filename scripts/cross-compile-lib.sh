@@ -18,13 +18,14 @@ flags=(-std=c11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE)
 command -v "$cc" >/dev/null || { echo "cross-compile-lib: $cc not found (Debian: gcc-riscv64-linux-gnu)"; exit 1; }
 mkdir -p "$out/generated"
 python3 "$top/scripts/gen_events.py" --emulator "$out/generated" >/dev/null
+python3 "$top/scripts/gen_exec_tables.py" "$top/events" "$out/generated/rvexec_event_map.h" --event-map
 
 echo "== compile lib/ for riscv64"
 "$cc" "${flags[@]}" -fPIC -shared -I"$top/lib" -o "$out/librvhw.so" "$top/lib/rvhw.c"
 "$cc" "${flags[@]}" -I"$top/lib" -o "$out/rvhw_probe" "$top/tests/bank/rvhw_probe.c" -L"$out" -lrvhw
 echo "== compile the emulator's sources for riscv64 (syntax and warnings only)"
 for f in "$top"/emulator/*.c; do
-	"$cc" "${flags[@]}" -pthread -fsyntax-only -I"$top/lib" -I"$top/emulator" -I"$out/generated" "$f"
+	"$cc" "${flags[@]}" -pthread -fsyntax-only -I"$top/lib" -I"$top/emulator" -I"$top/plugin" -I"$out/generated" "$f"
 done
 echo "cross-compiled: $out/librvhw.so $out/rvhw_probe"
 
