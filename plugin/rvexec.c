@@ -527,7 +527,11 @@ static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	uint32_t per_count[RVEXEC_NCOUNTS] = {0};
 	struct block *b = calloc(1, sizeof(*b) + n * sizeof(b->insn[0]));
 	(void)id;
-	if (!b || n == 0) {
+	if (!b) { /* a block left uncounted would make every count wrong without a word */
+		fprintf(stderr, "rvexec: out of memory for a translated block\n");
+		abort();
+	}
+	if (n == 0) {
 		free(b);
 		return;
 	}
