@@ -153,6 +153,9 @@ struct emu_count_source {
 	/* a lower bound on the cycles the events of `evmask` need for `need` occurrences (timer planning);
 	 * UINT64_MAX when they never occur */
 	uint64_t (*cycles_for)(const struct emu_thread *t, uint64_t evmask, uint64_t need);
+	/* the thread's clock, when the source brings its own (exec: the modelled cycles the plugin counted);
+	 * NULL: RVEMU_CLOCK's (CPU time or virtual). emu_cycles_of() reads it. */
+	uint64_t (*thread_cycles)(struct emu_thread *t);
 };
 const struct emu_count_source *emu_count_source(void);
 /* Occurrences of the events of evmask in thread t between its cycles a and b (a <= b). */

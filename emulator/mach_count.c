@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* Count sources: how many events a thread has had. The profile source counts floor(cycles x rate / 1e9)
- * per model event (rates: events/profiles, per 10^9 cycles), exactly and deterministically. */
+ * per model event (rates: events/profiles, per 10^9 cycles), exactly and deterministically; the exec source
+ * (mach_count_exec.c) reads what the QEMU plugin counted. */
+#include <pthread.h>
+
 #include "mach.h"
+#include "mach_priv.h"
 
 static uint64_t profile_count(const struct emu_thread *t, size_t ev, uint64_t cycles)
 {
@@ -50,15 +54,32 @@ static uint64_t profile_cycles_for(const struct emu_thread *t, uint64_t evmask, 
 }
 
 static const struct emu_count_source profile_source = {
-    "profile",
-    profile_count,
-    profile_cycle_reaching,
-    profile_cycles_for,
+    "profile", profile_count, profile_cycle_reaching, profile_cycles_for, NULL,
 };
+
+/* The registry: RVEMU_COUNT_SOURCE picks one (default: the profile). Adding a source is a struct here and its
+ * own file in this layer; nothing above the machine layer knows which one runs. */
+static const struct emu_count_source *const count_sources[] = {&profile_source, &emu_exec_source};
+static const struct emu_count_source *active_source;
+static pthread_once_t source_once = PTHREAD_ONCE_INIT;
+
+static void choose_source(void)
+{
+	static const char *const names[] = {"profile", "exec", NULL};
+	int i = emu_env_choice("RVEMU_COUNT_SOURCE", 0, names);
+	if (count_sources[i] == &emu_exec_source)
+		emu_exec_source_init();
+	__atomic_store_n(&active_source, count_sources[i], __ATOMIC_RELEASE);
+}
 
 const struct emu_count_source *emu_count_source(void)
 {
-	return &profile_source;
+	const struct emu_count_source *s = __atomic_load_n(&active_source, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(s == NULL, 0)) {
+		pthread_once(&source_once, choose_source);
+		s = __atomic_load_n(&active_source, __ATOMIC_ACQUIRE);
+	}
+	return s;
 }
 
 uint64_t emu_events_between(const struct emu_thread *t, uint64_t evmask, uint64_t a, uint64_t b)

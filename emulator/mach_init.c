@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Load-time set-up of the machine: the configuration (which stops the program at once when it is bad),
- * then the thread registry and the model's counter bank. Every front-end entry point calls emu_init(). */
+ * then the thread registry, the model's counter bank and the count source. Every front-end entry point calls
+ * emu_init(). */
 #include "mach.h"
 #include "mach_priv.h"
 
@@ -8,4 +9,5 @@ void emu_init(void)
 {
 	emu_cfg();
 	emu_banks_init();
+	emu_count_source(); /* RVEMU_COUNT_SOURCE, and for "exec" its count file: checked at load time */
 }

@@ -109,7 +109,10 @@ static uint64_t cputime_ns(pid_t tid)
 uint64_t emu_cycles_of(struct emu_thread *t)
 {
 	uint64_t c;
-	if (emu_clock_is_virtual()) {
+	const struct emu_count_source *src = emu_count_source();
+	if (src->thread_cycles) {
+		c = src->thread_cycles(t); /* the source's own clock (exec: modelled cycles) */
+	} else if (emu_clock_is_virtual()) {
 		c = __atomic_load_n(&t->vcycles, __ATOMIC_RELAXED);
 	} else {
 		uint64_t ns = cputime_ns(t->tid);

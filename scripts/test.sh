@@ -98,6 +98,10 @@ stage staged-install env RVPAPI_BUILD="$RVPAPI_BUILD" PREFIX="$PREFIX" "$top/tes
 # against the x86_64 results of the papi stage above.
 stage riscv64-build env RISCV64_PREFIX="$RVPAPI_BUILD/prefix-riscv64" "$top/scripts/cross-build.sh"
 stage riscv64 env RISCV64_PREFIX="$RVPAPI_BUILD/prefix-riscv64" "$top/tests/riscv64/run-riscv64-tests.sh"
+# Execution-driven counts: the QEMU plugin on riscv64 kernels, checked against QEMU's log, disassembly and the
+# analytic cache numbers (docs/exec-counts.md).
+stage exec-counts "$top/tests/exec/run-exec-tests.sh"
+grep -E '^(exec-counts:|gemm :|chase:)' "$log_dir/exec-counts.log" | sed 's/^/   exec: /'
 san="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 stage configure-asan configure_tree "$RVPAPI_BUILD/obj-asan" CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined" \
 	--prefix="$RVPAPI_BUILD/prefix-asan" --disable-papi
@@ -109,6 +113,11 @@ grep -E 'x a plain call|\(1\.0x\)|medians|batched vs|^bench_sampling:' "$log_dir
 # x86_64 next to riscv64 (tests/riscv64/run-riscv64-tests.sh), and the dependency build's time
 sed -n '/^model  /,/^riscv64 checks:/p' "$log_dir/riscv64.log" 2>/dev/null | grep -v '^riscv64 checks:' | sed 's/^ *//; s/^/   riscv64: /'
 grep -h '^cross-build: ' "$log_dir/riscv64-build.log" 2>/dev/null | sed 's/^/   /'
+if [ "$(dpkg --print-architecture)" != riscv64 ]; then
+	stage bench-exec python3 "$top/bench/bench_exec.py" --plugin "$RVPAPI_BUILD/obj/plugin/.libs/librvexec.so" \
+		--top "$top" --work "$RVPAPI_BUILD/bench-exec"
+	grep -E '^bench_exec: (gemm|chase)' "$log_dir/bench-exec.log" | sed 's/^/   bench: /'
+fi
 
 # Count the individual CUnit tests (their "tests" Run Summary rows) and the test programs (scripts/count-tests.sh).
 read -r c_run c_pass c_fail <<<"$("$top/scripts/count-tests.sh" cunit "$RVPAPI_BUILD/obj/tests")"

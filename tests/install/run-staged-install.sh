@@ -37,7 +37,7 @@ root=$stage$prefix
 missing=()
 for f in bin/papi_avail bin/papi_component_avail bin/papi_native_avail bin/papi_command_line bin/papi_mem_info \
 	bin/papi_hl_output_writer.py bin/rvemu-run bin/showevtinfo bin/check_events \
-	lib/libpapi.so lib/libpfm.so lib/librvemu.so lib/librvhw.so \
+	lib/libpapi.so lib/libpfm.so lib/librvemu.so lib/librvhw.so lib/librvexec.so bin/rvexec-dump include/rvexec_shm.h \
 	include/papi.h include/perfmon/pfmlib.h include/rvemu.h include/rvhw.h \
 	lib/pkgconfig/papi.pc lib/pkgconfig/libpfm.pc share/papi/papi_events.csv \
 	share/man/man1/papi_avail.1 share/man/man3/PAPI_start.3 share/man/man3/libpfm.3; do

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Slowdown of qemu-riscv64 with the exec-count plugin (plugin/librvexec.so) against plain qemu-riscv64 on the same
+program: host CPU time (user + system of the qemu process) with the plugin over without, measured in one run,
+alternating the two, median of the rounds. Printed, never asserted (the goal is <= 3x; docs/exec-counts.md).
+Usage: bench_exec.py --plugin SO --top SRCDIR --work DIR [--rounds N]"""
+import argparse
+import os
+import statistics
+import subprocess
+
+CC = os.environ.get("RISCV64_CC", "riscv64-linux-gnu-gcc")
+QEMU = os.environ.get("QEMU_RISCV64", "qemu-riscv64")
+
+
+def cpu_time(cmd):
+    """User + system CPU seconds of one child, from its rusage."""
+    pid = os.fork()
+    if pid == 0:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        try:
+            os.execvp(cmd[0], cmd)
+        finally:
+            os._exit(127)
+    _, status, ru = os.wait4(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"bench_exec: {' '.join(cmd)} failed")
+    return ru.ru_utime + ru.ru_stime
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--plugin", required=True)
+    p.add_argument("--top", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--rounds", type=int, default=3)
+    a = p.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    print(f"bench_exec: host CPU time of qemu-riscv64 with the exec-count plugin / without, median of {a.rounds} "
+          "alternating rounds (goal <= 3x, not asserted)")
+    for prog, scale in (("gemm", "40"), ("chase", "16")):
+        binary = os.path.join(a.work, prog)
+        subprocess.run([CC, "-O2", "-static", "-o", binary, os.path.join(a.top, "tests", "exec", prog + ".c")],
+                       check=True)
+        plain, plugged = [], []
+        for _ in range(a.rounds):
+            plain.append(cpu_time([QEMU, binary, scale]))
+            plugged.append(cpu_time([QEMU, "-plugin", a.plugin, binary, scale]))
+        ratios = [b / max(p, 1e-6) for p, b in zip(plain, plugged)]
+        print(f"bench_exec: {prog:5s} plain {statistics.median(plain):.3f} s, with plugin "
+              f"{statistics.median(plugged):.3f} s: {statistics.median(ratios):.1f}x slower")
+
+
+if __name__ == "__main__":
+    main()

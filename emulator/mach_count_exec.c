@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The "exec" count source (RVEMU_COUNT_SOURCE=exec, docs/exec-counts.md): a thread's events are what the QEMU
+ * plugin librvexec.so counted for it, read from the count file named by $RVEXEC_SHM (plugin/rvexec_shm.h).
+ * The emulator runs as riscv64 code inside the same qemu-riscv64 process, so the file is a plain shared
+ * mapping and a thread's slot is found by its thread id. Which plugin counters make each model event is the
+ * table events/exec_events.csv; events it does not list keep the profile rate (they have no execution-driven
+ * meaning).
+ *
+ * Time is part of this source: a thread's clock is its modelled user cycles (the plugin's CYCLES counter),
+ * not RVEMU_CLOCK's. The perf core asks "how many events had thread T by its cycle C"; the plugin's counts
+ * only exist *now*, so each time the clock is read the source remembers the whole reading under that instant
+ * (a small ring per thread). Every instant the perf core folds at came from the clock, so the counts between
+ * two of them are exactly what the plugin counted in between. A C later than every reading takes a new one;
+ * an earlier one gets the latest reading not after it. Only user-mode counts are read: supervisor-mode counts
+ * are the emulator's own work (the kernel's), and every modelled event is a user event.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "mach.h"
+#include "mach_priv.h"
+#include "rvexec_event_map.h"
+#include "rvexec_shm.h"
+
+#define EXEC_SNAPSHOTS 16
+
+struct exec_snapshot {
+	uint64_t key; /* the thread cycle the perf core asked about */
+	uint64_t counts[RVEXEC_NCOUNTS];
+};
+
+struct exec_thread {
+	pid_t tid;
+	struct rvexec_slot *slot; /* NULL: the thread has no slot (it has not run under the plugin) */
+	unsigned held, newest;    /* snapshots held, index of the newest */
+	struct exec_snapshot snap[EXEC_SNAPSHOTS];
+	struct exec_thread *next;
+};
+
+static struct {
+	struct rvexec_shm_header *file;
+	/* per model event: how many plugin counters make it (0: profile rate), which */
+	uint8_t ncounters[64];
+	uint8_t counters[64][4];
+	struct exec_thread *threads;
+} exec;
+static pthread_once_t exec_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t exec_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void exec_open(void)
+{
+	const char *path = getenv(RVEXEC_SHM_ENV);
+	const struct rvemu_model *m = emu_model();
+	struct stat st;
+	if (!path || !*path)
+		emu_config_error(
+		    "RVEMU_COUNT_SOURCE=exec reads the exec-count plugin's count file: set %s to it "
+		    "(docs/exec-counts.md)",
+		    RVEXEC_SHM_ENV);
+	int fd = EMU_REAL(open)(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0)
+		emu_config_error("%s=%s: %s", RVEXEC_SHM_ENV, path, strerror(errno));
+	struct rvexec_shm_header *h = MAP_FAILED;
+	if ((uint64_t)st.st_size >= sizeof(*h))
+		h = EMU_REAL(mmap)(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	EMU_REAL(close)(fd);
+	if (h == MAP_FAILED || h->magic != RVEXEC_SHM_MAGIC)
+		emu_config_error("%s=%s is not a count file of the exec-count plugin", RVEXEC_SHM_ENV, path);
+	if (h->version != RVEXEC_SHM_VERSION || h->header_size != sizeof(*h) ||
+	    h->slot_size != sizeof(struct rvexec_slot) || h->ncounts < RVEXEC_NCOUNTS ||
+	    h->ncounts > RVEXEC_COUNT_CAPACITY || (uint64_t)st.st_size < rvexec_shm_size(h->nslots))
+		emu_config_error(
+		    "%s=%s: a count file of another plugin version (version %u, %u counters; this "
+		    "emulator reads version %u with %u)",
+		    RVEXEC_SHM_ENV, path, h->version, h->ncounts, RVEXEC_SHM_VERSION, RVEXEC_NCOUNTS);
+	if (strncmp(h->model, m->model, sizeof(h->model)) != 0)
+		emu_config_error("%s=%s counts model '%.*s', the emulator runs '%s' (RVEMU_MODEL)",
+		                 RVEXEC_SHM_ENV, path, (int)sizeof(h->model), h->model, m->model);
+	for (size_t ev = 0; ev < m->nevents && ev < 64; ev++)
+		for (size_t i = 0; i < RVEXEC_NEVENT_MAPS; i++) {
+			const struct rvexec_event_map *e = &rvexec_event_maps[i];
+			if (strcmp(e->model, m->model) == 0 && strcmp(e->event, m->events[ev].name) == 0) {
+				exec.ncounters[ev] = e->ncounters;
+				memcpy(exec.counters[ev], e->counters, sizeof(exec.counters[ev]));
+			}
+		}
+	exec.file = h;
+}
+
+/* The file is opened at load time (emu_init), so a bad one stops the program before it runs. */
+void emu_exec_source_init(void)
+{
+	pthread_once(&exec_once, exec_open);
+}
+
+static struct rvexec_slot *slot_of(pid_t tid)
+{
+	struct rvexec_slot *found = NULL;
+	for (uint32_t i = 0; i < exec.file->nslots; i++) {
+		struct rvexec_slot *s = rvexec_shm_slot(exec.file, i);
+		if (__atomic_load_n(&s->tid, __ATOMIC_ACQUIRE) != (uint32_t)tid)
+			continue;
+		found = s; /* a live slot wins over one an earlier thread of the same id left */
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == RVEXEC_SLOT_LIVE)
+			break;
+	}
+	return found;
+}
+
+/* Called with exec_lock held. */
+static struct exec_thread *exec_thread(pid_t tid)
+{
+	struct exec_thread *et;
+	for (et = exec.threads; et; et = et->next)
+		if (et->tid == tid)
+			break;
+	if (!et) {
+		et = calloc(1, sizeof(*et));
+		if (!et)
+			return NULL;
+		et->tid = tid;
+		et->next = exec.threads;
+		exec.threads = et;
+	}
+	if (!et->slot) /* the plugin claims a slot when the thread runs its first block */
+		et->slot = slot_of(tid);
+	return et;
+}
+
+/* Takes a reading of the thread's slot, remembered under its own modelled cycles. Called with exec_lock held.
+ */
+static const struct exec_snapshot *take_reading(struct exec_thread *et)
+{
+	static const struct exec_snapshot none;
+	if (!et->slot)
+		return et->held ? &et->snap[et->newest] : &none;
+	uint64_t cycles =
+	    __atomic_load_n(&et->slot->counts[RVEXEC_MODE_USER][RVEXEC_CYCLES], __ATOMIC_RELAXED);
+	struct exec_snapshot *newest = &et->snap[et->newest];
+	if (et->held && cycles <= newest->key)
+		return newest; /* nothing ran since (every block costs at least a cycle) */
+	unsigned i = et->held == 0 ? 0 : (et->newest + 1) % EXEC_SNAPSHOTS;
+	struct exec_snapshot *s = &et->snap[i];
+	for (unsigned c = 0; c < RVEXEC_NCOUNTS; c++)
+		s->counts[c] = __atomic_load_n(&et->slot->counts[RVEXEC_MODE_USER][c], __ATOMIC_RELAXED);
+	s->key = s->counts[RVEXEC_CYCLES]; /* the cycles of this very reading */
+	et->newest = i;
+	if (et->held < EXEC_SNAPSHOTS)
+		et->held++;
+	return s;
+}
+
+/* The counts at thread cycle `key` (see the file comment). Called with exec_lock held. */
+static const struct exec_snapshot *reading_at(struct exec_thread *et, uint64_t key)
+{
+	if (et->held == 0 || key > et->snap[et->newest].key)
+		take_reading(et);
+	const struct exec_snapshot *best = NULL, *oldest = NULL;
+	for (unsigned n = 0; n < et->held; n++) {
+		const struct exec_snapshot *s = &et->snap[(et->newest + EXEC_SNAPSHOTS - n) % EXEC_SNAPSHOTS];
+		oldest = s;
+		if (!best && s->key <= key)
+			best = s;
+	}
+	return best ? best : oldest;
+}
+
+/* The source's own clock: the thread's modelled user cycles. Every instant the perf core works with comes
+ * from here, so the reading taken now is the one later questions about this instant get. */
+static uint64_t exec_thread_cycles(struct emu_thread *t)
+{
+	uint64_t c = 0;
+	pthread_mutex_lock(&exec_lock);
+	struct exec_thread *et = exec_thread(t->tid);
+	if (et)
+		c = take_reading(et)->key;
+	pthread_mutex_unlock(&exec_lock);
+	return c;
+}
+
+static uint64_t exec_count(const struct emu_thread *t, size_t ev, uint64_t cycles)
+{
+	if (ev >= 64 || exec.ncounters[ev] == 0) /* no execution-driven meaning: the profile rate */
+		return emu_scale(cycles, emu_model()->events[ev].ppb);
+	uint64_t sum = 0;
+	pthread_mutex_lock(&exec_lock);
+	struct exec_thread *et = exec_thread(t->tid);
+	if (et) {
+		const struct exec_snapshot *s = reading_at(et, cycles);
+		for (unsigned i = 0; i < exec.ncounters[ev]; i++)
+			sum += s->counts[exec.counters[ev][i]];
+	}
+	pthread_mutex_unlock(&exec_lock);
+	return sum;
+}
+
+static uint64_t mask_delta(const struct emu_thread *t, uint64_t evmask, uint64_t a, uint64_t b)
+{
+	const struct rvemu_model *m = emu_model();
+	uint64_t d = 0;
+	for (size_t i = 0; i < m->nevents; i++)
+		if (evmask & (1ull << i))
+			d += exec_count(t, i, b) - exec_count(t, i, a);
+	return d;
+}
+
+/* Where inside (from, limit] the count was reached is not known from readings alone (finding the exact
+ * instruction is the plugin's part, to come): the answer is limit, the instant the perf core is at. */
+static uint64_t exec_cycle_reaching(const struct emu_thread *t, uint64_t evmask, uint64_t from,
+                                    uint64_t limit, uint64_t need)
+{
+	return mask_delta(t, evmask, from, limit) >= need ? limit : limit + 1;
+}
+
+/* A lower bound, in modelled cycles: every class costs at least one cycle (exec_models.csv's latencies), and
+ * no plugin counter grows by more than 2 per instruction (an amo's or sc's read and write access, a fetch
+ * crossing two lines); unmapped events grow at their profile rate. */
+static uint64_t exec_cycles_for(const struct emu_thread *t, uint64_t evmask, uint64_t need)
+{
+	(void)t;
+	const struct rvemu_model *m = emu_model();
+	unsigned __int128 rate_ppb = 0; /* events per 10^9 cycles, at most */
+	for (size_t i = 0; i < m->nevents && i < 64; i++)
+		if (evmask & (1ull << i))
+			rate_ppb += exec.ncounters[i] ? (unsigned __int128)exec.ncounters[i] * 2 * RVEMU_PPB
+			                              : m->events[i].ppb;
+	if (!rate_ppb)
+		return UINT64_MAX;
+	unsigned __int128 c = ((unsigned __int128)need * RVEMU_PPB + rate_ppb - 1) / rate_ppb;
+	return c > UINT64_MAX ? UINT64_MAX : (uint64_t)c;
+}
+
+const struct emu_count_source emu_exec_source = {
+    "exec", exec_count, exec_cycle_reaching, exec_cycles_for, exec_thread_cycles,
+};

@@ -1,0 +1,742 @@
+// SPDX-License-Identifier: MIT
+/*
+ * librvexec.so: a QEMU 7.2 TCG plugin for qemu-riscv64 (user mode) that counts what a riscv64 program
+ * executes, per guest thread, into the shared count file of rvexec_shm.h (docs/exec-counts.md).
+ *
+ *   qemu-riscv64 -plugin librvexec.so,model=sifive-u74,shm=/dev/shm/rvexec.1,out=summary.txt ./prog
+ *
+ * Hot path: one callback per executed block (the block's class counts were summed when it was translated) and
+ * one per memory access (the data cache and TLB model); never one per instruction. QEMU 7.2's inline counters
+ * add to one global address whatever the thread, so they serve only as the whole-process cross-check
+ * `inline_instret` of the summary; per-thread counts need the block callback, which runs in the guest
+ * thread's own host thread (under qemu-user a guest thread is a host thread), so a thread-local pointer finds
+ * the thread's state without locks.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <qemu-plugin.h>
+
+#include "rvexec_decode.h"
+#include "rvexec_print.h"
+#include "rvexec_shm.h"
+#include "rvexec_tables.h"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+/* ---- the cache and TLB models ---- */
+
+/* Set-associative, LRU, write-back and write-allocate. Tags are line numbers + 1 (0 = invalid). Each set
+ * remembers its most recently used way, tried first (a loop's accesses mostly hit it) before the ways are
+ * scanned. */
+struct cache {
+	uint32_t ways, line_shift, set_mask;
+	uint64_t *tag, *last_use;
+	uint8_t *dirty;
+	uint8_t *mru; /* per set: the way used last */
+	uint64_t clock;
+};
+
+enum cache_result { CACHE_HIT, CACHE_MISS, CACHE_MISS_WRITEBACK };
+
+static unsigned log2u(uint32_t v)
+{
+	unsigned s = 0;
+	while ((1u << s) < v)
+		s++;
+	return s;
+}
+
+static int cache_init(struct cache *c, const struct rvexec_cache_geometry *g)
+{
+	size_t n = (size_t)g->sets * g->ways;
+	c->ways = g->ways;
+	c->line_shift = log2u(g->line);
+	c->set_mask = g->sets - 1;
+	c->clock = 0;
+	c->tag = calloc(n, sizeof(*c->tag));
+	c->last_use = calloc(n, sizeof(*c->last_use));
+	c->dirty = calloc(n, 1);
+	c->mru = calloc(g->sets, 1);
+	return c->tag && c->last_use && c->dirty && c->mru && g->ways <= 256 ? 0 : -1;
+}
+
+/* Accesses the line holding addr; *victim gets the evicted dirty line's address on CACHE_MISS_WRITEBACK,
+ * *where the line's place in the arrays. */
+static enum cache_result cache_access(struct cache *c, uint64_t addr, bool write, uint64_t *victim,
+                                      size_t *where)
+{
+	uint64_t line = addr >> c->line_shift;
+	size_t set = (size_t)(line & c->set_mask), base = set * c->ways, lru = base;
+	size_t mru = base + c->mru[set];
+	c->clock++;
+	if (c->tag[mru] == line + 1) {
+		c->last_use[mru] = c->clock;
+		c->dirty[mru] |= write;
+		*where = mru;
+		return CACHE_HIT;
+	}
+	for (size_t i = base; i < base + c->ways; i++) {
+		if (c->tag[i] == line + 1) {
+			c->last_use[i] = c->clock;
+			c->dirty[i] |= write;
+			c->mru[set] = (uint8_t)(i - base);
+			*where = i;
+			return CACHE_HIT;
+		}
+		if (c->last_use[i] < c->last_use[lru])
+			lru = i; /* invalid ways have last_use 0 and are taken first */
+	}
+	enum cache_result r = CACHE_MISS;
+	if (c->tag[lru] && c->dirty[lru]) {
+		*victim = (c->tag[lru] - 1) << c->line_shift;
+		r = CACHE_MISS_WRITEBACK;
+	}
+	c->tag[lru] = line + 1;
+	c->last_use[lru] = c->clock;
+	c->dirty[lru] = write;
+	c->mru[set] = (uint8_t)(lru - base);
+	*where = lru;
+	return r;
+}
+
+/* Fully associative, LRU. A small direct-mapped hint (vpn -> entry) finds most hits without scanning the
+ * entries: a hint is only a guess, checked against the entry, and a failed guess falls back to the scan. */
+#define TLB_HINTS 64
+struct tlb {
+	uint32_t entries;
+	uint32_t hint[TLB_HINTS];
+	uint64_t *vpn, *last_use; /* vpn + 1, 0 = invalid */
+	uint64_t clock;
+};
+
+static int tlb_init(struct tlb *t, uint32_t entries)
+{
+	t->entries = entries;
+	memset(t->hint, 0, sizeof(t->hint));
+	t->clock = 0;
+	t->vpn = calloc(entries, sizeof(*t->vpn));
+	t->last_use = calloc(entries, sizeof(*t->last_use));
+	return t->vpn && t->last_use ? 0 : -1;
+}
+
+static bool tlb_access(struct tlb *t, uint64_t vpn)
+{
+	uint32_t *hint = &t->hint[vpn % TLB_HINTS];
+	t->clock++;
+	if (t->vpn[*hint] == vpn + 1) {
+		t->last_use[*hint] = t->clock;
+		return true;
+	}
+	uint32_t lru = 0;
+	for (uint32_t i = 0; i < t->entries; i++) {
+		if (t->vpn[i] == vpn + 1) {
+			t->last_use[i] = t->clock;
+			*hint = i;
+			return true;
+		}
+		if (t->last_use[i] < t->last_use[lru])
+			lru = i;
+	}
+	t->vpn[lru] = vpn + 1;
+	t->last_use[lru] = t->clock;
+	*hint = lru;
+	return false;
+}
+
+/* ---- per-thread state ---- */
+
+struct block;
+
+/* The control transfer that ended the previous block, resolved when the next block of the thread starts. */
+struct pending_flow {
+	uint64_t pc, fallthrough;
+	struct rvexec_insn insn;
+};
+
+struct thread_state {
+	struct rvexec_slot *slot;
+	uint64_t *counts; /* slot->counts[mode of the running block] */
+	struct cache l1i, l1d, l2;
+	struct tlb itlb, dtlb;
+	uint64_t *utlb; /* direct mapped, vpn + 1 */
+	uint8_t *bht;   /* 2-bit counters, 0..1 predict not taken, 2..3 taken */
+	uint64_t *btb_pc, *btb_target;
+	uint64_t *ras;
+	uint32_t ras_top, ras_used;
+	struct pending_flow pending;
+	const struct block *last_fetched; /* the block fetched last (fetch()) */
+	/* The two L1D lines accessed last (line + 1, 0 = none) and their places: each is still the most
+	 * recently used line of its set, so an access to one of them is a hit that leaves the LRU order as it
+	 * is. */
+	struct {
+		uint64_t line;
+		size_t where;
+	} recent[2];
+	uint64_t recent_vpn; /* the page of the last data access + 1: the DTLB's most recent entry */
+};
+
+/* A translated block: its counts, summed at translation time, and what the models need at execution. */
+struct block {
+	uint64_t vaddr, end; /* [vaddr, end) */
+	uint32_t nadds;
+	struct {
+		uint16_t count; /* enum rvexec_count */
+		uint32_t n;
+	} adds[RVEXEC_NCLASSES + 4];
+	uint64_t last_pc;
+	struct rvexec_insn last; /* the block's last instruction (its control transfer, if any) */
+	uint32_t ninsns;
+	struct { /* each instruction, for the alarm's exact instruction */
+		uint64_t pc;
+		uint8_t count; /* its class */
+	} insn[];
+};
+
+static const struct rvexec_model *model;
+static unsigned page_shift;
+static struct rvexec_shm_header *shm;
+static char *out_path;
+static uint64_t inline_instret;          /* QEMU 7.2 inline adds: one global counter, the cross-check */
+static struct rvexec_slot overflow_slot; /* threads that found no free slot count here, unseen */
+/* initial-exec: no __tls_get_addr call on the hot path (glibc keeps static TLS room for dlopen()ed libraries)
+ */
+static __thread struct thread_state *current __attribute__((tls_model("initial-exec")));
+
+static struct thread_state *thread_state_new(void)
+{
+	struct thread_state *ts = calloc(1, sizeof(*ts));
+	if (!ts || cache_init(&ts->l1i, &model->l1i) || cache_init(&ts->l1d, &model->l1d) ||
+	    cache_init(&ts->l2, &model->l2) || tlb_init(&ts->itlb, model->itlb) ||
+	    tlb_init(&ts->dtlb, model->dtlb))
+		return NULL;
+	ts->utlb = calloc(model->utlb, sizeof(*ts->utlb));
+	ts->bht = calloc(model->bht, 1);
+	ts->btb_pc = calloc(model->btb, sizeof(uint64_t));
+	ts->btb_target = calloc(model->btb, sizeof(uint64_t));
+	ts->ras = calloc(model->ras, sizeof(uint64_t));
+	if (!ts->utlb || !ts->bht || !ts->btb_pc || !ts->btb_target || !ts->ras)
+		return NULL;
+	memset(ts->bht, 1, model->bht); /* weakly not taken */
+
+	uint32_t tid = (uint32_t)syscall(SYS_gettid);
+	for (uint32_t probe = 0; probe < shm->nslots; probe++) {
+		struct rvexec_slot *s = rvexec_shm_slot(shm, (tid + probe) % shm->nslots);
+		uint32_t expected = 0;
+		if (__atomic_compare_exchange_n(&s->tid, &expected, tid, false, __ATOMIC_ACQ_REL,
+		                                __ATOMIC_RELAXED)) {
+			__atomic_store_n(&s->state, RVEXEC_SLOT_LIVE, __ATOMIC_RELEASE);
+			ts->slot = s;
+			return ts;
+		}
+	}
+	fprintf(stderr,
+	        "rvexec: all %u slots of the count file are in use: thread %u is not counted (slots=)\n",
+	        shm->nslots, tid);
+	ts->slot = &overflow_slot;
+	return ts;
+}
+
+static struct thread_state *thread_state(void)
+{
+	if (__builtin_expect(current == NULL, 0)) {
+		current = thread_state_new();
+		if (!current) {
+			fprintf(stderr, "rvexec: out of memory for a thread's models\n");
+			abort();
+		}
+	}
+	return current;
+}
+
+/* A fork()ed qemu (the guest's fork) runs on with its parent's thread state: let it take its own slot. */
+static void forget_thread_in_child(void)
+{
+	current = NULL;
+}
+
+/* ---- execution ---- */
+
+static void charge_l2(struct thread_state *ts, uint64_t addr, bool write)
+{
+	uint64_t victim;
+	size_t where;
+	ts->counts[RVEXEC_L2_ACCESS]++;
+	if (cache_access(&ts->l2, addr, write, &victim, &where) != CACHE_HIT) {
+		ts->counts[RVEXEC_L2_MISS]++;
+		ts->counts[RVEXEC_CYCLES] += model->memory;
+	}
+}
+
+/* An L1 TLB miss looks in the UTLB; a UTLB miss is a page walk. */
+static void charge_tlb_miss(struct thread_state *ts, uint64_t vpn, enum rvexec_count which)
+{
+	uint64_t *e = &ts->utlb[vpn & (model->utlb - 1)];
+	ts->counts[which]++;
+	ts->counts[RVEXEC_CYCLES] += model->utlb_hit;
+	if (*e != vpn + 1) {
+		*e = vpn + 1;
+		ts->counts[RVEXEC_UTLB_MISS]++;
+		ts->counts[RVEXEC_CYCLES] += model->page_walk;
+	}
+}
+
+static void fetch(struct thread_state *ts, const struct block *b)
+{
+	uint64_t first = b->vaddr >> ts->l1i.line_shift, last = (b->end - 1) >> ts->l1i.line_shift;
+	/* A block that runs again right after itself (a loop in one block) finds its lines and pages where it
+	 * left them, most recently used: all hits, and touching them again keeps the LRU order as it is. */
+	if (ts->last_fetched == b) {
+		ts->counts[RVEXEC_L1I_ACCESS] += last - first + 1;
+		return;
+	}
+	ts->last_fetched = b;
+	for (uint64_t line = first; line <= last; line++) {
+		uint64_t victim;
+		size_t where;
+		ts->counts[RVEXEC_L1I_ACCESS]++;
+		if (cache_access(&ts->l1i, line << ts->l1i.line_shift, false, &victim, &where) != CACHE_HIT) {
+			ts->counts[RVEXEC_L1I_MISS]++;
+			ts->counts[RVEXEC_CYCLES] += model->l2_hit;
+			charge_l2(ts, line << ts->l1i.line_shift, false);
+		}
+	}
+	for (uint64_t page = b->vaddr >> page_shift; page <= (b->end - 1) >> page_shift; page++)
+		if (!tlb_access(&ts->itlb, page))
+			charge_tlb_miss(ts, page, RVEXEC_ITLB_MISS);
+}
+
+static void mispredict(struct thread_state *ts, enum rvexec_count which)
+{
+	ts->counts[which]++;
+	ts->counts[RVEXEC_CYCLES] += model->mispredict;
+}
+
+/* The previous block of this thread ended in a control transfer; `next` is where execution went. */
+static void resolve(struct thread_state *ts, uint64_t next)
+{
+	struct pending_flow *p = &ts->pending;
+	if (p->insn.flow == RVEXEC_FLOW_BRANCH) {
+		bool taken = next != p->fallthrough;
+		uint8_t *ctr = &ts->bht[(p->pc >> 1) & (model->bht - 1)];
+		ts->counts[taken ? RVEXEC_BRANCH_TAKEN : RVEXEC_BRANCH_NOT_TAKEN]++;
+		if ((*ctr >= 2) != taken)
+			mispredict(ts, RVEXEC_BRANCH_DIR_MISPREDICT);
+		if (taken && *ctr < 3)
+			(*ctr)++;
+		else if (!taken && *ctr > 0)
+			(*ctr)--;
+	} else if (p->insn.flow == RVEXEC_FLOW_JALR) {
+		if (rvexec_is_return(&p->insn) && ts->ras_used > 0) {
+			uint64_t predicted = ts->ras[ts->ras_top];
+			ts->ras_top = (ts->ras_top + model->ras - 1) % model->ras;
+			ts->ras_used--;
+			if (predicted != next)
+				mispredict(ts, RVEXEC_BRANCH_TARGET_MISPREDICT);
+		} else {
+			size_t i = (p->pc >> 1) & (model->btb - 1);
+			if (ts->btb_pc[i] != p->pc + 1 || ts->btb_target[i] != next)
+				mispredict(ts, RVEXEC_BRANCH_TARGET_MISPREDICT);
+			ts->btb_pc[i] = p->pc + 1;
+			ts->btb_target[i] = next;
+		}
+	}
+	if (rvexec_is_call(&p->insn)) {
+		ts->ras_top = (ts->ras_top + 1) % model->ras;
+		ts->ras[ts->ras_top] = p->fallthrough;
+		if (ts->ras_used < model->ras)
+			ts->ras_used++;
+	}
+	p->insn.flow = RVEXEC_FLOW_NONE;
+}
+
+/* ---- the alarm (rvexec_shm.h) ---- */
+
+/* The instruction of block b at which its static counts (added at block start) make counter k grow by `need`
+ * (1-based): the need-th instruction, the need-th of a class, the one whose latency reaches it. */
+static uint64_t block_pc_of(const struct block *b, unsigned k, uint64_t need)
+{
+	uint64_t seen = 0;
+	for (uint32_t i = 0; i < b->ninsns; i++) {
+		unsigned c = b->insn[i].count;
+		if (k == RVEXEC_INSTRET || k == c)
+			seen++;
+		else if (k == RVEXEC_CYCLES)
+			seen += model->latency[c - RVEXEC_FIRST_CLASS];
+		if (seen >= need)
+			return b->insn[i].pc;
+	}
+	return b->last_pc; /* calls and returns: the last instruction */
+}
+
+static void alarm_fire(struct thread_state *ts, uint32_t signo, uint64_t pc)
+{
+	struct rvexec_slot *s = ts->slot;
+	if (!__atomic_compare_exchange_n(&s->alarm_signo, &signo, 0, false, __ATOMIC_ACQ_REL,
+	                                 __ATOMIC_RELAXED))
+		return; /* re-armed meanwhile */
+	__atomic_store_n(&s->alarm_pc, pc, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->alarm_fired, 1, __ATOMIC_RELEASE);
+	syscall(SYS_tgkill, getpid(), s->tid, signo);
+}
+
+/* The armed alarm of the running thread: its signal (0: none) and counter, the counter's value before a step.
+ */
+struct alarm_watch {
+	uint32_t signo, k;
+	uint64_t at, before;
+};
+
+static void alarm_watch(struct thread_state *ts, struct alarm_watch *w)
+{
+	w->signo = __atomic_load_n(&ts->slot->alarm_signo, __ATOMIC_ACQUIRE);
+	if (!w->signo)
+		return;
+	w->k = __atomic_load_n(&ts->slot->alarm_count, __ATOMIC_RELAXED);
+	w->at = __atomic_load_n(&ts->slot->alarm_at, __ATOMIC_RELAXED);
+	if (w->k >= RVEXEC_NCOUNTS || ts->counts != ts->slot->counts[RVEXEC_MODE_USER])
+		w->signo = 0; /* a bad counter never fires; supervisor-mode work is not watched */
+	else
+		w->before = ts->counts[w->k];
+}
+
+/* After a step that may have added to the watched counter: fires if it reached the alarm; pc = the step's
+ * instruction, or for the block's static counts (b != NULL) the exact one inside the block. */
+static bool alarm_step(struct thread_state *ts, struct alarm_watch *w, const struct block *b, uint64_t pc)
+{
+	uint64_t now = ts->counts[w->k];
+	if (w->before < w->at && now >= w->at) {
+		alarm_fire(ts, w->signo, b ? block_pc_of(b, w->k, w->at - w->before) : pc);
+		w->signo = 0;
+		return true;
+	}
+	w->before = now;
+	return false;
+}
+
+/* ---- execution, continued ---- */
+
+static void block_exec(unsigned int vcpu_index, void *udata)
+{
+	const struct block *b = udata;
+	struct thread_state *ts = thread_state();
+	uint32_t mode = __atomic_load_n(&ts->slot->mode, __ATOMIC_RELAXED);
+	struct alarm_watch w;
+	(void)vcpu_index;
+	ts->counts = ts->slot->counts[mode < RVEXEC_NMODES ? mode : RVEXEC_MODE_USER];
+	alarm_watch(ts, &w);
+	if (ts->pending.insn.flow != RVEXEC_FLOW_NONE) {
+		uint64_t branch_pc = ts->pending.pc;
+		resolve(ts, b->vaddr);
+		if (w.signo && alarm_step(ts, &w, NULL, branch_pc))
+			w.signo = 0;
+	}
+	fetch(ts, b);
+	if (w.signo)
+		alarm_step(ts, &w, NULL, b->vaddr);
+	for (uint32_t i = 0; i < b->nadds; i++)
+		ts->counts[b->adds[i].count] += b->adds[i].n;
+	if (w.signo)
+		alarm_step(ts, &w, b, 0);
+	if (b->last.flow != RVEXEC_FLOW_NONE) {
+		ts->pending.pc = b->last_pc;
+		ts->pending.fallthrough = b->last_pc + b->last.length;
+		ts->pending.insn = b->last;
+	}
+}
+
+static void data_access(struct thread_state *ts, qemu_plugin_meminfo_t info, uint64_t vaddr);
+
+/* udata: the accessing instruction's address (the alarm's pc). */
+static void memory_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+{
+	struct thread_state *ts = thread_state();
+	if (!ts->counts) /* cannot happen: a block starts before its accesses */
+		ts->counts = ts->slot->counts[RVEXEC_MODE_USER];
+	if (__builtin_expect(__atomic_load_n(&ts->slot->alarm_signo, __ATOMIC_RELAXED) != 0, 0)) {
+		struct alarm_watch w;
+		alarm_watch(ts, &w);
+		data_access(ts, info, vaddr);
+		if (w.signo)
+			alarm_step(ts, &w, NULL, (uint64_t)(uintptr_t)udata);
+		return;
+	}
+	data_access(ts, info, vaddr);
+	(void)vcpu_index;
+}
+
+/* The data cache and TLB model for one access. */
+static void data_access(struct thread_state *ts, qemu_plugin_meminfo_t info, uint64_t vaddr)
+{
+	bool write = qemu_plugin_mem_is_store(info);
+	uint64_t victim, vpn = vaddr >> page_shift, line = vaddr >> ts->l1d.line_shift;
+	size_t where;
+	if (vpn + 1 != ts->recent_vpn) {
+		if (!tlb_access(&ts->dtlb, vpn))
+			charge_tlb_miss(ts, vpn, RVEXEC_DTLB_MISS);
+		ts->recent_vpn = vpn + 1;
+	}
+	ts->counts[write ? RVEXEC_L1D_WRITE_ACCESS : RVEXEC_L1D_READ_ACCESS]++;
+	if (ts->recent[0].line == line + 1) {
+		ts->l1d.dirty[ts->recent[0].where] |= write;
+		return;
+	}
+	if (ts->recent[1].line == line + 1) { /* recent[0] is in another set (see below) */
+		ts->l1d.dirty[ts->recent[1].where] |= write;
+		where = ts->recent[1].where;
+		ts->recent[1] = ts->recent[0];
+		ts->recent[0].line = line + 1;
+		ts->recent[0].where = where;
+		return;
+	}
+	enum cache_result r = cache_access(&ts->l1d, vaddr, write, &victim, &where);
+	/* the previous line stays a recent one only if it is in another set than this one */
+	ts->recent[1] = ts->recent[0];
+	if ((((ts->recent[1].line - 1) ^ line) & ts->l1d.set_mask) == 0)
+		ts->recent[1].line = 0;
+	ts->recent[0].line = line + 1;
+	ts->recent[0].where = where;
+	if (r == CACHE_HIT)
+		return;
+	ts->counts[write ? RVEXEC_L1D_WRITE_MISS : RVEXEC_L1D_READ_MISS]++;
+	ts->counts[RVEXEC_CYCLES] += model->l2_hit;
+	if (r == CACHE_MISS_WRITEBACK) {
+		ts->counts[RVEXEC_L1D_WRITEBACK]++;
+		charge_l2(ts, victim, true);
+	}
+	charge_l2(ts, vaddr, false);
+}
+
+/* ---- translation ---- */
+
+static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	uint32_t per_count[RVEXEC_NCOUNTS] = {0};
+	struct block *b = calloc(1, sizeof(*b) + n * sizeof(b->insn[0]));
+	(void)id;
+	if (!b) { /* a block left uncounted would make every count wrong without a word */
+		fprintf(stderr, "rvexec: out of memory for a translated block\n");
+		abort();
+	}
+	if (n == 0) {
+		free(b);
+		return;
+	}
+	b->vaddr = qemu_plugin_tb_vaddr(tb);
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		struct rvexec_insn d;
+		rvexec_decode(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn), &d);
+		b->insn[i].pc = qemu_plugin_insn_vaddr(insn);
+		b->insn[i].count = d.count;
+		per_count[d.count]++;
+		per_count[RVEXEC_CYCLES] += model->latency[d.count - RVEXEC_FIRST_CLASS];
+		switch (d.count) {
+		case RVEXEC_INT_LOAD:
+		case RVEXEC_INT_STORE:
+		case RVEXEC_FP_LOAD:
+		case RVEXEC_FP_STORE:
+		case RVEXEC_AMO:
+		case RVEXEC_LR:
+		case RVEXEC_SC:
+			qemu_plugin_register_vcpu_mem_cb(insn, memory_access, QEMU_PLUGIN_CB_NO_REGS,
+			                                 QEMU_PLUGIN_MEM_RW,
+			                                 (void *)(uintptr_t)b->insn[i].pc);
+			break;
+		default:
+			break;
+		}
+		if (i == n - 1) {
+			b->last_pc = qemu_plugin_insn_vaddr(insn);
+			b->last = d;
+			b->end = b->last_pc + qemu_plugin_insn_size(insn);
+			per_count[RVEXEC_CALL] += rvexec_is_call(&d);
+			per_count[RVEXEC_RETURN] += rvexec_is_return(&d);
+		}
+	}
+	per_count[RVEXEC_INSTRET] = (uint32_t)n;
+	b->ninsns = (uint32_t)n;
+	for (unsigned c = 0; c < RVEXEC_NCOUNTS; c++) {
+		if (per_count[c] == 0)
+			continue;
+		b->adds[b->nadds].count = (uint16_t)c;
+		b->adds[b->nadds].n = per_count[c];
+		b->nadds++;
+	}
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, block_exec, QEMU_PLUGIN_CB_NO_REGS, b);
+	qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &inline_instret, n);
+}
+
+/* ---- threads, exit ---- */
+
+static void syscall_entry(qemu_plugin_id_t id, unsigned int vcpu_index, int64_t num, uint64_t a1, uint64_t a2,
+                          uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8)
+{
+	enum { RISCV_NR_EXIT = 93, RISCV_NR_EXIT_GROUP = 94 };
+	(void)id, (void)vcpu_index, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5, (void)a6, (void)a7,
+	    (void)a8;
+	if ((num == RISCV_NR_EXIT || num == RISCV_NR_EXIT_GROUP) && current)
+		__atomic_store_n(&current->slot->state, RVEXEC_SLOT_EXITED, __ATOMIC_RELEASE);
+}
+
+static void at_exit(qemu_plugin_id_t id, void *userdata)
+{
+	(void)id, (void)userdata;
+	if (!out_path)
+		return;
+	FILE *f = strcmp(out_path, "-") == 0 ? stderr : fopen(out_path, "w");
+	if (!f) {
+		fprintf(stderr, "rvexec: cannot write %s: %s\n", out_path, strerror(errno));
+		return;
+	}
+	rvexec_print(f, shm);
+	fprintf(f, "process pid=%u inline_instret=%" PRIu64 "\n", (unsigned)getpid(),
+	        __atomic_load_n(&inline_instret, __ATOMIC_RELAXED));
+	if (f != stderr)
+		fclose(f);
+}
+
+/* ---- set-up ---- */
+
+static int usage(const char *bad)
+{
+	fprintf(stderr,
+	        "rvexec: bad plugin argument '%s'\n"
+	        "rvexec: arguments: model=NAME (default sifive-u74), shm=PATH (the count file, default $%s;\n"
+	        "rvexec:   without either, counts stay private), slots=N (threads, default %d; a new file "
+	        "only),\n"
+	        "rvexec:   out=PATH|- (a text summary at exit)\n",
+	        bad, RVEXEC_SHM_ENV, RVEXEC_SLOTS_DEFAULT);
+	return -1;
+}
+
+static int model_by_name(const char *name)
+{
+	for (int i = 0; i < RVEXEC_NMODELS; i++)
+		if (strcmp(rvexec_models[i].name, name) == 0) {
+			model = &rvexec_models[i];
+			return 0;
+		}
+	fprintf(stderr, "rvexec: no execution model for '%s' (events/exec_models.csv has:", name);
+	for (int i = 0; i < RVEXEC_NMODELS; i++)
+		fprintf(stderr, " %s", rvexec_models[i].name);
+	fprintf(stderr, ")\n");
+	return -1;
+}
+
+static void header_init(struct rvexec_shm_header *h, uint32_t nslots)
+{
+	h->version = RVEXEC_SHM_VERSION;
+	h->header_size = sizeof(*h);
+	h->slot_size = sizeof(struct rvexec_slot);
+	h->nslots = nslots;
+	h->ncounts = RVEXEC_NCOUNTS;
+	h->freq_mhz = model->freq_mhz;
+	snprintf(h->model, sizeof(h->model), "%s", model->name);
+	h->writer_pid = (uint32_t)getpid();
+	__atomic_store_n(&h->magic, RVEXEC_SHM_MAGIC, __ATOMIC_RELEASE);
+}
+
+/* Maps the count file, creating it (under an exclusive lock, so two processes do not both size it) or joining
+ * one of the same model. */
+static int shm_open_file(const char *path, uint32_t nslots)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	struct stat st;
+	if (fd < 0) {
+		fprintf(stderr, "rvexec: cannot open the count file %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX) != 0 || fstat(fd, &st) != 0) {
+		fprintf(stderr, "rvexec: cannot lock %s: %s\n", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	uint64_t size = st.st_size > 0 ? (uint64_t)st.st_size : rvexec_shm_size(nslots);
+	if (st.st_size == 0 && ftruncate(fd, (off_t)size) != 0) {
+		fprintf(stderr, "rvexec: cannot size %s: %s\n", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		fprintf(stderr, "rvexec: cannot map %s: %s\n", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	shm = m;
+	const char *bad = NULL;
+	if (st.st_size == 0)
+		header_init(shm, nslots);
+	else if ((bad = rvexec_check_header(shm, size)) == NULL && strcmp(shm->model, model->name) != 0)
+		bad = "written for another model";
+	close(fd); /* also drops the lock; the mapping stays */
+	if (bad) {
+		fprintf(stderr, "rvexec: %s exists and is %s: remove it or name another (shm=)\n", path, bad);
+		return -1;
+	}
+	return 0;
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
+                                           char **argv)
+{
+	const char *model_name = "sifive-u74", *path = getenv(RVEXEC_SHM_ENV);
+	unsigned long nslots = RVEXEC_SLOTS_DEFAULT;
+
+	if (strcmp(info->target_name, "riscv64") != 0) {
+		fprintf(stderr, "rvexec: this plugin models riscv64 code; qemu runs %s\n", info->target_name);
+		return -1;
+	}
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		char *end;
+		if (strncmp(a, "model=", 6) == 0)
+			model_name = a + 6;
+		else if (strncmp(a, "shm=", 4) == 0 && a[4])
+			path = a + 4;
+		else if (strncmp(a, "out=", 4) == 0 && a[4])
+			out_path = strdup(a + 4);
+		else if (strncmp(a, "slots=", 6) == 0) {
+			errno = 0;
+			nslots = strtoul(a + 6, &end, 10);
+			if (errno || *end || nslots == 0 || nslots > 65536)
+				return usage(a);
+		} else
+			return usage(a);
+	}
+	if (model_by_name(model_name) != 0)
+		return -1;
+	page_shift = log2u(model->page_kib * 1024);
+	if (path && *path) {
+		if (shm_open_file(path, (uint32_t)nslots) != 0)
+			return -1;
+	} else {
+		void *m = mmap(NULL, rvexec_shm_size((uint32_t)nslots), PROT_READ | PROT_WRITE,
+		               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED) {
+			fprintf(stderr, "rvexec: out of memory for %lu slots\n", nslots);
+			return -1;
+		}
+		shm = m;
+		header_init(shm, (uint32_t)nslots);
+	}
+	pthread_atfork(NULL, NULL, forget_thread_in_child);
+	qemu_plugin_register_vcpu_tb_trans_cb(id, block_translate);
+	qemu_plugin_register_vcpu_syscall_cb(id, syscall_entry);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+	return 0;
+}

@@ -1,0 +1,531 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""End-to-end tests of the exec-count plugin (plugin/librvexec.so) under qemu-riscv64 (docs/exec-counts.md).
+
+Every expectation is derived here, independently of the plugin's code: instruction totals from QEMU's own
+execution log, class counts from the kernels' disassembly (mnemonics, not encodings) times how often each
+labelled region runs, cache and TLB misses from the analytic LRU formula for the geometry in the tables.
+Nothing depends on host speed. Usage: test_exec.py --plugin SO --dump RVEXEC_DUMP --top SRCDIR --work DIR
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+CC = os.environ.get("RISCV64_CC", "riscv64-linux-gnu-gcc")
+OBJDUMP = os.environ.get("RISCV64_OBJDUMP", "riscv64-linux-gnu-objdump")
+QEMU = os.environ.get("QEMU_RISCV64", "qemu-riscv64")
+SYSROOT = os.environ.get("RISCV64_SYSROOT", "/usr/riscv64-linux-gnu")
+
+failures = []
+checks = 0
+
+
+def check(what, got, want):
+    global checks
+    checks += 1
+    if got == want:
+        print(f"ok   {what}: {got}")
+    else:
+        print(f"FAIL {what}: got {got}, expected {want}")
+        failures.append(what)
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600, **kw)
+    if r.returncode != 0:
+        raise SystemExit(f"command failed ({r.returncode}): {' '.join(cmd)}\n{r.stdout}{r.stderr}")
+    return r
+
+
+def build(args, src, out, flags):
+    path = os.path.join(args.work, out)
+    run([CC, "-o", path, os.path.join(args.srcdir, src)] + flags)
+    return path
+
+
+# ---- the independent classifier: objdump mnemonics (-M no-aliases) to the plugin's classes ----
+
+ALU = set("""add addi addw addiw sub subw and andi or ori xor xori sll slli srl srli sra srai sllw slliw srlw
+srliw sraw sraiw slt slti sltu sltiu lui auipc c.li c.lui c.addi c.addiw c.addi16sp c.addi4spn c.slli c.srli
+c.srai c.andi c.sub c.xor c.or c.and c.subw c.addw c.mv c.add c.nop""".split())
+INT_LOADS = set("lb lh lw ld lbu lhu lwu c.lw c.ld c.lwsp c.ldsp".split())
+INT_STORES = set("sb sh sw sd c.sw c.sd c.swsp c.sdsp".split())
+FP_LOADS = set("flw fld flh flq c.fld c.fldsp".split())
+FP_STORES = set("fsw fsd fsh fsq c.fsd c.fsdsp".split())
+BRANCHES = set("beq bne blt bge bltu bgeu c.beqz c.bnez".split())
+MULS = set("mul mulh mulhsu mulhu mulw".split())
+DIVS = set("div divu rem remu divw divuw remw remuw".split())
+
+
+def mnemonic_class(m):
+    fp_op = m.split(".")[0]
+    if m in ALU:
+        return "int_alu"
+    if m in INT_LOADS:
+        return "int_load"
+    if m in INT_STORES:
+        return "int_store"
+    if m in FP_LOADS:
+        return "fp_load"
+    if m in FP_STORES:
+        return "fp_store"
+    if m in BRANCHES:
+        return "branch"
+    if m in ("jal", "c.j"):
+        return "jal"
+    if m in ("jalr", "c.jr", "c.jalr"):
+        return "jalr"
+    if m in MULS:
+        return "mul"
+    if m in DIVS:
+        return "div"
+    if m.startswith("amo"):
+        return "amo"
+    if m.startswith("lr."):
+        return "lr"
+    if m.startswith("sc."):
+        return "sc"
+    if m.startswith("csrr"):
+        return "csr"
+    if m in ("fence", "fence.i"):
+        return "fence"
+    if m in ("ecall", "ebreak", "c.ebreak", "wfi", "mret", "sret"):
+        return "system"
+    if fp_op in ("fadd", "fsub"):
+        return "fp_add"
+    if fp_op == "fmul":
+        return "fp_mul"
+    if fp_op in ("fmadd", "fmsub", "fnmadd", "fnmsub"):
+        return "fp_fma"
+    if fp_op == "fdiv":
+        return "fp_div"
+    if fp_op == "fsqrt":
+        return "fp_sqrt"
+    if fp_op == "fcvt":
+        return "fp_cvt"
+    if fp_op in ("fsgnj", "fsgnjn", "fsgnjx", "fmin", "fmax", "feq", "flt", "fle", "fclass", "fmv"):
+        return "fp_other"
+    raise SystemExit(f"test_exec: no class for mnemonic '{m}': teach mnemonic_class")
+
+
+def regions(binary):
+    """{label: [(mnemonic, operands)]} of the kernel's .text, from objdump -d -M no-aliases."""
+    out = run([OBJDUMP, "-d", "-M", "no-aliases", binary]).stdout
+    result, label = {}, None
+    for line in out.splitlines():
+        m = re.match(r"^[0-9a-f]+ <(\S+)>:$", line)
+        if m:
+            label = m.group(1)
+            result[label] = []
+            continue
+        m = re.match(r"^\s+[0-9a-f]+:\s+[0-9a-f]+\s+(\S+)\s*(\S*)", line)
+        if m and label:
+            result[label].append((m.group(1), m.group(2)))
+    return result
+
+
+def expected_from_disassembly(binary, runs):
+    """Dynamic counts per class (and calls/returns) = static counts of each region x how often it runs."""
+    counts = {}
+    code = regions(binary)
+    if set(code) != set(runs):
+        raise SystemExit(f"test_exec: {binary} has regions {sorted(code)}, the test knows {sorted(runs)}")
+    for label, insns in code.items():
+        for mnem, ops in insns:
+            kinds = [mnemonic_class(mnem), "instret"]
+            regs = ops.split(",")
+            if mnem == "jal" and regs[0] in ("ra", "t0") or mnem == "c.jalr" or \
+                    mnem == "jalr" and regs[0] in ("ra", "t0"):
+                kinds.append("call")
+            if mnem == "c.jr" and regs[0] in ("ra", "t0") or \
+                    mnem == "jalr" and regs[0] == "zero" and re.search(r"\((ra|t0)\)", ops):
+                kinds.append("return")
+            for k in kinds:
+                counts[k] = counts.get(k, 0) + runs[label]
+    return counts
+
+
+# ---- running under the plugin ----
+
+def plugin_run(args, binary, name, extra_qemu=(), plugin_args="", all_threads=False, shm_env=False, output=None):
+    """Runs binary under qemu with the plugin writing a count file; returns ({counter: value} of its one thread,
+    or a list of them with all_threads, and the summary's inline_instret)."""
+    shm = os.path.join(args.shm_dir, f"rvexec-test-{os.getpid()}-{name}")
+    out = os.path.join(args.work, f"{name}.summary")
+    if os.path.exists(shm):
+        os.unlink(shm)
+    env = clean_env()
+    if shm_env:  # the guest finds the count file as the emulator will
+        env["RVEXEC_SHM"] = shm
+    try:
+        r = run([QEMU, "-L", SYSROOT] + list(extra_qemu) +
+                ["-plugin", f"{args.plugin},shm={shm},out={out}{plugin_args}", binary], env=env)
+        if output is not None:
+            output.append(r.stdout)
+        dump = run([args.dump, shm]).stdout
+    finally:
+        if os.path.exists(shm):
+            os.unlink(shm)
+    threads = []
+    for line in dump.splitlines():
+        if line.startswith("thread "):
+            fields = dict(f.split("=", 1) for f in line.split()[1:])
+            threads.append({k: int(v) if v.isdigit() else v for k, v in fields.items()})
+    if not all_threads and len(threads) != 1:
+        raise SystemExit(f"test_exec: {name}: expected one thread line, got:\n{dump}")
+    summary = open(out).read()
+    inline = int(re.search(r"inline_instret=(\d+)", summary).group(1))
+    return (threads if all_threads else threads[0]), inline
+
+
+def clean_env():
+    """The same small environment for every run, so a program's start-up does the same work each time."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
+
+
+def logged_instructions(args, binary, name):
+    """QEMU's own count: one block per instruction (-singlestep), no chaining, every block execution logged."""
+    log = os.path.join(args.work, f"{name}.exec.log")
+    run([QEMU, "-L", SYSROOT, "-singlestep", "-d", "exec,nochain", "-D", log, binary], env=clean_env())
+    n = 0
+    with open(log) as f:
+        for line in f:
+            n += line.startswith("Trace ")
+    os.unlink(log)
+    return n
+
+
+# ---- the model's geometry, from the same tables the plugin's are generated from ----
+
+def geometry(args, model):
+    out = run([sys.executable, os.path.join(args.top, "scripts", "gen_exec_tables.py"),
+               os.path.join(args.top, "events"), os.devnull, "--list"]).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if f[0] == model:
+            g = {}
+            for kv in f[1:]:
+                k, v = kv.split("=")
+                g[k] = tuple(int(x) for x in v.split("x")) if "x" in v else int(v)
+            return g
+    raise SystemExit(f"test_exec: no model {model} in the exec tables")
+
+
+def lru_misses(addresses, passes, sets, ways, line):
+    """Misses of a cyclic sweep over `addresses`, repeated `passes` times, in an LRU set-associative cache. Back-to-
+    back accesses to one line are one visit (only the first can miss). A set whose distinct lines fit in its ways
+    misses each line once; one that holds more misses on every visit (LRU evicts each line just before it comes
+    round again)."""
+    visits = []
+    for a in addresses:
+        if not visits or visits[-1] != a // line:
+            visits.append(a // line)
+    per_set = {}
+    for v in visits:
+        per_set.setdefault(v % sets, []).append(v)
+    misses = 0
+    for seq in per_set.values():
+        distinct = len(set(seq))
+        misses += distinct if distinct <= ways else len(seq) * passes
+    return misses
+
+
+def lru_tlb_misses(addresses, passes, entries, page):
+    """Same for a fully associative LRU TLB over the pages of a sequential sweep."""
+    pages = []
+    for a in addresses:
+        if not pages or pages[-1] != a // page:
+            pages.append(a // page)
+    distinct = len(set(pages))
+    return distinct if distinct <= entries else len(pages) * passes
+
+
+# ---- the tests ----
+
+def test_instret(args):
+    print("== instret: the plugin's total against QEMU's execution log")
+    for name, binary in (("instret", build(args, "instret.c", "instret", ["-O2", "-static"])),
+                         ("classes-instret", build(args, "classes.S", "classes-instret",
+                                                   ["-nostdlib", "-static", "-DITERS=37"]))):
+        logged = logged_instructions(args, binary, name)
+        single, single_inline = plugin_run(args, binary, name + "-single", extra_qemu=["-singlestep"])
+        check(f"{name}: plugin instret, one instruction per block == QEMU's log", single["instret"], logged)
+        check(f"{name}: inline counter (same run) == QEMU's log", single_inline, logged)
+        blocks, blocks_inline = plugin_run(args, binary, name + "-blocks")
+        check(f"{name}: plugin instret with whole blocks == inline counter", blocks["instret"], blocks_inline)
+        classes = sum(v for k, v in blocks.items() if k in CLASS_NAMES)
+        check(f"{name}: the classes sum to instret", classes, blocks["instret"])
+        if name == "classes-instret":  # no libc: the same work on every run, so runs compare exactly
+            check(f"{name}: whole blocks == QEMU's log of another run", blocks["instret"], logged)
+
+
+CLASS_NAMES = []
+
+
+def test_classes(args):
+    print("== classes: hand-written kernel, counts from its disassembly")
+    for iters in (1, 100, 1001):
+        binary = build(args, "classes.S", f"classes-{iters}", ["-nostdlib", "-static", f"-DITERS={iters}"])
+        runs = {"_start": 1, "loop": iters, "odd": (iters + 1) // 2, "even": iters, "done": 1,
+                "func": iters, "func2": iters}
+        want = expected_from_disassembly(binary, runs)
+        got, _ = plugin_run(args, binary, f"classes-{iters}")
+        for k in ["instret"] + CLASS_NAMES + ["call", "return"]:
+            check(f"classes ITERS={iters}: {k}", got.get(k), want.get(k, 0))
+        # structure: beqz a2, even is taken for even s0; bnez s0, loop is taken on all but the last iteration
+        check(f"classes ITERS={iters}: branch_taken", got["branch_taken"], iters // 2 + iters - 1)
+        check(f"classes ITERS={iters}: branch_not_taken", got["branch_not_taken"], (iters + 1) // 2 + 1)
+        # memory: every access is to one 64-byte line; QEMU reports an amo's and an sc's read and write
+        reads = want["int_load"] + want["fp_load"] + want["lr"] + want["amo"] + want["sc"]
+        writes = want["int_store"] + want["fp_store"] + want["amo"] + want["sc"]
+        check(f"classes ITERS={iters}: l1d_read_access", got["l1d_read_access"], reads)
+        check(f"classes ITERS={iters}: l1d_write_access", got["l1d_write_access"], writes)
+        check(f"classes ITERS={iters}: l1d misses (one line)", got["l1d_read_miss"] + got["l1d_write_miss"], 1)
+        check(f"classes ITERS={iters}: dtlb_miss (one page)", got["dtlb_miss"], 1)
+        # the predictor: the indirect call through t0 misses the empty BTB once; returns come from the RAS
+        check(f"classes ITERS={iters}: branch_target_mispredict", got["branch_target_mispredict"], 1)
+
+
+def test_stride(args):
+    print("== stride: L1D misses of strided loops against the analytic LRU number")
+    g = geometry(args, "sifive-u74")
+    sets, ways, line = g["l1d"]
+    size = sets * ways * line
+    cases = [  # (what, passes, count, stride)
+        ("4x L1D, one access per line", 3, 4 * size // line, line),
+        ("half L1D, one access per line", 3, size // 2 // line, line),
+        ("2x L1D, every doubleword", 2, 2 * size // 8, 8),
+        ("ways+1 lines of one set", 4, ways + 1, line * sets),
+        ("ways lines of one set", 4, ways, line * sets),
+    ]
+    for what, passes, count, stride in cases:
+        name = f"stride-{passes}-{count}-{stride}"
+        binary = build(args, "stride.S", name, ["-nostdlib", "-static", f"-DPASSES={passes}", f"-DCOUNT={count}",
+                                                f"-DSTRIDE={stride}"])
+        got, _ = plugin_run(args, binary, name)
+        runs = {"_start": 1, "pass": passes, "inner": passes * count, "next": passes, "done": 1}
+        want = expected_from_disassembly(binary, runs)
+        offsets = [i * stride for i in range(count)]  # the array is page aligned, so offsets give sets and pages
+        check(f"stride {what}: instret", got["instret"], want["instret"])
+        check(f"stride {what}: l1d_read_access", got["l1d_read_access"], passes * count)
+        check(f"stride {what}: l1d_read_miss", got["l1d_read_miss"], lru_misses(offsets, passes, sets, ways, line))
+        check(f"stride {what}: dtlb_miss", got["dtlb_miss"],
+              lru_tlb_misses(offsets, passes, g["dtlb"], g["page_kib"] * 1024))
+        # two 2-bit counters starting weakly not taken: the inner loop's branch mispredicts on its first taken
+        # and on every exit; the outer one on its first taken and its exit (one pass: just the exit)
+        inner = (1 if count > 1 else 0) + passes
+        outer = 2 if passes > 1 else 0
+        check(f"stride {what}: branch_dir_mispredict", got["branch_dir_mispredict"], inner + outer)
+
+
+def rates(c):
+    accesses = c["l1d_read_access"] + c["l1d_write_access"]
+    return c["instret"] / c["cycles"], (c["l1d_read_miss"] + c["l1d_write_miss"]) / accesses, c["l2_miss"]
+
+
+def test_gemm_chase(args):
+    print("== gemm vs pointer chase: IPC and miss rates depend on the code")
+    gemm, _ = plugin_run(args, build(args, "gemm.c", "gemm", ["-O2", "-static"]), "gemm")
+    chase, _ = plugin_run(args, build(args, "chase.c", "chase", ["-O2", "-static"]), "chase")
+    g_ipc, g_miss, g_l2 = rates(gemm)
+    c_ipc, c_miss, c_l2 = rates(chase)
+    print(f"gemm : instret {gemm['instret']} cycles {gemm['cycles']} IPC {g_ipc:.3f} "
+          f"L1D miss rate {g_miss:.4f} L2 misses {g_l2} fp_fma {gemm['fp_fma']}")
+    print(f"chase: instret {chase['instret']} cycles {chase['cycles']} IPC {c_ipc:.3f} "
+          f"L1D miss rate {c_miss:.4f} L2 misses {c_l2}")
+    check("gemm fp_fma == N^3 (N = 48)", gemm["fp_fma"], 48 ** 3)
+    check("gemm IPC > chase IPC", g_ipc > c_ipc, True)
+    check("chase L1D miss rate > gemm's", c_miss > g_miss, True)
+    check("chase L2 misses > gemm's", c_l2 > g_l2, True)
+
+
+def test_threads(args):
+    print("== threads: one slot per guest thread")
+    binary = build(args, "threads.c", "threads", ["-O2", "-static", "-pthread"])
+    threads, _ = plugin_run(args, binary, "threads", all_threads=True)
+    check("threads: three thread lines, user mode", [t["mode"] for t in threads], ["user"] * 3)
+    check("threads: distinct thread ids", len({t["tid"] for t in threads}), 3)
+    check("threads: all exited", [t["state"] for t in threads], ["exited"] * 3)
+    check("threads: fsqrt.d per thread", sorted(t["fp_sqrt"] for t in threads), [500, 1000, 2000])
+    for t in threads:
+        check(f"threads: tid {t['tid']}: classes sum to instret", sum(t[k] for k in CLASS_NAMES), t["instret"])
+
+
+def test_fork(args):
+    print("== fork: a forked child counts in its own slot")
+    binary = build(args, "forks.c", "forks", ["-O2", "-static"])
+    procs, _ = plugin_run(args, binary, "forks", all_threads=True)
+    check("fork: two slots, distinct ids", len({p["tid"] for p in procs}), 2)
+    check("fork: fsqrt.d of parent and child", sorted(p["fp_sqrt"] for p in procs), [100, 300])
+
+
+def test_alarm(args):
+    print("== alarm: a signal when a counter reaches a value, with the instruction that reached it")
+    binary = build(args, "alarm.c", "alarm", ["-O2", "-static", "-I", os.path.join(args.top, "plugin")])
+    out = []
+    plugin_run(args, binary, "alarm", all_threads=True, shm_env=True, output=out)
+    lines = {l.split()[0]: dict(f.split("=", 1) for f in l.split()[1:]) for l in out[0].splitlines() if "=" in l}
+    check("alarm: three alarms reported", sorted(lines), ["fp_sqrt", "instret", "l1d_read_miss"])
+    for n, (name, f) in enumerate(sorted(lines.items(), key=lambda kv: int(kv[1]["fired"])), 1):
+        first, end = (int(x, 16) for x in f["region"].split(".."))
+        pc, handler_pc, at, seen = int(f["alarm_pc"], 16), int(f["handler_pc"], 16), int(f["at"]), \
+            int(f["count_in_handler"])
+        check(f"alarm {name}: one signal, the {n}th alarm fired", (int(f["handled"]), int(f["fired"])), (1, n))
+        if name == "instret":
+            check(f"alarm {name}: the instruction is in the loop", first <= pc < end, True)
+        else:  # the loop's only fsqrt.d (not the first of its block) / load
+            check(f"alarm {name}: the instruction is the loop's {name} one", pc, int(f["insn"], 16))
+        check(f"alarm {name}: handled within one block (back at the loop head or after it)",
+              handler_pc in (first, end) or first <= handler_pc < end, True)
+        if name == "fp_sqrt":  # the handler runs no fsqrt.d: it sees exactly the count that fired
+            check(f"alarm {name}: count in the handler", seen, at)
+
+
+def test_mode(args):
+    print("== mode: the guest maps the count file, reads its slot, charges work to supervisor mode")
+    binary = build(args, "mode.c", "mode", ["-O2", "-static", "-I", os.path.join(args.top, "plugin")])
+    out = []
+    threads, _ = plugin_run(args, binary, "mode", all_threads=True, shm_env=True, output=out)
+    by_mode = {t["mode"]: t for t in threads}
+    check("mode: user and supervisor lines of one thread", (sorted(by_mode), len({t["tid"] for t in threads})),
+          (["supervisor", "user"], 1))
+    check("mode: fp_sqrt in supervisor mode", by_mode["supervisor"]["fp_sqrt"], 700)
+    check("mode: fp_sqrt in user mode", by_mode["user"]["fp_sqrt"], 300)
+    check("mode: the guest read its own slot", "user fp_sqrt=300 supervisor fp_sqrt=700" in out[0], True)
+
+
+def riscv64_emulator(args):
+    """librvemu.so built for riscv64 from emulator/ and the generated tables, the way the emulator's own build
+    makes it (until the build tree makes a riscv64 emulator itself)."""
+    gen = os.path.join(args.work, "emu-gen")
+    os.makedirs(gen, exist_ok=True)
+    run([sys.executable, os.path.join(args.top, "scripts", "gen_events.py"), "--emulator", gen])
+    run([sys.executable, os.path.join(args.top, "scripts", "gen_exec_tables.py"), os.path.join(args.top, "events"),
+         os.path.join(gen, "rvexec_event_map.h"), "--event-map"])
+    emu = os.path.join(args.top, "emulator")
+    sources = sorted(os.path.join(emu, f) for f in os.listdir(emu) if f.endswith(".c"))
+    lib = os.path.join(args.work, "librvemu-riscv64.so")
+    run([CC, "-std=c11", "-D_GNU_SOURCE", "-O2", "-fPIC", "-shared", "-pthread", "-fvisibility=hidden",
+         "-I", os.path.join(args.top, "lib"), "-I", emu, "-I", os.path.join(args.top, "plugin"), "-I", gen, "-o", lib]
+        + sources + [os.path.join(gen, "rvemu_tables.c"), "-ldl"])
+    return lib
+
+
+def test_end_to_end(args):
+    print("== end to end: perf_event_open in a riscv64 program, the riscv64 emulator's exec source, the plugin")
+    lib = riscv64_emulator(args)
+    binary = build(args, "perf_loop.c", "perf_loop", ["-O2"])
+    got = {}
+    for n in (1000, 21000):
+        shm = os.path.join(args.shm_dir, f"rvexec-test-{os.getpid()}-e2e")
+        if os.path.exists(shm):
+            os.unlink(shm)
+        try:
+            out = run([QEMU, "-L", SYSROOT, "-E", f"LD_PRELOAD={lib}", "-E", "RVEMU_MODEL=sifive-u74",
+                       "-E", "RVEMU_COUNT_SOURCE=exec", "-E", f"RVEXEC_SHM={shm}",
+                       "-plugin", f"{args.plugin},shm={shm}", binary, str(n)], env=clean_env()).stdout
+        finally:
+            if os.path.exists(shm):
+                os.unlink(shm)
+        m = re.search(r"instructions (\d+) loads (\d+) cycles (\d+)", out)
+        if not m:
+            raise SystemExit(f"test_exec: perf_loop printed: {out}")
+        got[n] = tuple(int(x) for x in m.groups())
+        print(f"perf_loop {n}: instructions {got[n][0]} loads {got[n][1]} cycles {got[n][2]}")
+    extra = 21000 - 1000
+    check("end to end: 20000 more iterations = 80000 more instructions", got[21000][0] - got[1000][0], 4 * extra)
+    check("end to end: 20000 more iterations = 20000 more loads", got[21000][1] - got[1000][1], extra)
+    check("end to end: the loop's cycles depend on the code (more than one per instruction added)",
+          got[21000][2] - got[1000][2] >= 4 * extra, True)
+
+
+def test_bad_input(args):
+    print("== bad input: clear errors")
+    binary = build(args, "classes.S", "classes-bad-input", ["-nostdlib", "-static", "-DITERS=1"])
+
+    def refused(what, plugin_args, message):
+        global checks
+        checks += 1
+        r = subprocess.run([QEMU, "-L", SYSROOT, "-plugin", f"{args.plugin}{plugin_args}", binary],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        if r.returncode != 0 and message in r.stderr:
+            print(f"ok   {what}: refused with '{message}'")
+        else:
+            print(f"FAIL {what}: rc {r.returncode}, stderr: {r.stderr.strip()}")
+            failures.append(what)
+
+    refused("unknown model", ",model=nosuch", "no execution model for 'nosuch'")
+    refused("unknown argument", ",colour=blue", "bad plugin argument 'colour=blue'")
+    refused("bad slot count", ",slots=0", "bad plugin argument 'slots=0'")
+    refused("count file in a missing folder", ",shm=/nonexistent/dir/f", "cannot open the count file")
+    not_ours = os.path.join(args.work, "not-a-count-file")
+    with open(not_ours, "w") as f:
+        f.write("x" * 4096)
+    refused("existing file that is not a count file", f",shm={not_ours}", "not a count file (bad magic)")
+    for what, target, message in (("dump of a missing file", "/nonexistent", "No such file"),
+                                  ("dump of a foreign file", not_ours, "not a count file (bad magic)")):
+        r = subprocess.run([args.dump, target], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        check(f"{what}: exit status 1 and '{message}'", (r.returncode, message in r.stderr), (1, True))
+    with open(not_ours) as f:
+        check("a refused count file is left as it was", f.read() == "x" * 4096, True)
+    # malformed tables stop the generator with file and line
+    import shutil
+    import tempfile
+    for table, row, message in (
+            ("exec_events.csv", "sifive-u74,ADDRESSGEN_INTERLOCK,int_lod", "'int_lod' is not a counter"),
+            ("exec_events.csv", "sifive-u74,INTEGER_LOAD_RETIRED,fp_load", "listed twice"),
+            ("exec_events.csv", "sifive-u74,NO_SUCH_EVENT,int_load", "'NO_SUCH_EVENT' is not an event"),
+            ("exec_events.csv", "cva6,L1_DCACHE_MISS,l1d_read_miss", "'cva6' has no row in exec_models.csv"),
+            ("exec_models.csv", "cva6" + ",1" * 36, "needs L1I, L1D and L2"),
+            ("exec_models.csv", "sifive-u74,40,40,512,4,1000" + ",1" * 31, "bht must be a power of two")):
+        with tempfile.TemporaryDirectory() as d:
+            ev = os.path.join(d, "events")
+            shutil.copytree(os.path.join(args.top, "events"), ev)
+            with open(os.path.join(ev, table)) as f:
+                lines = f.read().splitlines()
+            if table == "exec_models.csv":  # replace the data row
+                lines = [l for l in lines if l.startswith("#") or l.startswith("model,")]
+            lines.append(row)
+            with open(os.path.join(ev, table), "w") as f:
+                f.write("\n".join(lines) + "\n")
+            r = subprocess.run([sys.executable, os.path.join(args.top, "scripts", "gen_exec_tables.py"), ev,
+                                os.path.join(d, "out.h"), "--event-map"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+            where = f"{table}:{len(lines) - sum(1 for l in lines if not l.strip())}"
+            check(f"generator refuses {table} row '{row[:40]}'",
+                  (r.returncode, message in r.stderr, where in r.stderr, os.path.exists(os.path.join(d, "out.h"))),
+                  (1, True, True, False))
+
+
+def main():
+    global CLASS_NAMES
+    p = argparse.ArgumentParser()
+    p.add_argument("--plugin", required=True)
+    p.add_argument("--dump", required=True)
+    p.add_argument("--top", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--shm-dir", default="/dev/shm")
+    p.add_argument("only", nargs="*")
+    args = p.parse_args()
+    args.srcdir = os.path.join(args.top, "tests", "exec")
+    os.makedirs(args.work, exist_ok=True)
+    header = open(os.path.join(args.top, "plugin", "rvexec_shm.h")).read()
+    block = re.search(r"#define RVEXEC_CLASSES\(X\)(.*?)\n\n", header, re.S).group(1)
+    CLASS_NAMES = [n.lower() for n in re.findall(r"X\((\w+),", block)]
+    tests = {"instret": test_instret, "classes": test_classes, "stride": test_stride,
+             "gemm_chase": test_gemm_chase, "threads": test_threads, "fork": test_fork, "mode": test_mode,
+             "alarm": test_alarm,
+             "end_to_end": test_end_to_end, "bad_input": test_bad_input}
+    for name, t in tests.items():
+        if not args.only or name in args.only:
+            t(args)
+    print(f"exec-counts: {checks - len(failures)}/{checks} checks passed")
+    if failures:
+        print("failed: " + "; ".join(failures))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

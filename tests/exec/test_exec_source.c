@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The emulator's "exec" count source (emulator/mach_count_exec.c) on the host: this program plays the QEMU
+ * plugin's part, writing its own thread's slot of a count file (plugin/rvexec_shm.h), and reads events
+ * through the emulator's perf_event interface (RVEMU_COUNT_SOURCE=exec, RVEXEC_SHM=the file). Each model
+ * event must count the sum of the plugin counters events/exec_events.csv gives it, between the instants it
+ * was enabled and read; an event the table leaves out keeps the profile rate over the modelled cycles;
+ * supervisor-mode counts never show; the thread's clock is its modelled cycles. Bad configurations stop the
+ * program with exit status 2 and a message. The launcher (no EXEC_SRC_CHILD) re-executes itself under
+ * $RVEMU_LIB for each case.
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cunit_run.h"
+#include "rvemu_tables.h"
+#include "rvexec_shm.h"
+
+static struct rvexec_shm_header *file;
+static struct rvexec_slot *slot;
+
+static int perf_open(uint32_t type, uint64_t config)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = type;
+	a.config = config;
+	a.disabled = 1;
+	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+}
+
+static uint64_t read_count(int fd)
+{
+	uint64_t v = 0;
+	CU_ASSERT_EQUAL(read(fd, &v, sizeof(v)), (ssize_t)sizeof(v));
+	return v;
+}
+
+static uint64_t ppb_of(const char *model, const char *event)
+{
+	for (size_t m = 0; m < rvemu_nmodels; m++)
+		if (strcmp(rvemu_models[m].model, model) == 0)
+			for (size_t e = 0; e < rvemu_models[m].nevents; e++)
+				if (strcmp(rvemu_models[m].events[e].name, event) == 0)
+					return rvemu_models[m].events[e].ppb;
+	CU_FAIL("event not in the tables");
+	return 0;
+}
+
+static uint64_t scale(uint64_t cycles, uint64_t ppb)
+{
+	return (uint64_t)(((unsigned __int128)cycles * ppb) / RVEMU_PPB);
+}
+
+/* What the plugin does when the thread runs a block: counts go into the slot's mode row. */
+static void plugin_adds(unsigned mode, enum rvexec_count c, uint64_t n)
+{
+	__atomic_fetch_add(&slot->counts[mode][c], n, __ATOMIC_RELAXED);
+}
+
+static void enable_all(const int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		CU_ASSERT_FATAL(fds[i] >= 0);
+		CU_ASSERT_EQUAL(ioctl(fds[i], PERF_EVENT_IOC_ENABLE, 0), 0);
+	}
+}
+
+/* The U74 has two programmable counters and Linux stops scheduling flexible events at the first that does
+ * not fit: the fixed counters first, then two programmable events per phase, so nothing is multiplexed. */
+static void test_events_count_plugin_counters(void)
+{
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_CYCLES, 1000); /* ran before the events exist */
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_INT_LOAD, 40);
+	int cycles = perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	int insns = perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	int loads = perf_open(PERF_TYPE_RAW, 0x200);   /* INTEGER_LOAD_RETIRED */
+	int atomics = perf_open(PERF_TYPE_RAW, 0x800); /* ATOMIC_MEMORY_RETIRED = amo + lr + sc */
+	int fds[] = {cycles, insns, loads, atomics};
+	enable_all(fds, 4);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_INT_LOAD, 100);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_FP_LOAD, 7);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_AMO, 3);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_LR, 4);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_SC, 5);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_INSTRET, 1000);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_CYCLES, 5000);
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_INT_LOAD,
+	            77); /* the emulator's own work: never the user's */
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_CYCLES, 999);
+	CU_ASSERT_EQUAL(read_count(loads), 100);
+	CU_ASSERT_EQUAL(read_count(atomics), 12);
+	CU_ASSERT_EQUAL(read_count(insns), 1000);
+	CU_ASSERT_EQUAL(read_count(cycles), 5000);
+	/* later blocks add on */
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_INT_LOAD, 50);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_CYCLES, 100);
+	CU_ASSERT_EQUAL(read_count(loads), 150);
+	CU_ASSERT_EQUAL(read_count(cycles), 5100);
+	close(loads);
+	close(atomics);
+
+	/* a combined mask counts the sum; an event the table leaves out keeps its profile rate */
+	int both = perf_open(PERF_TYPE_RAW, 0x80200);    /* INTEGER_LOAD_RETIRED | FP_LOAD_RETIRED */
+	int interlock = perf_open(PERF_TYPE_RAW, 0x101); /* ADDRESSGEN_INTERLOCK: no exec meaning */
+	int more[] = {both, interlock};
+	enable_all(more, 2);
+	uint64_t start = slot->counts[RVEXEC_MODE_USER][RVEXEC_CYCLES];
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_INT_LOAD, 20);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_FP_LOAD, 9);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_CYCLES, 4000);
+	CU_ASSERT_EQUAL(read_count(both), 29);
+	uint64_t ppb = ppb_of("sifive-u74", "ADDRESSGEN_INTERLOCK");
+	CU_ASSERT_EQUAL(read_count(interlock), scale(start + 4000, ppb) - scale(start, ppb));
+	CU_ASSERT_EQUAL(read_count(cycles), 9100);
+	close(both);
+	close(interlock);
+	close(insns);
+	close(cycles);
+}
+
+static void test_thread_clock_is_modelled_cycles(void)
+{
+	uint64_t (*thread_cycles)(void) = (uint64_t(*)(void))dlsym(RTLD_DEFAULT, "rvemu_thread_cycles");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(thread_cycles);
+	uint64_t before = thread_cycles();
+	CU_ASSERT_EQUAL(before, slot->counts[RVEXEC_MODE_USER][RVEXEC_CYCLES]);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_CYCLES, 12345);
+	CU_ASSERT_EQUAL(thread_cycles(), before + 12345);
+}
+
+static int child(const char *what)
+{
+	const char *path = getenv(RVEXEC_SHM_ENV);
+	int fd = path ? open(path, O_RDWR) : -1;
+	if (strcmp(what, "start") == 0) /* the bad-configuration cases: the emulator must stop at load */
+		return perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS) >= 0 ? 0 : 1;
+	file =
+	    fd >= 0 ? mmap(NULL, rvexec_shm_size(4), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+	if (file == MAP_FAILED)
+		return 1;
+	slot = rvexec_shm_slot(file, 1); /* the plugin claims a slot when the thread runs its first block */
+	slot->tid = (uint32_t)gettid();
+	slot->state = RVEXEC_SLOT_LIVE;
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	CU_pSuite s = CU_add_suite("exec count source", NULL, NULL);
+	CU_add_test(s, "model events count the plugin's counters", test_events_count_plugin_counters);
+	CU_add_test(s, "the thread clock is the modelled cycles", test_thread_clock_is_modelled_cycles);
+	return cunit_run_all();
+}
+
+/* ---- the launcher ---- */
+
+static int run(const char *self, const char *what, const char *const env[], char *err, size_t errcap)
+{
+	int p[2];
+	if (pipe(p) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		char pre[4096];
+		snprintf(pre, sizeof(pre), "%s", getenv("RVEMU_LIB"));
+		setenv("LD_PRELOAD", pre, 1);
+		setenv("EXEC_SRC_CHILD", what, 1);
+		for (size_t i = 0; env[i]; i += 2)
+			if (env[i + 1])
+				setenv(env[i], env[i + 1], 1);
+			else
+				unsetenv(env[i]);
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		close(p[0]);
+		execl(self, self, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	size_t n = 0;
+	ssize_t r;
+	char sink[256] = {0};
+	while ((r = read(p[0], n < errcap - 1 ? err + n : sink,
+	                 n < errcap - 1 ? errcap - 1 - n : sizeof(sink))) > 0)
+		if (n < errcap - 1)
+			n += (size_t)r;
+	err[n] = 0;
+	close(p[0]);
+	int status;
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int make_count_file(const char *path, const char *model)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)rvexec_shm_size(4)) != 0)
+		return -1;
+	struct rvexec_shm_header *h =
+	    mmap(NULL, rvexec_shm_size(4), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (h == MAP_FAILED)
+		return -1;
+	h->version = RVEXEC_SHM_VERSION;
+	h->header_size = sizeof(*h);
+	h->slot_size = sizeof(struct rvexec_slot);
+	h->nslots = 4;
+	h->ncounts = RVEXEC_NCOUNTS;
+	h->freq_mhz = 1500;
+	snprintf(h->model, sizeof(h->model), "%s", model);
+	h->magic = RVEXEC_SHM_MAGIC;
+	munmap(h, rvexec_shm_size(4));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	const char *what = getenv("EXEC_SRC_CHILD");
+	if (what)
+		return child(what);
+	if (!getenv("RVEMU_LIB")) {
+		fprintf(stderr, "test_exec_source: RVEMU_LIB (the emulator library) is not set\n");
+		return 1;
+	}
+	char path[256], foreign[256], err[8192];
+	snprintf(path, sizeof(path), "/tmp/rvexec-source-test-%d", (int)getpid());
+	snprintf(foreign, sizeof(foreign), "/tmp/rvexec-source-test-%d-foreign", (int)getpid());
+	FILE *f = fopen(foreign, "w");
+	if (make_count_file(path, "sifive-u74") != 0 || !f) {
+		perror("test_exec_source: count file");
+		return 1;
+	}
+	fputs("not a count file, but long enough to hold a header ......................................."
+	      ".................................................................................\n",
+	      f);
+	fclose(f);
+	int failed = 0;
+	struct {
+		const char *name, *what, *env[12];
+		int status;
+		const char *message;
+	} cases[] = {
+	    {"counts and clock (CUnit)",
+	     "tests",
+	     {"RVEMU_MODEL", "sifive-u74", "RVEMU_COUNT_SOURCE", "exec", RVEXEC_SHM_ENV, path, NULL},
+	     0,
+	     "Run Summary"},
+	    {"no RVEXEC_SHM",
+	     "start",
+	     {"RVEMU_MODEL", "sifive-u74", "RVEMU_COUNT_SOURCE", "exec", RVEXEC_SHM_ENV, NULL, NULL},
+	     2,
+	     "set RVEXEC_SHM"},
+	    {"missing count file",
+	     "start",
+	     {"RVEMU_MODEL", "sifive-u74", "RVEMU_COUNT_SOURCE", "exec", RVEXEC_SHM_ENV, "/nonexistent/x",
+	      NULL},
+	     2,
+	     "No such file"},
+	    {"foreign file",
+	     "start",
+	     {"RVEMU_MODEL", "sifive-u74", "RVEMU_COUNT_SOURCE", "exec", RVEXEC_SHM_ENV, foreign, NULL},
+	     2,
+	     "is not a count file"},
+	    {"count file of another model",
+	     "start",
+	     {"RVEMU_MODEL", "cva6", "RVEMU_COUNT_SOURCE", "exec", RVEXEC_SHM_ENV, path, NULL},
+	     2,
+	     "counts model 'sifive-u74', the emulator runs 'cva6'"},
+	    {"unknown count source",
+	     "start",
+	     {"RVEMU_MODEL", "sifive-u74", "RVEMU_COUNT_SOURCE", "plugin", NULL},
+	     2,
+	     "RVEMU_COUNT_SOURCE must be one of profile, exec"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int st = run(argv[0], cases[i].what, cases[i].env, err, sizeof(err));
+		int ok = st == cases[i].status && strstr(err, cases[i].message) != NULL;
+		printf("%s %s: exit status %d\n", ok ? "ok  " : "FAIL", cases[i].name, st);
+		if (!ok) {
+			printf("%s", err);
+			failed++;
+		} else if (cases[i].status == 0) {
+			fputs(err, stdout); /* the CUnit summary, for test.sh's counts */
+		}
+	}
+	unlink(path);
+	unlink(foreign);
+	printf("test_exec_source: %zu cases, %d failed\n", sizeof(cases) / sizeof(cases[0]), failed);
+	return failed ? 1 : 0;
+}
