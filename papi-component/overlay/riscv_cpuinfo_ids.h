@@ -9,12 +9,14 @@
 /* a cpuinfo is RISC-V when its isa line starts with one of these */
 static const char *const riscv_isa_bases[] = {"rv32", "rv64", "rv128"};
 
-enum riscv_match { RISCV_MATCH_UARCH, RISCV_MATCH_IDS, RISCV_MATCH_ISA_EXT };
+/* RISCV_MATCH_PERF_ID: str is a POSIX extended regular expression over "mvendorid-marchid-mimpid"
+ * (each 0x%lx as the kernel prints it), matching the whole string, as Linux perf reads mapfile.csv */
+enum riscv_match { RISCV_MATCH_UARCH, RISCV_MATCH_IDS, RISCV_MATCH_ISA_EXT, RISCV_MATCH_PERF_ID };
 
 struct riscv_id_rule {
 	const char *pmu; /* libpfm4 PMU the rule recognises */
 	enum riscv_match match;
-	const char *str;    /* uarch prefix or isa extension */
+	const char *str;    /* uarch prefix, isa extension or perf_id pattern */
 	uint64_t mvendorid; /* RISCV_MATCH_IDS */
 	uint64_t marchid;
 	int any_vendor;   /* RISCV_MATCH_IDS: mvendorid not compared */

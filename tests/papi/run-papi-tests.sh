@@ -244,7 +244,9 @@ PY
 ctests="zero first second multiplex1 multiplex2 overflow overflow_force_software profile sprofile inherit
 zero_pthreads serial_hl pthread_hl serial_hl_ll_comb"
 
-for variant in sifive-u74 sifive-u74+sscofpmf cva6 lowrisc-hpc boom; do
+# shellcheck source=../../scripts/models.sh
+. "$top/scripts/models.sh"
+for variant in $(rv_variants); do
 	model=${variant%+*}
 	opts=(--model "$model")
 	sscofpmf=0
@@ -264,11 +266,7 @@ for variant in sifive-u74 sifive-u74+sscofpmf cva6 lowrisc-hpc boom; do
 
 	# Overflow mode (docs/papi.md, "PAPI on PES"): precise hardware sampling on a PES core (CVA6), hardware
 	# with Sscofpmf, else PAPI's software overflow.
-	case $variant in
-	cva6) mode="hardware, precise" ;;
-	sifive-u74+sscofpmf) mode="hardware" ;;
-	*) mode="none" ;;
-	esac
+	mode=$(rv_overflow_mode "$variant")
 	got_mode=$(sed -n 's/^ *Overflow interrupts:[[:space:]]*//p' "$out/component_avail.txt" | head -1)
 	if [ "${got_mode%% (*}" = "$mode" ]; then
 		ok "$variant papi_component_avail -d: overflow interrupts: $got_mode"

@@ -64,4 +64,4 @@ static const riscv_id_t riscv_generic_not_ids[]={
 	},
 };
 
-#define RISCV_GENERIC_NUM_CNTRS	0	/* programmable counters (events/models.csv) */
+#define RISCV_GENERIC_NUM_CNTRS	0	/* no programmable counter is known */
