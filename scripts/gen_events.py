@@ -10,7 +10,7 @@ The CSV files in events/ are the one source of truth. This script turns them int
   --emulator DIR emulator tables (rvemu_tables.h / rvemu_tables.c)
   --docs FILE    the event reference (Markdown)
   --check        only validate the tables and events/presets.csv (exit 1 with a message naming file and line)
-  --models       list the machines (model core_pmu bank_pmu overflow_irq pes prog_counters): every script and
+  --models       list the machines (model core_pmu bank_pmu overflow_irq pes prog_counters isa): every script and
                  test that loops over models reads this, never a list of its own
   --core-pmus    list the core PMUs that have an event table
 
@@ -153,6 +153,8 @@ def load():
             raise TableError(f"{w}: event_encoding '{m['event_encoding']}' is not class_mask or value")
         if m["overflow_irq"] not in OVERFLOW_IRQ:
             raise TableError(f"{w}: overflow_irq '{m['overflow_irq']}' is not one of {', '.join(OVERFLOW_IRQ)}")
+        if isa_has_ext(m["isa"], "sscofpmf") and m["overflow_irq"] != "sscofpmf":
+            raise TableError(f"{w}: the isa names sscofpmf, so overflow_irq must be sscofpmf")
         if m["overflow_irq"] == "andes" and not isa_has_ext(m["isa"], "xandespmu"):
             raise TableError(f"{w}: overflow_irq andes needs xandespmu in the isa (Linux enables it from there)")
         for col in ("prog_counters", "prog_width", "freq_mhz", "first_hart"):
@@ -449,7 +451,7 @@ def perf_cpuid(mvendorid, marchid, mimpid):
     """The string perf matches mapfile.csv against: the three cpuinfo fields as the kernel prints them
     ("0x%lx"), joined by '-'; None when one is missing or not a number."""
     try:
-        return "-".join(f"{int(v, 0):#x}" for v in (mvendorid, marchid, mimpid))
+        return "-".join(f"0x{int(v, 0):x}" for v in (mvendorid, marchid, mimpid))  # 0 is 0x0, as the kernel
     except (ValueError, TypeError):
         return None
 
@@ -627,6 +629,9 @@ def gen_known_machines(t, outdir):
         lines.append("\t{ " + ", ".join(c_str(m[k]) for k in ("model", "core_pmu", "bank_pmu", "uarch", "mvendorid",
                                                               "marchid", "mimpid", "isa", "cpuinfo_fixture")) + " },")
     lines.append("};")
+    pmus = list(t["cores"]) + ["riscv_generic"] + list(BANK_PMUS)
+    lines += ["/* every RISC-V PMU of the port: the core models of events/models.csv, the generic core, the banks */",
+              "static const char *const riscv_known_pmus[] = {" + ", ".join(c_str(p) for p in pmus) + "};"]
     write(os.path.join(outdir, "riscv_known_machines.h"), "\n".join(lines) + "\n")
 
 
@@ -905,7 +910,7 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--models", action="store_true",
                     help="print the machines of models.csv, one per line: model core_pmu bank_pmu(- if none) "
-                         "overflow_irq pes prog_counters (what scripts and tests loop over)")
+                         "overflow_irq pes prog_counters isa (what scripts and tests loop over)")
     ap.add_argument("--core-pmus", action="store_true", help="print the core PMUs with a table, one per line")
     ap.add_argument("--events", metavar="DIR", help="tables folder (default: events/ next to scripts/)")
     a = ap.parse_args()
@@ -920,7 +925,8 @@ def main():
         return 1
     if a.models:
         for m in t["models"]:
-            print(m["model"], m["core_pmu"], m["bank_pmu"] or "-", m["overflow_irq"], m["pes"], m["prog_counters"])
+            print(m["model"], m["core_pmu"], m["bank_pmu"] or "-", m["overflow_irq"], m["pes"], m["prog_counters"],
+                  m["isa"])
     if a.core_pmus:
         print("\n".join(t["cores"]))
     if a.libpfm:

@@ -2,28 +2,29 @@
 # Sourced by the scripts and tests that loop over the emulated machines: the list is events/models.csv's
 # (through scripts/gen_events.py --models), never one of their own, so a new model is in every loop.
 #   rv_models              the models, one per line
-#   rv_variants            the models, plus MODEL+sscofpmf for each core whose Sscofpmf is an option
-#   rv_model_info MODEL    "core_pmu bank_pmu overflow_irq pes prog_counters" (bank_pmu - when none)
+#   rv_variants            the models, plus MODEL+sscofpmf for each core whose Sscofpmf is an option (its isa
+#                          does not name it already)
+#   rv_model_info MODEL    "core_pmu bank_pmu overflow_irq pes prog_counters isa" (bank_pmu - when none)
 #   rv_overflow_mode VARIANT  the overflow mode PAPI reports there: "hardware, precise" (PES), "hardware"
 #                          (Sscofpmf on, or the core's own Andes/T-Head overflow interrupt) or "none"
 rv_models_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rv_models_table() { python3 "$rv_models_top/scripts/gen_events.py" --models; }
 rv_models() { rv_models_table | cut -d' ' -f1; }
 rv_variants() {
-	local m pmu bank ovf pes n
-	rv_models_table | while read -r m pmu bank ovf pes n; do
+	local m pmu bank ovf pes n isa
+	rv_models_table | while read -r m pmu bank ovf pes n isa; do
 		echo "$m"
-		[ "$ovf" = sscofpmf ] && echo "$m+sscofpmf"
+		[ "$ovf" = sscofpmf ] && [[ "${isa}_" != *_sscofpmf_* ]] && echo "$m+sscofpmf"
 	done
 	return 0
 }
-rv_model_info() { rv_models_table | awk -v m="$1" '$1 == m { print $2, $3, $4, $5, $6; found = 1 } END { exit !found }'; }
+rv_model_info() { rv_models_table | awk -v m="$1" '$1 == m { print $2, $3, $4, $5, $6, $7; found = 1 } END { exit !found }'; }
 rv_overflow_mode() {
-	local model=${1%+*} pmu bank ovf pes n
-	read -r pmu bank ovf pes n < <(rv_model_info "$model")
+	local model=${1%+*} pmu bank ovf pes n isa
+	read -r pmu bank ovf pes n isa < <(rv_model_info "$model")
 	if [ "$pes" = yes ]; then
 		echo "hardware, precise"
-	elif [ "$1" != "$model" ] || [ "$ovf" = andes ] || [ "$ovf" = thead ]; then
+	elif [ "$1" != "$model" ] || [ "$ovf" = andes ] || [ "$ovf" = thead ] || [[ "${isa}_" == *_sscofpmf_* ]]; then
 		echo "hardware"
 	else
 		echo "none"

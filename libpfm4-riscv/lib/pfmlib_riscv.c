@@ -184,7 +184,7 @@ pfm_riscv_match_perf_id(const pfm_riscv_config_t *c, const char *key)
 	    || pfm_riscv_id_value(c->marchid, &arch)
 	    || pfm_riscv_id_value(c->mimpid, &imp))
 		return 0;
-	snprintf(cpuid, sizeof(cpuid), "%#llx-%#llx-%#llx", vendor, arch, imp);
+	snprintf(cpuid, sizeof(cpuid), "0x%llx-0x%llx-0x%llx", vendor, arch, imp);
 
 	if (regcomp(&re, key, REG_EXTENDED)) {
 		DPRINT("bad perf cpuid pattern %s\n", key);

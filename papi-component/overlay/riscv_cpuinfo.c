@@ -190,7 +190,7 @@ static int perf_id_matches(const struct riscv_cpuinfo *ci, const char *pattern)
 	regmatch_t m;
 	if (!ci->has_mvendorid || !ci->has_marchid || !ci->has_mimpid)
 		return 0;
-	snprintf(cpuid, sizeof(cpuid), "%#" PRIx64 "-%#" PRIx64 "-%#" PRIx64, ci->mvendorid, ci->marchid,
+	snprintf(cpuid, sizeof(cpuid), "0x%" PRIx64 "-0x%" PRIx64 "-0x%" PRIx64, ci->mvendorid, ci->marchid,
 	         ci->mimpid);
 	if (regcomp(&re, pattern, REG_EXTENDED) != 0)
 		return 0;

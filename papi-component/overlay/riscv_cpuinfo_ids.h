@@ -34,9 +34,13 @@ static const struct riscv_id_rule riscv_id_rules[] = {
     {"riscv_ucb_boom", RISCV_MATCH_UARCH, "ucb-bar,boom", 0x0, 0x0ULL, 0, "SonicBOOM"},
     {"riscv_ucb_boom", RISCV_MATCH_IDS, NULL, 0x0, 0x2ULL, 1, "SonicBOOM"},
     {"riscv_lowrisc_hpc", RISCV_MATCH_ISA_EXT, "xdhpc", 0x0, 0x0ULL, 0, NULL},
+    {"riscv_thead_c900_legacy", RISCV_MATCH_PERF_ID, "0x5b7-0x0-0x0", 0x0, 0x0ULL, 0, "T-Head C9xx (C910/C920)"},
+    {"riscv_thead_c900_legacy", RISCV_MATCH_PERF_ID, "0x5b7-0x80000000090c0d00-0x2047000", 0x0, 0x0ULL, 0, "T-Head C920v2"},
+    {"riscv_thead_c900_legacy", RISCV_MATCH_UARCH, "thead,c920", 0x0, 0x0ULL, 0, "T-Head C920"},
+    {"riscv_thead_c900_legacy", RISCV_MATCH_UARCH, "thead,c910", 0x0, 0x0ULL, 0, "T-Head C910"},
 };
 
 /* core PMUs with a model of their own; any other RISC-V core is riscv_generic's */
-static const char *const riscv_core_model_pmus[] = {"riscv_openhwgroup_cva6", "riscv_sifive_u74"};
+static const char *const riscv_core_model_pmus[] = {"riscv_openhwgroup_cva6", "riscv_sifive_u74", "riscv_thead_c900_legacy"};
 
 #endif

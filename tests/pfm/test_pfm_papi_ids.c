@@ -21,8 +21,7 @@
 #include "pfm_test_util.h"
 #include "cunit_run.h"
 
-static const char *const riscv_pmus[] = {"riscv_sifive_u74", "riscv_openhwgroup_cva6", "riscv_generic",
-                                         "riscv_lowrisc_hpc", "riscv_ucb_boom"};
+#define riscv_pmus riscv_known_pmus /* generated from events/models.csv */
 #define NPMUS (sizeof(riscv_pmus) / sizeof(riscv_pmus[0]))
 
 static int cases;
@@ -107,10 +106,20 @@ static void test_fixtures(void)
 	static const char *const fixtures[] = {"unmatched.txt",   "visionfive2.txt",  "u74_sscofpmf.txt",
 	                                       "cva6.txt",        "rocket_xdhpc.txt", "boom.txt",
 	                                       "thead_c910.txt",  "x86_64.txt",       "missing_marchid.txt",
-	                                       "no-such-file.txt"};
+	                                       "no-such-file.txt", "sifive_unknown_marchid.txt",
+	                                       "thead_unknown_marchid.txt"};
 
 	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
 		agree(fixtures[i], cpuinfo_fixture(fixtures[i]), NULL);
+	agree("sifive_unknown_marchid.txt", cpuinfo_fixture("sifive_unknown_marchid.txt"), "riscv_generic");
+	/* each machine's board fixture (events/models.csv cpuinfo_fixture): both say its PMUs */
+	for (size_t i = 0; i < sizeof(riscv_known_machines) / sizeof(riscv_known_machines[0]); i++) {
+		const struct riscv_known_machine *m = riscv_known_machines + i;
+		char want[256];
+
+		snprintf(want, sizeof(want), "%s%s%s", m->core_pmu, *m->bank_pmu ? " " : "", m->bank_pmu);
+		agree(m->cpuinfo_fixture, cpuinfo_fixture(m->cpuinfo_fixture), want);
+	}
 	agree("unmatched.txt", cpuinfo_fixture("unmatched.txt"), "riscv_sifive_u74");
 	agree("x86_64.txt", cpuinfo_fixture("x86_64.txt"), "");
 }

@@ -14,15 +14,17 @@
 #ifndef __RISCV_CORES_H__
 #define __RISCV_CORES_H__
 
-#define RISCV_CORE_COUNT	2
+#define RISCV_CORE_COUNT	3
 
 #define RISCV_CORE_LIST(M) \
 	M(sifive_u74, SIFIVE_U74, 0) \
 	M(openhwgroup_cva6, OPENHWGROUP_CVA6, 1) \
+	M(thead_c900_legacy, THEAD_C900_LEGACY, 2) \
 
 #endif /* __RISCV_CORES_H__ */
 
 #ifdef RISCV_CORE_EVENTS
 #include "events/riscv_sifive_u74_events.h"
 #include "events/riscv_openhwgroup_cva6_events.h"
+#include "events/riscv_thead_c900_legacy_events.h"
 #endif

@@ -62,6 +62,18 @@ static const riscv_id_t riscv_generic_not_ids[]={
 	 .mvendorid = 0x602,
 	 .marchid = 0x3
 	},
+	{.type = RISCV_ID_PERF,
+	 .str = "0x5b7-0x0-0x0"
+	},
+	{.type = RISCV_ID_PERF,
+	 .str = "0x5b7-0x80000000090c0d00-0x2047000"
+	},
+	{.type = RISCV_ID_UARCH,
+	 .str = "thead,c920"
+	},
+	{.type = RISCV_ID_UARCH,
+	 .str = "thead,c910"
+	},
 };
 
 #define RISCV_GENERIC_NUM_CNTRS	0	/* no programmable counter is known */
