@@ -249,8 +249,11 @@ zero_pthreads serial_hl pthread_hl serial_hl_ll_comb"
 for variant in $(rv_variants); do
 	model=${variant%+*}
 	opts=(--model "$model")
+	[ "$variant" != "$model" ] && opts+=(--sscofpmf)
+	# privilege filtering exists with an overflow interrupt Linux drives (Sscofpmf's, Andes', T-Head's): the
+	# "hardware" mode; PES alone ("hardware, precise": CVA6) does not filter
 	sscofpmf=0
-	[ "$variant" != "$model" ] && { opts+=(--sscofpmf); sscofpmf=1; }
+	[ "$(rv_overflow_mode "$variant")" = hardware ] && sscofpmf=1
 	pmu=$(model_field "$model" core_pmu)
 	counters=$(( $(model_field "$model" prog_counters) + 2 ))
 	out=$work/$variant
