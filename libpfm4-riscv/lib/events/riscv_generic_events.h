@@ -74,6 +74,12 @@ static const riscv_id_t riscv_generic_not_ids[]={
 	{.type = RISCV_ID_UARCH,
 	 .str = "thead,c910"
 	},
+	{.type = RISCV_ID_PERF,
+	 .str = "0x489-0x8000000000000008-0x[[:xdigit:]]+"
+	},
+	{.type = RISCV_ID_UARCH,
+	 .str = "sifive,p550"
+	},
 };
 
 #define RISCV_GENERIC_NUM_CNTRS	0	/* no programmable counter is known */
