@@ -671,6 +671,33 @@ def gen_papi_ids(t, path):
     write(path, "\n".join(h) + "\n")
 
 
+EMU_MASK_BITS = 64  # the emulator's event mask (perf_priv.h evmask, mach.h emu_decode_raw) is 64 bits
+
+
+def emulator_slots(m, rows, prof):
+    """The programmable events of a model as the emulator streams them: (name, mhpmevent, ppb, slot), slot = the
+    index of the event whose count stream it uses (events 0 and 1 are cycles and instret). One slot per event when
+    they fit the 64-bit event mask; on a bigger table (a value-encoded core: one event per counter, so no mask
+    ever combines two) events of equal rate share the first one's stream, listed first."""
+    evs = [(r["name"], as_int(r, "mhpmevent_value"), prof[r["name"]]) for r in rows]
+    if len(evs) + 2 <= EMU_MASK_BITS:
+        return [(n, v, p, i + 2) for i, (n, v, p) in enumerate(evs)]
+    where = os.path.join(EVENTS, "profiles", m["profile"])
+    if m["event_encoding"] != "value":
+        raise TableError(f"{m['_where']}: {len(evs)} class_mask events; the emulator streams at most "
+                         f"{EMU_MASK_BITS - 2} (a 64-bit event mask)")
+    reps = []
+    for n, v, p in evs:
+        if p not in [r[2] for r in reps]:
+            reps.append((n, v, p))
+    if len(reps) + 2 > EMU_MASK_BITS:
+        raise TableError(f"{where}: {len(reps)} distinct rates among {len(evs)} events; the emulator streams at "
+                         f"most {EMU_MASK_BITS - 2} per model (a 64-bit event mask): give more events equal counts")
+    slot = {p: i + 2 for i, (_, _, p) in enumerate(reps)}
+    rest = [e for e in evs if e not in reps]
+    return [(n, v, p, slot[p]) for n, v, p in reps + rest]
+
+
 def gen_emulator(t, outdir):
     h = [banner("Emulator tables: machine models, events and workload profiles"),
          "#ifndef RVEMU_TABLES_H\n#define RVEMU_TABLES_H\n#include <stddef.h>\n#include <stdint.h>\n",
@@ -682,7 +709,10 @@ def gen_emulator(t, outdir):
          " * (riscv_pmu_sbi) samples and filters with them as with Sscofpmf; NONE = counting only. */",
          "enum rvemu_overflow_irq { RVEMU_OVF_NONE, RVEMU_OVF_SSCOFPMF, RVEMU_OVF_ANDES, RVEMU_OVF_THEAD };\n",
          "/* One countable event of a core PMU: encoding is the mhpmevent value (programmable) or 0. */",
-         "struct rvemu_event { const char *name; enum rvemu_event_kind kind; uint64_t encoding; uint64_t ppb; };\n",
+         "/* slot = the event whose count stream this one shares (its own index, except on a model with more",
+         " * programmable events than a 64-bit event mask holds: there events of equal rate share one stream). */",
+         "struct rvemu_event { const char *name; enum rvemu_event_kind kind; uint64_t encoding; uint64_t ppb;"
+         " unsigned slot; };\n",
          "/* A distributed-HPC workload: per-cycle rates of the core-manager and L2-slice counters (hpcm bit order).",
          " * L2 read and write rates are NOT listed: the emulator derives those counts from the L1 counts. */",
          f"#define RVEMU_HPC_CORE_COUNTERS {sum(1 for r in t['hpc'] if r['manager_kind'] == 'core')}",
@@ -717,12 +747,10 @@ def gen_emulator(t, outdir):
         prof = t["profiles"]["models"][key]  # load_profiles gave every model a rate for every event it counts
         rows = t["cores"][m["core_pmu"]]["rows"] if m["event_table"] else []
         instret_ppb = prof[gen_names[1]]
-        c.append(f"\t{{ {c_str(gen_names[0])}, RVEMU_EV_CYCLES, 0, RVEMU_PPB }},")
-        c.append(f"\t{{ {c_str(gen_names[1])}, RVEMU_EV_INSTRET, 0, {instret_ppb} }},")
-        if rows:
-            for r in rows:
-                c.append(f"\t{{ {c_str(r['name'])}, RVEMU_EV_PROGRAMMABLE, {as_int(r, 'mhpmevent_value'):#x}, "
-                         f"{prof[r['name']]} }},")
+        c.append(f"\t{{ {c_str(gen_names[0])}, RVEMU_EV_CYCLES, 0, RVEMU_PPB, 0 }},")
+        c.append(f"\t{{ {c_str(gen_names[1])}, RVEMU_EV_INSTRET, 0, {instret_ppb}, 1 }},")
+        for name, value, ppb, slot in emulator_slots(m, rows, prof):
+            c.append(f"\t{{ {c_str(name)}, RVEMU_EV_PROGRAMMABLE, {value:#x}, {ppb}, {slot} }},")
         c.append("};")
     c.append("\nconst struct rvemu_model rvemu_models[] = {")
     for m in t["models"]:
