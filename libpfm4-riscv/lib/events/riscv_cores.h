@@ -14,13 +14,14 @@
 #ifndef __RISCV_CORES_H__
 #define __RISCV_CORES_H__
 
-#define RISCV_CORE_COUNT	4
+#define RISCV_CORE_COUNT	5
 
 #define RISCV_CORE_LIST(M) \
 	M(sifive_u74, SIFIVE_U74, 0) \
 	M(openhwgroup_cva6, OPENHWGROUP_CVA6, 1) \
 	M(thead_c900_legacy, THEAD_C900_LEGACY, 2) \
 	M(sifive_p550, SIFIVE_P550, 3) \
+	M(spacemit_x60, SPACEMIT_X60, 4) \
 
 #endif /* __RISCV_CORES_H__ */
 
@@ -29,4 +30,5 @@
 #include "events/riscv_openhwgroup_cva6_events.h"
 #include "events/riscv_thead_c900_legacy_events.h"
 #include "events/riscv_sifive_p550_events.h"
+#include "events/riscv_spacemit_x60_events.h"
 #endif

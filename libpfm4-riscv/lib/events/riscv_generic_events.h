@@ -80,6 +80,13 @@ static const riscv_id_t riscv_generic_not_ids[]={
 	{.type = RISCV_ID_UARCH,
 	 .str = "sifive,p550"
 	},
+	{.type = RISCV_ID_ARCH,
+	 .mvendorid = 0x710,
+	 .marchid = 0x8000000058000001ULL
+	},
+	{.type = RISCV_ID_UARCH,
+	 .str = "spacemit,x60"
+	},
 };
 
 #define RISCV_GENERIC_NUM_CNTRS	0	/* no programmable counter is known */
