@@ -401,7 +401,7 @@ def load_ids(t):
         if kind in ("uarch", "isa_ext"):
             row["str"] = value
         elif kind == "perf_id":
-            if value.count("-") != 2:
+            if re.sub(r"\[(\[:[a-z]+:\]|[^]])*\]", "", value).count("-") != 2:  # a '-' in [1-9] is a range
                 raise TableError(f"{r['_where']}: perf_id '{value}' is not mvendorid-marchid-mimpid (Linux's mapfile.csv)")
             try:
                 re.compile(posix_to_python_re(value))

@@ -78,8 +78,9 @@ static void agree(const char *what, const char *path, const char *want)
 	cases++;
 }
 
-static void agree_text(const char *what, const char *isa, const char *uarch, const char *mvendorid,
-                       const char *marchid, const char *want)
+/* a cpuinfo of these lines (NULL: the line is missing), as the kernel prints them */
+static void agree_text_mimpid(const char *what, const char *isa, const char *uarch, const char *mvendorid,
+                              const char *marchid, const char *mimpid, const char *want)
 {
 	char path[] = "/tmp/pfm_ids_XXXXXX";
 	int fd = mkstemp(path);
@@ -94,11 +95,19 @@ static void agree_text(const char *what, const char *isa, const char *uarch, con
 			fprintf(f, "mvendorid\t: %s\n", mvendorid);
 		if (marchid)
 			fprintf(f, "marchid\t\t: %s\n", marchid);
+		if (mimpid)
+			fprintf(f, "mimpid\t\t: %s\n", mimpid);
 		fputs("\n", f);
 	}
 	fclose(f);
 	agree(what, path, want);
 	unlink(path);
+}
+
+static void agree_text(const char *what, const char *isa, const char *uarch, const char *mvendorid,
+                       const char *marchid, const char *want)
+{
+	agree_text_mimpid(what, isa, uarch, mvendorid, marchid, NULL, want);
 }
 
 static void test_fixtures(void)
@@ -131,7 +140,7 @@ static void test_known_machines(void)
 		char want[256];
 
 		snprintf(want, sizeof(want), "%s%s%s", m->core_pmu, *m->bank_pmu ? " " : "", m->bank_pmu);
-		agree_text(m->model, m->isa, m->uarch, m->mvendorid, m->marchid, want);
+		agree_text_mimpid(m->model, m->isa, m->uarch, m->mvendorid, m->marchid, m->mimpid, want);
 	}
 }
 
@@ -146,6 +155,20 @@ static void test_edge_cases(void)
 	agree_text("eth,ariane", "rv64imafdc", "eth,ariane", NULL, NULL, "riscv_openhwgroup_cva6");
 	agree_text("upper-case uarch", "rv64imafdc", "SiFive,U74-MC", NULL, NULL, "riscv_sifive_u74");
 	agree_text("U74 by ids only", "rv64imafdc", NULL, "0x489", "0x8000000000000007", "riscv_sifive_u74");
+	/* one family, told apart by mimpid (Linux's mapfile keys for SiFive bullet-07 and bullet-0d) */
+	agree_text_mimpid("bullet mimpid 0x7..", "rv64imafdc", NULL, "0x489", "0x8000000000000207", "0x7210000",
+	                  "riscv_sifive_bullet_07");
+	agree_text_mimpid("bullet mimpid 0xd..", "rv64imafdc", NULL, "0x489", "0x8000000000000207", "0xd210000",
+	                  "riscv_sifive_bullet_0d");
+	agree_text_mimpid("bullet mimpid 0x9..", "rv64imafdc", NULL, "0x489", "0x8000000000000207", "0x9210000",
+	                  "riscv_generic"); /* no key covers it */
+	agree_text_mimpid("bullet without mimpid", "rv64imafdc", NULL, "0x489", "0x8000000000000207", NULL,
+	                  "riscv_generic");
+	agree_text_mimpid("bullet marchid f07", "rv64imafdc", NULL, "0x489", "0x8000000000000f07", "0x7210000",
+	                  "riscv_generic"); /* [1-9a-e]07: not f */
+	agree_text_mimpid("T-Head marchid 0 mimpid 0", "rv64imafdc", NULL, "0x5b7", "0x0", "0x0",
+	                  "riscv_thead_c900_legacy");
+	agree_text_mimpid("T-Head marchid 0 mimpid 1", "rv64imafdc", NULL, "0x5b7", "0x0", "0x1", "riscv_generic");
 	agree_text("U74 ids, other vendor", "rv64imafdc", NULL, "0x48a", "0x8000000000000007",
 	           "riscv_generic");
 	agree_text("CVA6 by ids, decimal", "rv64imafdc", NULL, "1538", "3", "riscv_openhwgroup_cva6");
