@@ -14,7 +14,7 @@
 #ifndef __RISCV_CORES_H__
 #define __RISCV_CORES_H__
 
-#define RISCV_CORE_COUNT	5
+#define RISCV_CORE_COUNT	7
 
 #define RISCV_CORE_LIST(M) \
 	M(sifive_u74, SIFIVE_U74, 0) \
@@ -22,6 +22,8 @@
 	M(thead_c900_legacy, THEAD_C900_LEGACY, 2) \
 	M(sifive_p550, SIFIVE_P550, 3) \
 	M(spacemit_x60, SPACEMIT_X60, 4) \
+	M(sifive_bullet_07, SIFIVE_BULLET_07, 5) \
+	M(sifive_bullet_0d, SIFIVE_BULLET_0D, 6) \
 
 #endif /* __RISCV_CORES_H__ */
 
@@ -31,4 +33,6 @@
 #include "events/riscv_thead_c900_legacy_events.h"
 #include "events/riscv_sifive_p550_events.h"
 #include "events/riscv_spacemit_x60_events.h"
+#include "events/riscv_sifive_bullet_07_events.h"
+#include "events/riscv_sifive_bullet_0d_events.h"
 #endif

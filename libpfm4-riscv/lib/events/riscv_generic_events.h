@@ -87,6 +87,12 @@ static const riscv_id_t riscv_generic_not_ids[]={
 	{.type = RISCV_ID_UARCH,
 	 .str = "spacemit,x60"
 	},
+	{.type = RISCV_ID_PERF,
+	 .str = "0x489-0x8000000000000[1-9a-e]07-0x[78ac][[:xdigit:]]+"
+	},
+	{.type = RISCV_ID_PERF,
+	 .str = "0x489-0x8000000000000[1-9a-e]07-0xd[[:xdigit:]]+"
+	},
 };
 
 #define RISCV_GENERIC_NUM_CNTRS	0	/* no programmable counter is known */
