@@ -14,7 +14,7 @@
 #ifndef __RISCV_CORES_H__
 #define __RISCV_CORES_H__
 
-#define RISCV_CORE_COUNT	7
+#define RISCV_CORE_COUNT	8
 
 #define RISCV_CORE_LIST(M) \
 	M(sifive_u74, SIFIVE_U74, 0) \
@@ -24,6 +24,7 @@
 	M(spacemit_x60, SPACEMIT_X60, 4) \
 	M(sifive_bullet_07, SIFIVE_BULLET_07, 5) \
 	M(sifive_bullet_0d, SIFIVE_BULLET_0D, 6) \
+	M(andes_ax45, ANDES_AX45, 7) \
 
 #endif /* __RISCV_CORES_H__ */
 
@@ -35,4 +36,5 @@
 #include "events/riscv_spacemit_x60_events.h"
 #include "events/riscv_sifive_bullet_07_events.h"
 #include "events/riscv_sifive_bullet_0d_events.h"
+#include "events/riscv_andes_ax45_events.h"
 #endif

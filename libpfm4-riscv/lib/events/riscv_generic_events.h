@@ -93,6 +93,12 @@ static const riscv_id_t riscv_generic_not_ids[]={
 	{.type = RISCV_ID_PERF,
 	 .str = "0x489-0x8000000000000[1-9a-e]07-0xd[[:xdigit:]]+"
 	},
+	{.type = RISCV_ID_PERF,
+	 .str = "0x31e-0x8000000000008a45-0x[[:xdigit:]]+"
+	},
+	{.type = RISCV_ID_UARCH,
+	 .str = "andestech,ax45mp"
+	},
 };
 
 #define RISCV_GENERIC_NUM_CNTRS	0	/* no programmable counter is known */
