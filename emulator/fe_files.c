@@ -25,8 +25,8 @@ static void vprint(struct fe_text *b, const char *fmt, ...)
 		b->len += (size_t)n < sizeof(b->text) - b->len ? (size_t)n : sizeof(b->text) - b->len - 1;
 }
 
-/* The isa string: the model's (an Andes core's names xandespmu; a core that always has Sscofpmf names it), plus
- * _sscofpmf when the option is on and the model's does not already name it. */
+/* The isa string: the model's (an Andes core's names xandespmu; a core that always has Sscofpmf names it),
+ * plus _sscofpmf when the option is on and the model's does not already name it. */
 static void isa_string(char *out, size_t cap)
 {
 	const char *isa = emu_model()->isa;

@@ -103,7 +103,8 @@ static void load_config(void)
 	/* Andes' and T-Head's own overflow interrupts are always there, and Linux samples and filters with
 	 * them as with Sscofpmf's: the perf layer sees one overflow interrupt either way. */
 	cfg.sscofpmf = cfg.isa_sscofpmf || strstr(cfg.model->isa, "_sscofpmf") != NULL ||
-	               cfg.model->overflow_irq == RVEMU_OVF_ANDES || cfg.model->overflow_irq == RVEMU_OVF_THEAD;
+	               cfg.model->overflow_irq == RVEMU_OVF_ANDES ||
+	               cfg.model->overflow_irq == RVEMU_OVF_THEAD;
 	/* The kernel rotates multiplexed groups every perf_event_mux_interval_ms (4 ms with HZ=250), and
 	 * the scheduler tick (HZ=250: 4 ms) folds every running counter into its perf count. */
 	uint64_t four_ms = 4000ull * cfg.model->freq_mhz;

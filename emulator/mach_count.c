@@ -10,8 +10,8 @@ static uint64_t profile_count(const struct emu_thread *t, size_t ev, uint64_t cy
 }
 
 /* The events an event mask can name: bit i is events[i], i < 64. A model with more events (a value-encoded
- * table bigger than the mask) streams them through slots below 64 (rvemu_event.slot), so the loops over a mask
- * stop there: 1ull << i for i >= 64 is undefined (on x86 it wraps and would count events twice). */
+ * table bigger than the mask) streams them through slots below 64 (rvemu_event.slot), so the loops over a
+ * mask stop there: 1ull << i for i >= 64 is undefined (on x86 it wraps and would count events twice). */
 static size_t emu_mask_events(const struct rvemu_model *m)
 {
 	return m->nevents < 64 ? m->nevents : 64;

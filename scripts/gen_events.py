@@ -659,6 +659,7 @@ def gen_papi_ids(t, path):
          "\tint any_vendor;   /* RISCV_MATCH_IDS: mvendorid not compared */",
          "\tconst char *core; /* name of the core for humans, or NULL */",
          "};", "",
+         "/* generated tables, one row per line: not reformatted */", "/* clang-format off */",
          "static const struct riscv_id_rule riscv_id_rules[] = {"]
     for r in ids["rows"]:
         h.append(f"    {{{c_str(r['pmu'])}, {match[r['match']]}, {c_str(r['str']) if r['str'] else 'NULL'}, "
@@ -667,7 +668,7 @@ def gen_papi_ids(t, path):
     h += ["};", "",
           "/* core PMUs with a model of their own; any other RISC-V core is riscv_generic's */",
           "static const char *const riscv_core_model_pmus[] = {" +
-          ", ".join(c_str(p) for p in ids["core_models"]) + "};", "", "#endif"]
+          ", ".join(c_str(p) for p in ids["core_models"]) + "};", "/* clang-format on */", "", "#endif"]
     write(path, "\n".join(h) + "\n")
 
 

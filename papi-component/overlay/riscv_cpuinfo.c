@@ -24,12 +24,8 @@ struct name_by_key {
 
 /* JEDEC ids as the kernel prints them in mvendorid ((bank - 1) << 7 | id). */
 static const struct name_by_id vendors_by_mvendorid[] = {
-    {0x489, "SiFive"},
-    {0x5b7, "T-HEAD"},
-    {0x31e, "Andes"},
-    {0x602, "OpenHW Group"},
-    {0x67e, "StarFive"},
-    {0x710, "SpacemiT"},
+    {0x489, "SiFive"},       {0x5b7, "T-HEAD"},   {0x31e, "Andes"},
+    {0x602, "OpenHW Group"}, {0x67e, "StarFive"}, {0x710, "SpacemiT"},
 };
 
 /* Vendor part of the device-tree compatible (before the comma), for cores with mvendorid 0. */

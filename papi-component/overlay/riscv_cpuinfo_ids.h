@@ -23,6 +23,8 @@ struct riscv_id_rule {
 	const char *core; /* name of the core for humans, or NULL */
 };
 
+/* generated tables, one row per line: not reformatted */
+/* clang-format off */
 static const struct riscv_id_rule riscv_id_rules[] = {
     {"riscv_sifive_u74", RISCV_MATCH_UARCH, "sifive,u74-mc", 0x0, 0x0ULL, 0, "SiFive U74-MC"},
     {"riscv_sifive_u74", RISCV_MATCH_UARCH, "sifive,u74", 0x0, 0x0ULL, 0, "SiFive U74"},
@@ -50,5 +52,6 @@ static const struct riscv_id_rule riscv_id_rules[] = {
 
 /* core PMUs with a model of their own; any other RISC-V core is riscv_generic's */
 static const char *const riscv_core_model_pmus[] = {"riscv_andes_ax45", "riscv_openhwgroup_cva6", "riscv_sifive_bullet_07", "riscv_sifive_bullet_0d", "riscv_sifive_p550", "riscv_sifive_u74", "riscv_spacemit_x60", "riscv_thead_c900_legacy"};
+/* clang-format on */
 
 #endif

@@ -88,8 +88,8 @@ struct config {
 	const char *model, *clock;
 	int sscofpmf;
 };
-/* every model of the generated tables (events/models.csv): virtual clock always; the CPU-time clock except on the
- * distributed-HPC machine; RVEMU_SSCOFPMF=1 on both clocks where Sscofpmf is an option of the core */
+/* every model of the generated tables (events/models.csv): virtual clock always; the CPU-time clock except on
+ * the distributed-HPC machine; RVEMU_SSCOFPMF=1 on both clocks where Sscofpmf is an option of the core */
 #define MAX_CONFIGS 64
 static struct config configs[MAX_CONFIGS];
 static size_t nconfigs;
@@ -356,8 +356,8 @@ static int child(void)
 	virtual_clock = !strcmp(getenv("RVEMU_CLOCK"), "virtual");
 	int option = !strcmp(getenv("RVEMU_SSCOFPMF"), "1");
 	isa_sscofpmf_option = option && strstr(model->isa, "_sscofpmf") == NULL;
-	sscofpmf = option || strstr(model->isa, "_sscofpmf") != NULL || model->overflow_irq == RVEMU_OVF_ANDES ||
-	           model->overflow_irq == RVEMU_OVF_THEAD;
+	sscofpmf = option || strstr(model->isa, "_sscofpmf") != NULL ||
+	           model->overflow_irq == RVEMU_OVF_ANDES || model->overflow_irq == RVEMU_OVF_THEAD;
 	printf("\n=== model %s, clock %s, sscofpmf %d ===\n", model->model,
 	       virtual_clock ? "virtual" : "cputime", sscofpmf);
 	const char *only = getenv("EMU_TEST_ONLY");

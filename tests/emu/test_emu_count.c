@@ -221,8 +221,9 @@ static void test_multiplexing(void)
 			continue;
 		if (!model->prog_counters && model->events[i].kind != RVEMU_EV_CYCLES)
 			continue;
-		/* a 1% estimate needs events that occur: skip the rare ones (X60's failed SC: 10 per 10^9 cycles);
-		 * the loop wraps, so the frequent ones are opened again when there are not enough of them */
+		/* a 1% estimate needs events that occur: skip the rare ones (X60's failed SC: 10 per 10^9
+		 * cycles); the loop wraps, so the frequent ones are opened again when there are not enough of
+		 * them */
 		if (model->events[i].ppb < 100000)
 			continue;
 		struct perf_event_attr a;

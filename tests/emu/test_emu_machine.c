@@ -144,11 +144,13 @@ static void test_bad_inputs(void)
 	attr_init(&a, PERF_TYPE_RAW, 0x7); /* CVA6 EXCEPTION_RETURN? U74: class 7 does not exist */
 	if (model->class_masks) {
 		expect_open_error(&a, 0, -1, -1, 0, ENOENT);
-		uint64_t other = 0; /* class 1 with a bit class 1 does not define (0x80001 on the U74: FP_LOAD_RETIRED's) */
+		uint64_t other = 0; /* class 1 with a bit class 1 does not define (0x80001 on the U74:
+		                       FP_LOAD_RETIRED's) */
 		for (unsigned b = 8; b < 56 && !other; b++) {
 			other = 1 | 1ull << b;
 			for (size_t i = 0; i < model->nevents; i++)
-				if (model->events[i].kind == RVEMU_EV_PROGRAMMABLE && model->events[i].encoding == other)
+				if (model->events[i].kind == RVEMU_EV_PROGRAMMABLE &&
+				    model->events[i].encoding == other)
 					other = 0;
 		}
 		attr_init(&a, PERF_TYPE_RAW, other);
@@ -158,7 +160,8 @@ static void test_bad_inputs(void)
 	} else {
 		uint64_t unused = 0x7f; /* an event number the model's table does not have */
 		for (size_t i = 0; i < model->nevents; i++)
-			if (model->events[i].kind == RVEMU_EV_PROGRAMMABLE && model->events[i].encoding == unused) {
+			if (model->events[i].kind == RVEMU_EV_PROGRAMMABLE &&
+			    model->events[i].encoding == unused) {
 				unused++;
 				i = 0; /* bounded: the table has fewer events than values above 0x7f */
 			}

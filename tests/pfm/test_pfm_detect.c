@@ -18,7 +18,7 @@
 #include "cunit_run.h"
 
 #define riscv_pmus riscv_known_pmus /* generated from events/models.csv */
-#define NPMUS (sizeof(riscv_pmus) / sizeof(riscv_pmus[0]))
+#define NPMUS      (sizeof(riscv_pmus) / sizeof(riscv_pmus[0]))
 
 /* the RISC-V PMUs active after initialising with this cpuinfo, as "name name ..." */
 static void active_pmus(const char *forced, const char *cpuinfo, char *out, size_t len)
@@ -194,7 +194,8 @@ static void test_known_machines(void)
 	}
 }
 
-/* each machine's board fixture (cpuinfo_fixture of events/models.csv, as Linux prints it) detects as its PMUs */
+/* each machine's board fixture (cpuinfo_fixture of events/models.csv, as Linux prints it) detects as its PMUs
+ */
 static void test_board_fixtures(void)
 {
 	for (size_t i = 0; i < sizeof(riscv_known_machines) / sizeof(riscv_known_machines[0]); i++) {

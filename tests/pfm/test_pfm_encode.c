@@ -284,22 +284,23 @@ static void test_every_core_table(void)
 		for (int r = 0; r < table.nrows; r++) {
 			uint64_t v = csv_u64(&table, r, "mhpmevent_value");
 			const char *alias = csv_get(&table, r, "alias");
-			char buf[512];
 
 			expect_named(pmu, csv_get(&table, r, "name"), v);
 			if (*alias)
 				expect_named(pmu, alias, v);
 			if (class_mask) {
 				const char *cls = csv_get(&table, r, "class_name");
+				char buf[512];
 				snprintf(buf, sizeof(buf), "%s::%s:%s", pmu, cls, csv_get(&table, r, "name"));
 				expect_code(buf, v);
 				classes += r == 0 || strcmp(cls, csv_get(&table, r - 1, "class_name"));
 			}
 		}
 		for (int r = 0; r < generic.nrows; r++)
-			expect_named(pmu, csv_get(&generic, r, "name"), FIXED_CODE(csv_u64(&generic, r, "csr")));
-		CU_ASSERT_EQUAL(pmu_nevents(pmu), table.nrows + count_aliases(&table) + classes + generic.nrows +
-		                                      count_aliases(&generic));
+			expect_named(pmu, csv_get(&generic, r, "name"),
+			             FIXED_CODE(csv_u64(&generic, r, "csr")));
+		CU_ASSERT_EQUAL(pmu_nevents(pmu), table.nrows + count_aliases(&table) + classes +
+		                                      generic.nrows + count_aliases(&generic));
 		printf("\n  %s: %d events (%s)", pmu, pmu_nevents(pmu), file);
 		csv_free(&table);
 	}
@@ -307,8 +308,8 @@ static void test_every_core_table(void)
 	csv_free(&models);
 }
 
-/* The facts of Linux perf's pmu-events JSON (events/linux-pmu-events/<pmu>.csv, each citing its source files and
- * commit): every event Linux names for a core encodes, under that name, to Linux's EventCode -- the value
+/* The facts of Linux perf's pmu-events JSON (events/linux-pmu-events/<pmu>.csv, each citing its source files
+ * and commit): every event Linux names for a core encodes, under that name, to Linux's EventCode -- the value
  * riscv_pmu_sbi hands the SBI firmware. Every file names a core PMU of ours. */
 static void test_linux_pmu_events(void)
 {

@@ -22,7 +22,7 @@
 #include "cunit_run.h"
 
 #define riscv_pmus riscv_known_pmus /* generated from events/models.csv */
-#define NPMUS (sizeof(riscv_pmus) / sizeof(riscv_pmus[0]))
+#define NPMUS      (sizeof(riscv_pmus) / sizeof(riscv_pmus[0]))
 
 static int cases;
 
@@ -112,10 +112,17 @@ static void agree_text(const char *what, const char *isa, const char *uarch, con
 
 static void test_fixtures(void)
 {
-	static const char *const fixtures[] = {"unmatched.txt",   "visionfive2.txt",  "u74_sscofpmf.txt",
-	                                       "cva6.txt",        "rocket_xdhpc.txt", "boom.txt",
-	                                       "thead_c910.txt",  "x86_64.txt",       "missing_marchid.txt",
-	                                       "no-such-file.txt", "sifive_unknown_marchid.txt",
+	static const char *const fixtures[] = {"unmatched.txt",
+	                                       "visionfive2.txt",
+	                                       "u74_sscofpmf.txt",
+	                                       "cva6.txt",
+	                                       "rocket_xdhpc.txt",
+	                                       "boom.txt",
+	                                       "thead_c910.txt",
+	                                       "x86_64.txt",
+	                                       "missing_marchid.txt",
+	                                       "no-such-file.txt",
+	                                       "sifive_unknown_marchid.txt",
 	                                       "thead_unknown_marchid.txt"};
 
 	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
@@ -156,19 +163,20 @@ static void test_edge_cases(void)
 	agree_text("upper-case uarch", "rv64imafdc", "SiFive,U74-MC", NULL, NULL, "riscv_sifive_u74");
 	agree_text("U74 by ids only", "rv64imafdc", NULL, "0x489", "0x8000000000000007", "riscv_sifive_u74");
 	/* one family, told apart by mimpid (Linux's mapfile keys for SiFive bullet-07 and bullet-0d) */
-	agree_text_mimpid("bullet mimpid 0x7..", "rv64imafdc", NULL, "0x489", "0x8000000000000207", "0x7210000",
-	                  "riscv_sifive_bullet_07");
-	agree_text_mimpid("bullet mimpid 0xd..", "rv64imafdc", NULL, "0x489", "0x8000000000000207", "0xd210000",
-	                  "riscv_sifive_bullet_0d");
-	agree_text_mimpid("bullet mimpid 0x9..", "rv64imafdc", NULL, "0x489", "0x8000000000000207", "0x9210000",
-	                  "riscv_generic"); /* no key covers it */
+	agree_text_mimpid("bullet mimpid 0x7..", "rv64imafdc", NULL, "0x489", "0x8000000000000207",
+	                  "0x7210000", "riscv_sifive_bullet_07");
+	agree_text_mimpid("bullet mimpid 0xd..", "rv64imafdc", NULL, "0x489", "0x8000000000000207",
+	                  "0xd210000", "riscv_sifive_bullet_0d");
+	agree_text_mimpid("bullet mimpid 0x9..", "rv64imafdc", NULL, "0x489", "0x8000000000000207",
+	                  "0x9210000", "riscv_generic"); /* no key covers it */
 	agree_text_mimpid("bullet without mimpid", "rv64imafdc", NULL, "0x489", "0x8000000000000207", NULL,
 	                  "riscv_generic");
-	agree_text_mimpid("bullet marchid f07", "rv64imafdc", NULL, "0x489", "0x8000000000000f07", "0x7210000",
-	                  "riscv_generic"); /* [1-9a-e]07: not f */
+	agree_text_mimpid("bullet marchid f07", "rv64imafdc", NULL, "0x489", "0x8000000000000f07",
+	                  "0x7210000", "riscv_generic"); /* [1-9a-e]07: not f */
 	agree_text_mimpid("T-Head marchid 0 mimpid 0", "rv64imafdc", NULL, "0x5b7", "0x0", "0x0",
 	                  "riscv_thead_c900_legacy");
-	agree_text_mimpid("T-Head marchid 0 mimpid 1", "rv64imafdc", NULL, "0x5b7", "0x0", "0x1", "riscv_generic");
+	agree_text_mimpid("T-Head marchid 0 mimpid 1", "rv64imafdc", NULL, "0x5b7", "0x0", "0x1",
+	                  "riscv_generic");
 	agree_text("U74 ids, other vendor", "rv64imafdc", NULL, "0x48a", "0x8000000000000007",
 	           "riscv_generic");
 	agree_text("CVA6 by ids, decimal", "rv64imafdc", NULL, "1538", "3", "riscv_openhwgroup_cva6");

@@ -286,7 +286,8 @@ static void test_andes_overflow_interrupt(void)
 	f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
 	fputs("processor\t: 0\nhart\t\t: 0\nisa\t\t: rv64imafdc_zicntr_zicsr_zifencei_zihpm\nmmu\t\t: sv39\n"
-	      "uarch\t\t: andestech,ax45mp\nmvendorid\t: 0x31e\nmarchid\t\t: 0x8000000000008a45\nmimpid\t\t: 0x500\n\n",
+	      "uarch\t\t: andestech,ax45mp\nmvendorid\t: 0x31e\nmarchid\t\t: 0x8000000000008a45\nmimpid\t\t: "
+	      "0x500\n\n",
 	      f);
 	fclose(f);
 	CU_ASSERT_EQUAL_FATAL(pfm_reinit(NULL, path), PFM_SUCCESS);
