@@ -25,10 +25,13 @@ static void vprint(struct fe_text *b, const char *fmt, ...)
 		b->len += (size_t)n < sizeof(b->text) - b->len ? (size_t)n : sizeof(b->text) - b->len - 1;
 }
 
-/* The isa string: the model's, plus _sscofpmf when the option is on. */
+/* The isa string: the model's (an Andes core's names xandespmu; a core that always has Sscofpmf names it),
+ * plus _sscofpmf when the option is on and the model's does not already name it. */
 static void isa_string(char *out, size_t cap)
 {
-	snprintf(out, cap, "%s%s", emu_model()->isa, emu_cfg()->sscofpmf ? "_sscofpmf" : "");
+	const char *isa = emu_model()->isa;
+	int add = emu_cfg()->isa_sscofpmf && strstr(isa, "_sscofpmf") == NULL;
+	snprintf(out, cap, "%s%s", isa, add ? "_sscofpmf" : "");
 }
 
 static void gen_cpuinfo(struct fe_text *b)

@@ -51,7 +51,9 @@ struct emu_config {
 	const struct rvemu_model *model;
 	unsigned harts;
 	int clock_virtual;
-	int sscofpmf;
+	int sscofpmf;             /* the core has a counter-overflow interrupt Linux samples and filters with:
+	                           * Sscofpmf's, or Andes' or T-Head's own (events/models.csv overflow_irq) */
+	int isa_sscofpmf;         /* RVEMU_SSCOFPMF=1: the isa string names Sscofpmf */
 	uint64_t mux_cycles;      /* multiplexing rotation interval */
 	uint64_t tick_cycles;     /* scheduler tick: the kernel folds counters into perf counts this often */
 	uint64_t read_advance;    /* RVEMU_READ_ADVANCE: virtual cycles added by each read() of an event */

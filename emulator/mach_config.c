@@ -103,10 +103,15 @@ static void load_config(void)
 	}
 	cfg.harts = (unsigned)emu_env_u64("RVEMU_HARTS", 4, 1, 1024);
 	cfg.clock_virtual = emu_env_choice("RVEMU_CLOCK", 0, clocks);
-	cfg.sscofpmf = (int)emu_env_u64("RVEMU_SSCOFPMF", 0, 0, 1);
-	if (cfg.sscofpmf && !cfg.model->overflow_irq_with_sscofpmf)
+	cfg.isa_sscofpmf = (int)emu_env_u64("RVEMU_SSCOFPMF", 0, 0, 1);
+	if (cfg.isa_sscofpmf && cfg.model->overflow_irq != RVEMU_OVF_SSCOFPMF)
 		emu_config_error("RVEMU_SSCOFPMF=1: this core has no Sscofpmf option: '%s'",
 		                 cfg.model->model);
+	/* Andes' and T-Head's own overflow interrupts are always there, and Linux samples and filters with
+	 * them as with Sscofpmf's: the perf layer sees one overflow interrupt either way. */
+	cfg.sscofpmf = cfg.isa_sscofpmf || strstr(cfg.model->isa, "_sscofpmf") != NULL ||
+	               cfg.model->overflow_irq == RVEMU_OVF_ANDES ||
+	               cfg.model->overflow_irq == RVEMU_OVF_THEAD;
 	/* The kernel rotates multiplexed groups every perf_event_mux_interval_ms (4 ms with HZ=250), and
 	 * the scheduler tick (HZ=250: 4 ms) folds every running counter into its perf count. */
 	uint64_t four_ms = 4000ull * cfg.model->freq_mhz;

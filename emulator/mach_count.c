@@ -13,11 +13,19 @@ static uint64_t profile_count(const struct emu_thread *t, size_t ev, uint64_t cy
 	return emu_scale(cycles, emu_model()->events[ev].ppb);
 }
 
+/* The events an event mask can name: bit i is events[i], i < 64. A model with more events (a value-encoded
+ * table bigger than the mask) streams them through slots below 64 (rvemu_event.slot), so the loops over a
+ * mask stop there: 1ull << i for i >= 64 is undefined (on x86 it wraps and would count events twice). */
+static size_t emu_mask_events(const struct rvemu_model *m)
+{
+	return m->nevents < 64 ? m->nevents : 64;
+}
+
 static uint64_t mask_delta(const struct emu_thread *t, uint64_t evmask, uint64_t a, uint64_t b)
 {
 	const struct rvemu_model *m = emu_model();
 	uint64_t d = 0;
-	for (size_t i = 0; i < m->nevents; i++)
+	for (size_t i = 0; i < emu_mask_events(m); i++)
 		if (evmask & (1ull << i))
 			d += profile_count(t, i, b) - profile_count(t, i, a);
 	return d;
@@ -45,7 +53,7 @@ static uint64_t profile_cycles_for(const struct emu_thread *t, uint64_t evmask, 
 	(void)t;
 	const struct rvemu_model *m = emu_model();
 	uint64_t ppb = 0;
-	for (size_t i = 0; i < m->nevents; i++)
+	for (size_t i = 0; i < emu_mask_events(m); i++)
 		if (evmask & (1ull << i))
 			ppb += m->events[i].ppb;
 	if (!ppb)
@@ -87,7 +95,7 @@ uint64_t emu_events_between(const struct emu_thread *t, uint64_t evmask, uint64_
 	const struct emu_count_source *src = emu_count_source();
 	const struct rvemu_model *m = emu_model();
 	uint64_t d = 0;
-	for (size_t i = 0; i < m->nevents; i++)
+	for (size_t i = 0; i < emu_mask_events(m); i++)
 		if (evmask & (1ull << i))
 			d += src->count(t, i, b) - src->count(t, i, a);
 	return d;

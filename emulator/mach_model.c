@@ -28,7 +28,7 @@ int emu_model_event_index(const char *name)
 	const struct rvemu_model *m = emu_model();
 	for (size_t i = 0; i < m->nevents; i++)
 		if (strcasecmp(m->events[i].name, name) == 0)
-			return (int)i;
+			return (int)m->events[i].slot; /* its count stream (rvemu_tables.h) */
 	return -1;
 }
 
@@ -64,7 +64,7 @@ int emu_decode_raw(uint64_t config, uint64_t *evmask)
 		return decode_class_mask(m, config, evmask);
 	for (size_t i = 0; i < m->nevents; i++)
 		if (m->events[i].kind == RVEMU_EV_PROGRAMMABLE && m->events[i].encoding == config) {
-			*evmask = 1ull << i;
+			*evmask = 1ull << m->events[i].slot; /* its count stream: < 64 (gen_events.py) */
 			return 0;
 		}
 	return -ENOENT;

@@ -15,9 +15,18 @@ gen=${2:-$here/lib/events}
 die() { echo "apply.sh: error: $*" >&2; exit 1; }
 
 [ -f "$tree/lib/pfmlib_common.c" ] || die "$tree is not a libpfm4 source tree"
-for h in riscv_generic_events.h riscv_sifive_u74_events.h riscv_openhwgroup_cva6_events.h \
-    riscv_lowrisc_hpc_events.h riscv_ucb_boom_events.h riscv_isa_bases.h; do
+# riscv_cores.h lists the core models (one riscv_<core>_events.h each): the headers follow the tables
+for h in riscv_cores.h riscv_generic_events.h riscv_lowrisc_hpc_events.h riscv_ucb_boom_events.h riscv_isa_bases.h \
+    $(sed -n 's/^#include "events\/\(riscv_[a-z0-9_]*_events\.h\)"$/\1/p' "$gen/riscv_cores.h" 2>/dev/null); do
     [ -f "$gen/$h" ] || die "$gen/$h missing (run scripts/gen_events.py --libpfm $gen)"
+done
+# a model removed from the tables leaves no stale header in the tree (they are all build dependencies)
+for f in "$tree"/lib/events/riscv_*.h; do
+    [ -e "$f" ] && [ ! -f "$gen/$(basename "$f")" ] && rm -f "$f"
+done
+# a file of ours the port no longer has (pfmlib_riscv_sifive_u74.c before the core list) leaves the tree too
+for f in "$tree"/lib/pfmlib_riscv_*.c; do
+    [ -e "$f" ] && [ ! -f "$here/lib/$(basename "$f")" ] && rm -f "$f"
 done
 
 # our own files (cp only when different, so make does not rebuild an unchanged tree)

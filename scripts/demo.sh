@@ -14,7 +14,9 @@ export LD_LIBRARY_PATH=$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 section() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 section "libpfm4: RISC-V PMU models compiled in (showevtinfo, one model forced at a time)"
-for pmu in riscv_sifive_u74 riscv_openhwgroup_cva6 riscv_generic riscv_lowrisc_hpc riscv_ucb_boom; do
+# the models of events/models.csv (scripts/gen_events.py --models), never a list of our own
+models=$(python3 "$top/scripts/gen_events.py" --models | cut -d' ' -f1)
+for pmu in $(python3 "$top/scripts/gen_events.py" --core-pmus) riscv_generic riscv_lowrisc_hpc riscv_ucb_boom; do
 	n=$(LIBPFM_FORCE_PMU=$pmu "$bin/showevtinfo" | grep -c '^Name')
 	printf '  %-24s %3d events\n' "$pmu" "$n"
 done
@@ -29,7 +31,7 @@ done
 
 if [ -x "$bin/rvemu-run" ]; then
 	section "emulator: what Linux shows on each emulated machine (/proc/cpuinfo, hart 0)"
-	for m in sifive-u74 cva6 lowrisc-hpc boom; do
+	for m in $models; do
 		printf '  %-12s ' "$m"
 		"$bin/rvemu-run" --model "$m" -- sh -c 'head -8 /proc/cpuinfo' | tr '\n' ' ' | sed 's/\t//g'
 		echo
@@ -37,7 +39,7 @@ if [ -x "$bin/rvemu-run" ]; then
 fi
 
 if [ -x "$bin/papi_avail" ]; then
-	for m in sifive-u74 cva6 lowrisc-hpc boom; do
+	for m in $models; do
 		section "PAPI on the emulated $m"
 		"$bin/rvemu-run" --model "$m" --clock virtual -- "$bin/papi_avail" -a | sed -n '/Vendor string/,/Number Hardware Counters/p;/^PAPI_/p' | head -40
 	done

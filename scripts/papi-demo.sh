@@ -18,13 +18,6 @@ section() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 [ -x "$run" ] && [ -f "$prefix/include/papi.h" ] || { echo "papi-demo: PAPI or rvemu-run missing in $prefix (run scripts/build.sh)" >&2; exit 1; }
 make -s -f "$top/examples/GNUmakefile" PREFIX="$prefix" OUT="$bin"
 
-native_event() {
-	case "$1" in
-	sifive-u74) echo "riscv_sifive_u74::INSTRUCTION_COMMIT:INTEGER_LOAD_RETIRED:FP_LOAD_RETIRED" ;;
-	cva6) echo "riscv_openhwgroup_cva6::LOAD_ACCESS" ;;
-	*) echo "riscv_generic::INSTRUCTIONS" ;;
-	esac
-}
 
 # One line per region: PAPI's count (from the JSON) and the emulator's truth, per event.
 show_hl() { # show_hl JSON_DIR STDOUT
@@ -49,7 +42,9 @@ for thread in doc["threads"].values():
 PY
 }
 
-for variant in sifive-u74 sifive-u74+sscofpmf cva6 lowrisc-hpc boom; do
+# shellcheck source=models.sh
+. "$top/scripts/models.sh"
+for variant in $(rv_variants); do
 	model=${variant%+*}
 	opts=(--model "$model")
 	[ "$variant" != "$model" ] && opts+=(--sscofpmf)
@@ -57,7 +52,7 @@ for variant in sifive-u74 sifive-u74+sscofpmf cva6 lowrisc-hpc boom; do
 	out=$work/$variant
 	rm -rf "$out"
 	mkdir -p "$out"
-	events="PAPI_TOT_CYC,PAPI_TOT_INS,$(native_event "$model")"
+	events="PAPI_TOT_CYC,PAPI_TOT_INS,$(rv_native_event "$model")"
 	echo "  hl_region, virtual clock, PAPI_EVENTS=$events"
 	PAPI_EVENTS=$events PAPI_OUTPUT_DIRECTORY=$out "$run" "${opts[@]}" --clock virtual -- "$bin/hl_region" > "$out/hl.txt" 2>&1 ||
 		{ echo "    hl_region failed (see $out/hl.txt)"; continue; }

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <ctype.h>
 #include <inttypes.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,7 @@ pfm_riscv_read_cpuinfo(void)
 		{ .attr = "uarch", .buf = c->uarch, .maxlen = sizeof(c->uarch) },
 		{ .attr = "mvendorid", .buf = c->mvendorid, .maxlen = sizeof(c->mvendorid) },
 		{ .attr = "marchid", .buf = c->marchid, .maxlen = sizeof(c->marchid) },
+		{ .attr = "mimpid", .buf = c->mimpid, .maxlen = sizeof(c->mimpid) },
 	};
 	size_t i;
 	int ret;
@@ -103,8 +105,8 @@ pfm_riscv_read_cpuinfo(void)
 		if (!strncasecmp(c->isa, b, strlen(b)))
 			c->is_riscv = 1;
 	}
-	DPRINT("%s: isa=%s uarch=%s mvendorid=%s marchid=%s riscv=%d\n", path,
-		c->isa, c->uarch, c->mvendorid, c->marchid, c->is_riscv);
+	DPRINT("%s: isa=%s uarch=%s mvendorid=%s marchid=%s mimpid=%s riscv=%d\n", path,
+		c->isa, c->uarch, c->mvendorid, c->marchid, c->mimpid, c->is_riscv);
 	c->max_precise = pfm_riscv_read_max_precise();
 	return 0;
 }
@@ -150,6 +152,51 @@ pfm_riscv_id_equals(const char *field, uint64_t id)
 }
 
 /*
+ * a machine-id field as a number; -1 when empty or malformed
+ */
+static int
+pfm_riscv_id_value(const char *field, unsigned long long *v)
+{
+	char *end = NULL;
+
+	if (!*field)
+		return -1;
+	*v = strtoull(field, &end, 0);
+	return *end == '\0' ? 0 : -1;
+}
+
+/*
+ * Linux perf's cpuid match (mapfile.csv): the key, a POSIX extended
+ * regular expression, must match all of "mvendorid-marchid-mimpid",
+ * each field printed as the kernel prints it (0x%lx). A missing or
+ * malformed field never matches.
+ */
+static int
+pfm_riscv_match_perf_id(const pfm_riscv_config_t *c, const char *key)
+{
+	unsigned long long vendor, arch, imp;
+	char cpuid[3 * 20];
+	regmatch_t m;
+	regex_t re;
+	int ret;
+
+	if (pfm_riscv_id_value(c->mvendorid, &vendor)
+	    || pfm_riscv_id_value(c->marchid, &arch)
+	    || pfm_riscv_id_value(c->mimpid, &imp))
+		return 0;
+	snprintf(cpuid, sizeof(cpuid), "0x%llx-0x%llx-0x%llx", vendor, arch, imp);
+
+	if (regcomp(&re, key, REG_EXTENDED)) {
+		DPRINT("bad perf cpuid pattern %s\n", key);
+		return 0;
+	}
+	ret = !regexec(&re, cpuid, 1, &m, 0)
+	      && m.rm_so == 0 && (size_t)m.rm_eo == strlen(cpuid);
+	regfree(&re);
+	return ret;
+}
+
+/*
  * does the cpuinfo read by pfm_riscv_read_cpuinfo() match id?
  */
 int
@@ -165,6 +212,8 @@ pfm_riscv_match_id(const riscv_id_t *id)
 		       && (id->any_vendor || pfm_riscv_id_equals(c->mvendorid, id->mvendorid));
 	case RISCV_ID_ISA_EXT:
 		return pfm_riscv_isa_has_ext(c->isa, id->str);
+	case RISCV_ID_PERF:
+		return pfm_riscv_match_perf_id(c, id->str);
 	}
 	return 0;
 }
@@ -226,21 +275,30 @@ pfm_riscv_has_pes(const pfmlib_pmu_t *pmu)
 }
 
 /*
- * core PMUs: privilege level filtering exists only with the Sscofpmf
- * extension. Without it, perf gets no u/k modifiers and the perf_event
- * layer never sets exclude_* (supported_plm = 0). Runs on detection and
- * when LIBPFM_FORCE_PMU activates the PMU, so both paths agree.
+ * core PMUs: privilege level filtering and sampling exist only with an
+ * overflow interrupt: Sscofpmf's, or a vendor's that Linux drives the
+ * same way (RISCV_PMU_FL_OVF_ANDES with xandespmu in the isa,
+ * RISCV_PMU_FL_OVF_THEAD). Without one, perf gets no u/k modifiers and
+ * the perf_event layer never sets exclude_* (supported_plm = 0). Runs on
+ * detection and when LIBPFM_FORCE_PMU activates the PMU, so both paths
+ * agree.
  */
 int
 pfm_riscv_core_init(void *this)
 {
 	pfmlib_pmu_t *pmu = this;
-	int sscofpmf = 0;
+	int overflow_irq = 0;
 
-	if (!pfm_riscv_read_cpuinfo())
-		sscofpmf = pfm_riscv_isa_has_ext(pfm_riscv_cfg.isa, "sscofpmf");
+	if (!pfm_riscv_read_cpuinfo()) {
+		const char *isa = pfm_riscv_cfg.isa;
 
-	pmu->supported_plm = sscofpmf ? (PFM_PLM0 | PFM_PLM3) : 0;
+		overflow_irq = pfm_riscv_isa_has_ext(isa, "sscofpmf")
+			   || ((pmu->flags & RISCV_PMU_FL_OVF_ANDES)
+			       && pfm_riscv_isa_has_ext(isa, "xandespmu"))
+			   || (pmu->flags & RISCV_PMU_FL_OVF_THEAD);
+	}
+
+	pmu->supported_plm = overflow_irq ? (PFM_PLM0 | PFM_PLM3) : 0;
 	return PFM_SUCCESS;
 }
 

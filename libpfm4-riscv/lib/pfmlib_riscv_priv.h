@@ -57,11 +57,14 @@ typedef enum {
 	RISCV_ID_UARCH,		/* uarch line starts with str (device-tree compatible) */
 	RISCV_ID_ARCH,		/* marchid, and mvendorid unless any_vendor, are equal */
 	RISCV_ID_ISA_EXT,	/* isa line names the multi-letter extension str */
+	RISCV_ID_PERF,		/* str, a row key of Linux perf's mapfile.csv (POSIX
+				 * extended regex), matches all of
+				 * "mvendorid-marchid-mimpid", as perf matches it */
 } riscv_id_type_t;
 
 typedef struct {
 	riscv_id_type_t	type;
-	const char	*str;		/* RISCV_ID_UARCH, RISCV_ID_ISA_EXT */
+	const char	*str;		/* RISCV_ID_UARCH, RISCV_ID_ISA_EXT, RISCV_ID_PERF */
 	uint64_t	mvendorid;	/* RISCV_ID_ARCH */
 	uint64_t	marchid;	/* RISCV_ID_ARCH */
 	int		any_vendor;	/* RISCV_ID_ARCH: mvendorid not compared */
@@ -96,6 +99,15 @@ typedef struct {
  * pfmlib_pmu_t.flags, arch-specific part
  */
 #define RISCV_PMU_FL_PES	0x10000	/* the model has Precise Event Sampling (CVA6) */
+/*
+ * overflow interrupt without Sscofpmf, which Linux's riscv_pmu_sbi
+ * drives like Sscofpmf's (sampling, u/k filtering): Andes' PMU
+ * extension when the isa names xandespmu (scounterof CSR, local
+ * interrupt 18), T-Head C9xx's own overflow CSR and interrupt
+ * (CONFIG_ERRATA_THEAD_PMU)
+ */
+#define RISCV_PMU_FL_OVF_ANDES	0x20000
+#define RISCV_PMU_FL_OVF_THEAD	0x40000
 
 /*
  * the kernel's word on precise sampling: the highest precise_ip the core
@@ -120,6 +132,7 @@ typedef struct {
 	char	uarch[RISCV_CPUINFO_MAX];
 	char	mvendorid[64];
 	char	marchid[64];
+	char	mimpid[64];
 	int	max_precise;		/* caps/max_precise, -1: no such file */
 } pfm_riscv_config_t;
 

@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -23,10 +24,8 @@ struct name_by_key {
 
 /* JEDEC ids as the kernel prints them in mvendorid ((bank - 1) << 7 | id). */
 static const struct name_by_id vendors_by_mvendorid[] = {
-    {0x489, "SiFive"},
-    {0x5b7, "T-HEAD"},
-    {0x31e, "Andes"},
-    {0x602, "OpenHW Group"},
+    {0x489, "SiFive"},       {0x5b7, "T-HEAD"},   {0x31e, "Andes"},
+    {0x602, "OpenHW Group"}, {0x67e, "StarFive"}, {0x710, "SpacemiT"},
 };
 
 /* Vendor part of the device-tree compatible (before the comma), for cores with mvendorid 0. */
@@ -178,6 +177,24 @@ void riscv_cpuinfo_vendor_name(const struct riscv_cpuinfo *ci, char *buf, size_t
 		copy_str(buf, len, "RISC-V");
 }
 
+/* Linux perf's cpuid match (mapfile.csv): the pattern must match all of "mvendorid-marchid-mimpid", each
+ * printed as the kernel prints it (0x%lx); a missing field never matches. */
+static int perf_id_matches(const struct riscv_cpuinfo *ci, const char *pattern)
+{
+	char cpuid[64];
+	regex_t re;
+	regmatch_t m;
+	if (!ci->has_mvendorid || !ci->has_marchid || !ci->has_mimpid)
+		return 0;
+	snprintf(cpuid, sizeof(cpuid), "0x%" PRIx64 "-0x%" PRIx64 "-0x%" PRIx64, ci->mvendorid, ci->marchid,
+	         ci->mimpid);
+	if (regcomp(&re, pattern, REG_EXTENDED) != 0)
+		return 0;
+	int hit = regexec(&re, cpuid, 1, &m, 0) == 0 && m.rm_so == 0 && (size_t)m.rm_eo == strlen(cpuid);
+	regfree(&re);
+	return hit;
+}
+
 static int rule_matches(const struct riscv_cpuinfo *ci, const struct riscv_id_rule *r)
 {
 	switch (r->match) {
@@ -188,6 +205,8 @@ static int rule_matches(const struct riscv_cpuinfo *ci, const struct riscv_id_ru
 		       (r->any_vendor || (ci->has_mvendorid && ci->mvendorid == r->mvendorid));
 	case RISCV_MATCH_ISA_EXT:
 		return riscv_isa_has_extension(ci->isa, r->str);
+	case RISCV_MATCH_PERF_ID:
+		return perf_id_matches(ci, r->str);
 	}
 	return 0;
 }

@@ -9,18 +9,22 @@
 /* a cpuinfo is RISC-V when its isa line starts with one of these */
 static const char *const riscv_isa_bases[] = {"rv32", "rv64", "rv128"};
 
-enum riscv_match { RISCV_MATCH_UARCH, RISCV_MATCH_IDS, RISCV_MATCH_ISA_EXT };
+/* RISCV_MATCH_PERF_ID: str is a POSIX extended regular expression over "mvendorid-marchid-mimpid"
+ * (each 0x%lx as the kernel prints it), matching the whole string, as Linux perf reads mapfile.csv */
+enum riscv_match { RISCV_MATCH_UARCH, RISCV_MATCH_IDS, RISCV_MATCH_ISA_EXT, RISCV_MATCH_PERF_ID };
 
 struct riscv_id_rule {
 	const char *pmu; /* libpfm4 PMU the rule recognises */
 	enum riscv_match match;
-	const char *str;    /* uarch prefix or isa extension */
+	const char *str;    /* uarch prefix, isa extension or perf_id pattern */
 	uint64_t mvendorid; /* RISCV_MATCH_IDS */
 	uint64_t marchid;
 	int any_vendor;   /* RISCV_MATCH_IDS: mvendorid not compared */
 	const char *core; /* name of the core for humans, or NULL */
 };
 
+/* generated tables, one row per line: not reformatted */
+/* clang-format off */
 static const struct riscv_id_rule riscv_id_rules[] = {
     {"riscv_sifive_u74", RISCV_MATCH_UARCH, "sifive,u74-mc", 0x0, 0x0ULL, 0, "SiFive U74-MC"},
     {"riscv_sifive_u74", RISCV_MATCH_UARCH, "sifive,u74", 0x0, 0x0ULL, 0, "SiFive U74"},
@@ -32,9 +36,24 @@ static const struct riscv_id_rule riscv_id_rules[] = {
     {"riscv_ucb_boom", RISCV_MATCH_UARCH, "ucb-bar,boom", 0x0, 0x0ULL, 0, "SonicBOOM"},
     {"riscv_ucb_boom", RISCV_MATCH_IDS, NULL, 0x0, 0x2ULL, 1, "SonicBOOM"},
     {"riscv_lowrisc_hpc", RISCV_MATCH_ISA_EXT, "xdhpc", 0x0, 0x0ULL, 0, NULL},
+    {"riscv_thead_c900_legacy", RISCV_MATCH_PERF_ID, "0x5b7-0x0-0x0", 0x0, 0x0ULL, 0, "T-Head C9xx (C910/C920)"},
+    {"riscv_thead_c900_legacy", RISCV_MATCH_PERF_ID, "0x5b7-0x80000000090c0d00-0x2047000", 0x0, 0x0ULL, 0, "T-Head C920v2"},
+    {"riscv_thead_c900_legacy", RISCV_MATCH_UARCH, "thead,c920", 0x0, 0x0ULL, 0, "T-Head C920"},
+    {"riscv_thead_c900_legacy", RISCV_MATCH_UARCH, "thead,c910", 0x0, 0x0ULL, 0, "T-Head C910"},
+    {"riscv_sifive_p550", RISCV_MATCH_PERF_ID, "0x489-0x8000000000000008-0x[[:xdigit:]]+", 0x0, 0x0ULL, 0, "SiFive P550"},
+    {"riscv_sifive_p550", RISCV_MATCH_UARCH, "sifive,p550", 0x0, 0x0ULL, 0, "SiFive P550"},
+    {"riscv_spacemit_x60", RISCV_MATCH_IDS, NULL, 0x710, 0x8000000058000001ULL, 0, "SpacemiT X60"},
+    {"riscv_spacemit_x60", RISCV_MATCH_UARCH, "spacemit,x60", 0x0, 0x0ULL, 0, "SpacemiT X60"},
+    {"riscv_sifive_bullet_07", RISCV_MATCH_PERF_ID, "0x489-0x8000000000000[1-9a-e]07-0x[78ac][[:xdigit:]]+", 0x0, 0x0ULL, 0, "SiFive bullet-07"},
+    {"riscv_sifive_bullet_0d", RISCV_MATCH_PERF_ID, "0x489-0x8000000000000[1-9a-e]07-0xd[[:xdigit:]]+", 0x0, 0x0ULL, 0, "SiFive bullet-0d"},
+    {"riscv_andes_ax45", RISCV_MATCH_PERF_ID, "0x31e-0x8000000000008a45-0x[[:xdigit:]]+", 0x0, 0x0ULL, 0, "Andes AX45MP"},
+    {"riscv_andes_ax45", RISCV_MATCH_UARCH, "andestech,ax45mp", 0x0, 0x0ULL, 0, "Andes AX45MP"},
+    {"riscv_starfive_dubhe_80", RISCV_MATCH_PERF_ID, "0x67e-0x80000000db0000[89]0-0x[[:xdigit:]]+", 0x0, 0x0ULL, 0, "StarFive Dubhe-80"},
+    {"riscv_starfive_dubhe_80", RISCV_MATCH_UARCH, "starfive,dubhe-80", 0x0, 0x0ULL, 0, "StarFive Dubhe-80"},
 };
 
 /* core PMUs with a model of their own; any other RISC-V core is riscv_generic's */
-static const char *const riscv_core_model_pmus[] = {"riscv_openhwgroup_cva6", "riscv_sifive_u74"};
+static const char *const riscv_core_model_pmus[] = {"riscv_andes_ax45", "riscv_openhwgroup_cva6", "riscv_sifive_bullet_07", "riscv_sifive_bullet_0d", "riscv_sifive_p550", "riscv_sifive_u74", "riscv_spacemit_x60", "riscv_starfive_dubhe_80", "riscv_thead_c900_legacy"};
+/* clang-format on */
 
 #endif

@@ -22,7 +22,10 @@ struct emu_api {
 };
 extern struct emu_api api;
 extern const struct rvemu_model *model; /* the model this child runs */
-extern int virtual_clock, sscofpmf;
+/* sscofpmf: the emulated core has an overflow interrupt Linux samples and filters with (the Sscofpmf option,
+ * Sscofpmf in the model's isa, or Andes'/T-Head's own); isa_sscofpmf_option: RVEMU_SSCOFPMF=1 adds _sscofpmf
+ * to an isa that does not name it */
+extern int virtual_clock, sscofpmf, isa_sscofpmf_option;
 /* Virtual clock: cycles from an overflow to its interrupt (RVEMU_IRQ_SKID, default 32). An overflow at the
  * very end of an rvemu_advance is taken in the next one, or at the next system call. */
 static inline uint64_t irq_skid(void)

@@ -129,17 +129,17 @@ static unsigned open_event_group(int *fds, const struct rvemu_event **evs, unsig
 /* A group of every counter the model has: cycles, instret and all programmable counters, read at once. */
 static void test_group_full(void)
 {
-	int fds[2 + 8];
-	const struct rvemu_event *evs[2 + 8];
+	int fds[2 + 29]; /* mhpmcounter3..31 at most (gen_events.py checks) */
+	const struct rvemu_event *evs[2 + 29];
 	unsigned n = open_event_group(fds, evs, 2 + model->prog_counters, 0);
-	uint64_t t0[10] = {0}, t1[10] = {0};
+	uint64_t t0[2 + 29] = {0}, t1[2 + 29] = {0};
 	for (unsigned i = 0; i < n; i++)
 		t0[i] = truth_of(evs[i]);
 	CU_ASSERT_EQUAL(ioctl(fds[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP), 0);
 	api.advance(5000000);
 	for (unsigned i = 0; i < n; i++)
 		t1[i] = truth_of(evs[i]);
-	uint64_t buf[3 + 2 * 10];
+	uint64_t buf[3 + 2 * (2 + 29)];
 	CU_ASSERT_EQUAL(read(fds[0], buf, sizeof(buf)), (ssize_t)((3 + 2 * n) * 8));
 	CU_ASSERT_EQUAL(buf[0], n);
 	CU_ASSERT_EQUAL(buf[1], buf[2]); /* enabled == running: it fits */
@@ -151,7 +151,7 @@ static void test_group_full(void)
 		CU_ASSERT_EQUAL(buf[4 + 2 * i], id);
 	}
 	/* reading a member reads the whole group */
-	uint64_t buf2[3 + 2 * 10];
+	uint64_t buf2[3 + 2 * (2 + 29)];
 	CU_ASSERT_EQUAL(read(fds[n - 1], buf2, sizeof(buf2)), (ssize_t)((3 + 2 * n) * 8));
 	CU_ASSERT_EQUAL(buf2[3], buf[3]);
 	for (unsigned i = n; i-- > 0;)
@@ -163,7 +163,7 @@ static void test_group_full(void)
 static void test_group_too_big(void)
 {
 	for (int pinned = 1; pinned >= 0; pinned--) {
-		int fds[10], n = 0;
+		int fds[2 + 29 + 1], n = 0; /* every counter plus one */
 		struct perf_event_attr a;
 		attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
 		fds[n] = open_group_member(&a, -1);
@@ -213,13 +213,18 @@ static void test_group_too_big(void)
 static void test_multiplexing(void)
 {
 	unsigned want = model->prog_counters ? model->prog_counters + 2 : 3;
-	int fds[16];
-	const struct rvemu_event *evs[16];
+	int fds[2 + 29 + 2];
+	const struct rvemu_event *evs[2 + 29 + 2];
 	unsigned n = 0;
 	for (size_t i = 0; n < want; i = (i + 1) % model->nevents) {
 		if (model->prog_counters && model->events[i].kind != RVEMU_EV_PROGRAMMABLE)
 			continue;
 		if (!model->prog_counters && model->events[i].kind != RVEMU_EV_CYCLES)
+			continue;
+		/* a 1% estimate needs events that occur: skip the rare ones (X60's failed SC: 10 per 10^9
+		 * cycles); the loop wraps, so the frequent ones are opened again when there are not enough of
+		 * them */
+		if (model->events[i].ppb < 100000)
 			continue;
 		struct perf_event_attr a;
 		attr_for_event(&a, &model->events[i]);
@@ -231,7 +236,7 @@ static void test_multiplexing(void)
 	}
 	struct rvemu_stats s0, s1;
 	api.get_stats(&s0);
-	uint64_t t0[16];
+	uint64_t t0[2 + 29 + 2];
 	for (unsigned i = 0; i < n; i++) {
 		t0[i] = truth_of(evs[i]);
 		CU_ASSERT_EQUAL(ioctl(fds[i], PERF_EVENT_IOC_ENABLE, 0), 0);
@@ -274,10 +279,10 @@ static void test_counter_width(void)
 	int fd = perf_open(&a, 0, -1, -1, 0);
 	CU_ASSERT_FATAL(fd >= 0);
 	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
-	const uint64_t big = (1ull << 40) + 7;
+	int wraps = model->prog_width < 64;
+	const uint64_t big = (1ull << (wraps ? model->prog_width : 40)) + 7;
 	CU_ASSERT_EQUAL(api.inject(e->name, big), 0); /* a burst between two folds */
 	uint64_t v = read_count(fd);
-	int wraps = model->prog_width < 64;
 	CU_ASSERT_EQUAL(v, wraps ? 7 : big);
 	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_RESET, 0), 0);
 	/* 2^40 + 5 events between two reads, arriving over several scheduler ticks: nothing is lost */

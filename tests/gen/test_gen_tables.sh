@@ -43,7 +43,7 @@ check "u74 mask bit out of range" 'sifive_u74.csv:[0-9]+: mask bit 60' \
 	sed -i 's/^0,INSTRUCTION_COMMIT,9,0x200,/0,INSTRUCTION_COMMIT,60,0x200,/' sifive_u74.csv
 check "duplicate event name" "openhwgroup_cva6.csv:[0-9]+: 'L1_DCACHE_MISS' already defined" \
 	sed -i 's/^0x3,ITLB_MISS,/0x3,L1_DCACHE_MISS,/' openhwgroup_cva6.csv
-check "repeated cva6 event number" 'openhwgroup_cva6.csv:[0-9]+: event number 0x1' \
+check "repeated cva6 event number" 'openhwgroup_cva6.csv:[0-9]+: encoding 0x1 repeats' \
 	sed -i 's/^0x2,L1_DCACHE_MISS,/0x1,L1_DCACHE_MISS,/' openhwgroup_cva6.csv
 check "wrong field count" 'ucb_boom.csv:[0-9]+: 2 fields, header has 3' \
 	sed -i 's/^5,itlb_access,.*/5,itlb_access/' ucb_boom.csv
@@ -63,7 +63,7 @@ check "boom index out of order" 'ucb_boom.csv:[0-9]+: index 9 out of order' \
 	sed -i 's/^8,npc_from_f1,/9,npc_from_f1,/' ucb_boom.csv
 check "identification rules miss a machine" "models.csv:[0-9]+: events/cpu_ids.csv recognises machine cva6 as \\['riscv_generic'\\]" \
 	sed -i '/^riscv_openhwgroup_cva6,/d' cpu_ids.csv
-check "unknown identification rule" 'cpu_ids.csv:[0-9]+: match must be isa_base, uarch, ids or isa_ext' \
+check "unknown identification rule" 'cpu_ids.csv:[0-9]+: match must be isa_base, uarch, ids, perf_id or isa_ext' \
 	sed -i 's/^riscv_ucb_boom,ids,/riscv_ucb_boom,marchid,/' cpu_ids.csv
 check "identification rule for an unknown PMU" "cpu_ids.csv:[0-9]+: pmu 'riscv_nope' is not a core_pmu" \
 	sed -i 's/^riscv_lowrisc_hpc,isa_ext,/riscv_nope,isa_ext,/' cpu_ids.csv
@@ -93,5 +93,30 @@ check "preset section of an unknown PMU" "presets.csv:[0-9]+: CPU needs one PMU 
 	sed -i 's/^CPU,riscv_sifive_u74$/CPU,riscv_sifive_u99/' presets.csv
 check "note with a comma" "presets.csv:[0-9]+: unexpected field" \
 	sed -i 's/^PRESET,PAPI_BR_CN,NOT_DERIVED,riscv_sifive_u74::CONDITIONAL_BRANCH_RETIRED$/PRESET,PAPI_BR_CN,NOT_DERIVED,riscv_sifive_u74::CONDITIONAL_BRANCH_RETIRED,NOTE,"a, b"/' presets.csv
+# a model is data: whatever it lacks is an error naming the file and line, never a default
+check "profile without a count of an event" "profiles/cva6.csv: no count for \\['L1_ICACHE_MISS'\\]" \
+	sed -i '/^L1_ICACHE_MISS,/d' profiles/cva6.csv
+check "profile without INSTRUCTIONS" "profiles/cva6.csv: no count for \\['INSTRUCTIONS'\\]" \
+	sed -i '/^INSTRUCTIONS,/d' profiles/cva6.csv
+check "model without a profile" "models.csv:[0-9]+: model cva6 has no profile" \
+	sed -i 's/,openhwgroup_cva6.csv,cva6.csv,/,openhwgroup_cva6.csv,,/' models.csv
+check "model with a missing profile file" "models.csv:[0-9]+: profile 'nope.csv' is not a file" \
+	sed -i 's/,openhwgroup_cva6.csv,cva6.csv,/,openhwgroup_cva6.csv,nope.csv,/' models.csv
+check "core model without an event table" "models.csv:[0-9]+: core_pmu riscv_openhwgroup_cva6 needs an event_table" \
+	sed -i 's/,openhwgroup_cva6.csv,cva6.csv,/,,cva6.csv,/' models.csv
+check "event table that does not exist" "models.csv:[0-9]+: event_table .*nope.csv does not exist" \
+	sed -i 's/,openhwgroup_cva6.csv,cva6.csv,/,nope.csv,cva6.csv,/' models.csv
+check "unknown overflow interrupt" "models.csv:[0-9]+: overflow_irq 'maybe' is not one of" \
+	sed -i 's/,sscofpmf,class_mask,/,maybe,class_mask,/' models.csv
+check "andes overflow without xandespmu" "models.csv:[0-9]+: overflow_irq andes needs xandespmu" \
+	sed -i 's/,sscofpmf,class_mask,/,andes,class_mask,/' models.csv
+check "missing cpuinfo fixture" "models.csv:[0-9]+: cpuinfo_fixture 'nope.txt' is not a file" \
+	sed -i 's/,cva6.txt$/,nope.txt/' models.csv
+check "model named twice" "models.csv:[0-9]+: model cva6 already defined" \
+	sed -i '/^cva6,/p' models.csv
+check "bad perf_id pattern" "cpu_ids.csv:[0-9]+: perf_id .* is not a regular expression" \
+	sed -i '$ a riscv_openhwgroup_cva6,perf_id,0x602-0x3-0x(,CVA6' cpu_ids.csv
+check "core model without presets" "presets.csv: no CPU,riscv_openhwgroup_cva6 section" \
+	sed -i '/^CPU,riscv_openhwgroup_cva6$/,/^#/d' presets.csv
 echo "gen tables: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -32,16 +32,16 @@ make -s -f "$top/examples/GNUmakefile" PREFIX="$prefix" OUT="$bin" ||
 	{ echo "run-papi-examples: cannot build the examples (examples/GNUmakefile)" >&2; exit 1; }
 mkdir -p "$work"
 
-native_event() { # a native event of the model's core PMU with a non-zero rate in its profile
-	case "$1" in
-	sifive-u74) echo "riscv_sifive_u74::INSTRUCTION_COMMIT:INTEGER_LOAD_RETIRED:FP_LOAD_RETIRED" ;;
-	cva6) echo "riscv_openhwgroup_cva6::LOAD_ACCESS" ;;
-	# lowrisc-hpc: PAPI_TOT_CYC/PAPI_TOT_INS are the riscv_hpc component's (docs/riscv-hpc.md), counted on the
-	# core's cycle/instret counters; perf_event's instructions in a second EventSet would compete with them
-	# for the one instret counter, so the native is the component's own
-	lowrisc-hpc) echo "riscv_hpc:::riscv_generic::INSTRUCTIONS" ;;
-	*) echo "riscv_generic::INSTRUCTIONS" ;; # boom: the core has only mcycle/minstret
-	esac
+# A native event of the model's core PMU for the examples' EventSet (scripts/models.sh). On the distributed HPC's
+# machine PAPI_TOT_CYC/PAPI_TOT_INS are the riscv_hpc component's (docs/riscv-hpc.md), counted on the core's
+# cycle/instret counters; perf_event's instructions in a second EventSet would compete with them for the one
+# instret counter, so the native there is the component's own.
+native_event() {
+	if [ "$(rv_model_field "$1" bank_pmu)" = riscv_lowrisc_hpc ]; then
+		echo "riscv_hpc:::riscv_generic::INSTRUCTIONS"
+	else
+		rv_native_event "$1"
+	fi
 }
 
 # compare_hl MODE JSON_DIR TRUTH_FILE [RATE_FILE]: exact (virtual clock) or ratios (cputime); prints a reason on
@@ -131,12 +131,15 @@ print("%s overflow, %d of %d samples (%.1f%%) in hot_loop, %d in cold_loop" %
 PY
 }
 
-for variant in sifive-u74 sifive-u74+sscofpmf cva6 lowrisc-hpc boom; do
+# shellcheck source=../../scripts/models.sh
+. "$top/scripts/models.sh"
+for variant in $(rv_variants); do
 	model=${variant%+*}
 	opts=(--model "$model")
+	[ "$variant" != "$model" ] && opts+=(--sscofpmf)
+	# hardware: Sscofpmf on, the core's own overflow interrupt (Andes, T-Head) or PES (docs/pes.md)
 	mode=software
-	[ "$variant" != "$model" ] && { opts+=(--sscofpmf); mode=hardware; }
-	[ "$model" = cva6 ] && mode=hardware # Precise Event Sampling (docs/pes.md, "PAPI on PES")
+	[ "$(rv_overflow_mode "$variant")" != none ] && mode=hardware
 	out=$work/$variant
 	rm -rf "$out"
 	mkdir -p "$out"

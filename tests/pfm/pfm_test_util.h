@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CSV_MAX_FIELDS 16
-#define CSV_MAX_ROWS   128
+#define CSV_MAX_FIELDS 32
+#define CSV_MAX_ROWS   512
 
 /* One table of events/: header names and rows of fields (strings owned by the table). */
 struct csv_table {

@@ -17,9 +17,8 @@
 #include "pfm_test_util.h"
 #include "cunit_run.h"
 
-static const char *const riscv_pmus[] = {"riscv_sifive_u74", "riscv_openhwgroup_cva6", "riscv_generic",
-                                         "riscv_lowrisc_hpc", "riscv_ucb_boom"};
-#define NPMUS (sizeof(riscv_pmus) / sizeof(riscv_pmus[0]))
+#define riscv_pmus riscv_known_pmus /* generated from events/models.csv */
+#define NPMUS      (sizeof(riscv_pmus) / sizeof(riscv_pmus[0]))
 
 /* the RISC-V PMUs active after initialising with this cpuinfo, as "name name ..." */
 static void active_pmus(const char *forced, const char *cpuinfo, char *out, size_t len)
@@ -91,7 +90,7 @@ static void test_boom(void)
 
 static void test_core_without_model_is_generic(void)
 {
-	expect_detected("thead_c910.txt", "riscv_generic");
+	expect_detected("thead_unknown_marchid.txt", "riscv_generic");
 	CU_ASSERT_EQUAL(active_core_pmus(), 1);
 }
 
@@ -195,6 +194,27 @@ static void test_known_machines(void)
 	}
 }
 
+/* each machine's board fixture (cpuinfo_fixture of events/models.csv, as Linux prints it) detects as its PMUs
+ */
+static void test_board_fixtures(void)
+{
+	for (size_t i = 0; i < sizeof(riscv_known_machines) / sizeof(riscv_known_machines[0]); i++) {
+		const struct riscv_known_machine *m = riscv_known_machines + i;
+		char want[256];
+
+		snprintf(want, sizeof(want), "%s%s%s", m->core_pmu, *m->bank_pmu ? " " : "", m->bank_pmu);
+		expect_detected(m->cpuinfo_fixture, want);
+		CU_ASSERT_EQUAL(active_core_pmus(), 1);
+	}
+}
+
+/* a known vendor with a marchid no model has is riscv_generic, never the vendor's other core */
+static void test_unknown_marchid_of_known_vendor(void)
+{
+	expect_detected("sifive_unknown_marchid.txt", "riscv_generic");
+	expect_detected("thead_unknown_marchid.txt", "riscv_generic");
+}
+
 /* LIBPFM_FORCE_PMU activates exactly the named model, even on a host that is not RISC-V */
 static void test_force_each_model(void)
 {
@@ -229,6 +249,8 @@ int main(void)
 	CU_add_test(s, "cpuinfo reader", test_cpuinfo_reader);
 	CU_add_test(s, "isa extensions", test_isa_extensions);
 	CU_add_test(s, "machines of events/models.csv", test_known_machines);
+	CU_add_test(s, "board cpuinfo fixtures of events/models.csv", test_board_fixtures);
+	CU_add_test(s, "unknown marchid of a known vendor", test_unknown_marchid_of_known_vendor);
 	CU_add_test(s, "LIBPFM_FORCE_PMU activates each model", test_force_each_model);
 	return cunit_run_all();
 }

@@ -9,6 +9,7 @@
  *   modifier value out of range or missing -> PFM_ERR_ATTR_VAL
  */
 #include <CUnit/Basic.h>
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,6 +265,85 @@ static void test_event_counts(void)
 	       pmu_nevents("riscv_generic"), pmu_nevents("riscv_lowrisc_hpc"), pmu_nevents("riscv_ucb_boom"));
 }
 
+/* every core model of events/models.csv: each event and alias of its table encodes to its mhpmevent value, a
+ * class_mask table's classes take their bits as unit masks, and the PMU lists exactly those events */
+static void test_every_core_table(void)
+{
+	static struct csv_table models, table;
+	int ncores = 0;
+
+	CU_ASSERT_EQUAL_FATAL(csv_load("models.csv", &models), 0);
+	for (int m = 0; m < models.nrows; m++) {
+		const char *pmu = csv_get(&models, m, "core_pmu"), *file = csv_get(&models, m, "event_table");
+		int class_mask = !strcmp(csv_get(&models, m, "event_encoding"), "class_mask"), classes = 0;
+
+		if (!*file)
+			continue;
+		CU_ASSERT_EQUAL_FATAL(csv_load(file, &table), 0);
+		ncores++;
+		for (int r = 0; r < table.nrows; r++) {
+			uint64_t v = csv_u64(&table, r, "mhpmevent_value");
+			const char *alias = csv_get(&table, r, "alias");
+
+			expect_named(pmu, csv_get(&table, r, "name"), v);
+			if (*alias)
+				expect_named(pmu, alias, v);
+			if (class_mask) {
+				const char *cls = csv_get(&table, r, "class_name");
+				char buf[512];
+				snprintf(buf, sizeof(buf), "%s::%s:%s", pmu, cls, csv_get(&table, r, "name"));
+				expect_code(buf, v);
+				classes += r == 0 || strcmp(cls, csv_get(&table, r - 1, "class_name"));
+			}
+		}
+		for (int r = 0; r < generic.nrows; r++)
+			expect_named(pmu, csv_get(&generic, r, "name"),
+			             FIXED_CODE(csv_u64(&generic, r, "csr")));
+		CU_ASSERT_EQUAL(pmu_nevents(pmu), table.nrows + count_aliases(&table) + classes +
+		                                      generic.nrows + count_aliases(&generic));
+		printf("\n  %s: %d events (%s)", pmu, pmu_nevents(pmu), file);
+		csv_free(&table);
+	}
+	CU_ASSERT(ncores >= 2);
+	csv_free(&models);
+}
+
+/* The facts of Linux perf's pmu-events JSON (events/linux-pmu-events/<pmu>.csv, each citing its source files
+ * and commit): every event Linux names for a core encodes, under that name, to Linux's EventCode -- the value
+ * riscv_pmu_sbi hands the SBI firmware. Every file names a core PMU of ours. */
+static void test_linux_pmu_events(void)
+{
+	char dir[4096];
+	struct dirent *d;
+	int files = 0, events = 0;
+	DIR *dp;
+
+	snprintf(dir, sizeof(dir), "%s/linux-pmu-events", EVENTS_DIR);
+	dp = opendir(dir);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dp);
+	while ((d = readdir(dp)) != NULL) {
+		static struct csv_table facts;
+		char name[512], pmu[256];
+		size_t n = strlen(d->d_name);
+
+		if (n < 5 || strcmp(d->d_name + n - 4, ".csv"))
+			continue;
+		snprintf(pmu, sizeof(pmu), "%.*s", (int)(n - 4), d->d_name);
+		snprintf(name, sizeof(name), "linux-pmu-events/%s", d->d_name);
+		if (pmu_nevents(pmu) <= 0)
+			fprintf(stderr, "\n  %s: no core PMU %s\n", name, pmu);
+		CU_ASSERT(pmu_nevents(pmu) > 0);
+		CU_ASSERT_EQUAL_FATAL(csv_load(name, &facts), 0);
+		for (int r = 0; r < facts.nrows; r++, events++)
+			expect_named(pmu, csv_get(&facts, r, "name"), csv_u64(&facts, r, "code"));
+		files++;
+		csv_free(&facts);
+	}
+	closedir(dp);
+	printf("\n  %d Linux pmu-events files, %d events ", files, events);
+	CU_ASSERT(files > 0);
+}
+
 static int setup(void)
 {
 	/* encode the events of every compiled-in PMU, detected on this host or not */
@@ -304,5 +384,7 @@ int main(void)
 	CU_add_test(s, "distributed HPC events, hart/slice modifiers", test_hpc_events_and_managers);
 	CU_add_test(s, "BOOM counter index", test_boom_counter_index);
 	CU_add_test(s, "event counts per model", test_event_counts);
+	CU_add_test(s, "every core table of events/models.csv", test_every_core_table);
+	CU_add_test(s, "Linux pmu-events encodings (events/linux-pmu-events)", test_linux_pmu_events);
 	return cunit_run_all();
 }

@@ -21,9 +21,8 @@
 #include "pfm_test_util.h"
 #include "cunit_run.h"
 
-static const char *const riscv_pmus[] = {"riscv_sifive_u74", "riscv_openhwgroup_cva6", "riscv_generic",
-                                         "riscv_lowrisc_hpc", "riscv_ucb_boom"};
-#define NPMUS (sizeof(riscv_pmus) / sizeof(riscv_pmus[0]))
+#define riscv_pmus riscv_known_pmus /* generated from events/models.csv */
+#define NPMUS      (sizeof(riscv_pmus) / sizeof(riscv_pmus[0]))
 
 static int cases;
 
@@ -79,8 +78,9 @@ static void agree(const char *what, const char *path, const char *want)
 	cases++;
 }
 
-static void agree_text(const char *what, const char *isa, const char *uarch, const char *mvendorid,
-                       const char *marchid, const char *want)
+/* a cpuinfo of these lines (NULL: the line is missing), as the kernel prints them */
+static void agree_text_mimpid(const char *what, const char *isa, const char *uarch, const char *mvendorid,
+                              const char *marchid, const char *mimpid, const char *want)
 {
 	char path[] = "/tmp/pfm_ids_XXXXXX";
 	int fd = mkstemp(path);
@@ -95,6 +95,8 @@ static void agree_text(const char *what, const char *isa, const char *uarch, con
 			fprintf(f, "mvendorid\t: %s\n", mvendorid);
 		if (marchid)
 			fprintf(f, "marchid\t\t: %s\n", marchid);
+		if (mimpid)
+			fprintf(f, "mimpid\t\t: %s\n", mimpid);
 		fputs("\n", f);
 	}
 	fclose(f);
@@ -102,15 +104,38 @@ static void agree_text(const char *what, const char *isa, const char *uarch, con
 	unlink(path);
 }
 
+static void agree_text(const char *what, const char *isa, const char *uarch, const char *mvendorid,
+                       const char *marchid, const char *want)
+{
+	agree_text_mimpid(what, isa, uarch, mvendorid, marchid, NULL, want);
+}
+
 static void test_fixtures(void)
 {
-	static const char *const fixtures[] = {"unmatched.txt",   "visionfive2.txt",  "u74_sscofpmf.txt",
-	                                       "cva6.txt",        "rocket_xdhpc.txt", "boom.txt",
-	                                       "thead_c910.txt",  "x86_64.txt",       "missing_marchid.txt",
-	                                       "no-such-file.txt"};
+	static const char *const fixtures[] = {"unmatched.txt",
+	                                       "visionfive2.txt",
+	                                       "u74_sscofpmf.txt",
+	                                       "cva6.txt",
+	                                       "rocket_xdhpc.txt",
+	                                       "boom.txt",
+	                                       "thead_c910.txt",
+	                                       "x86_64.txt",
+	                                       "missing_marchid.txt",
+	                                       "no-such-file.txt",
+	                                       "sifive_unknown_marchid.txt",
+	                                       "thead_unknown_marchid.txt"};
 
 	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
 		agree(fixtures[i], cpuinfo_fixture(fixtures[i]), NULL);
+	agree("sifive_unknown_marchid.txt", cpuinfo_fixture("sifive_unknown_marchid.txt"), "riscv_generic");
+	/* each machine's board fixture (events/models.csv cpuinfo_fixture): both say its PMUs */
+	for (size_t i = 0; i < sizeof(riscv_known_machines) / sizeof(riscv_known_machines[0]); i++) {
+		const struct riscv_known_machine *m = riscv_known_machines + i;
+		char want[256];
+
+		snprintf(want, sizeof(want), "%s%s%s", m->core_pmu, *m->bank_pmu ? " " : "", m->bank_pmu);
+		agree(m->cpuinfo_fixture, cpuinfo_fixture(m->cpuinfo_fixture), want);
+	}
 	agree("unmatched.txt", cpuinfo_fixture("unmatched.txt"), "riscv_sifive_u74");
 	agree("x86_64.txt", cpuinfo_fixture("x86_64.txt"), "");
 }
@@ -122,7 +147,7 @@ static void test_known_machines(void)
 		char want[256];
 
 		snprintf(want, sizeof(want), "%s%s%s", m->core_pmu, *m->bank_pmu ? " " : "", m->bank_pmu);
-		agree_text(m->model, m->isa, m->uarch, m->mvendorid, m->marchid, want);
+		agree_text_mimpid(m->model, m->isa, m->uarch, m->mvendorid, m->marchid, m->mimpid, want);
 	}
 }
 
@@ -137,6 +162,21 @@ static void test_edge_cases(void)
 	agree_text("eth,ariane", "rv64imafdc", "eth,ariane", NULL, NULL, "riscv_openhwgroup_cva6");
 	agree_text("upper-case uarch", "rv64imafdc", "SiFive,U74-MC", NULL, NULL, "riscv_sifive_u74");
 	agree_text("U74 by ids only", "rv64imafdc", NULL, "0x489", "0x8000000000000007", "riscv_sifive_u74");
+	/* one family, told apart by mimpid (Linux's mapfile keys for SiFive bullet-07 and bullet-0d) */
+	agree_text_mimpid("bullet mimpid 0x7..", "rv64imafdc", NULL, "0x489", "0x8000000000000207",
+	                  "0x7210000", "riscv_sifive_bullet_07");
+	agree_text_mimpid("bullet mimpid 0xd..", "rv64imafdc", NULL, "0x489", "0x8000000000000207",
+	                  "0xd210000", "riscv_sifive_bullet_0d");
+	agree_text_mimpid("bullet mimpid 0x9..", "rv64imafdc", NULL, "0x489", "0x8000000000000207",
+	                  "0x9210000", "riscv_generic"); /* no key covers it */
+	agree_text_mimpid("bullet without mimpid", "rv64imafdc", NULL, "0x489", "0x8000000000000207", NULL,
+	                  "riscv_generic");
+	agree_text_mimpid("bullet marchid f07", "rv64imafdc", NULL, "0x489", "0x8000000000000f07",
+	                  "0x7210000", "riscv_generic"); /* [1-9a-e]07: not f */
+	agree_text_mimpid("T-Head marchid 0 mimpid 0", "rv64imafdc", NULL, "0x5b7", "0x0", "0x0",
+	                  "riscv_thead_c900_legacy");
+	agree_text_mimpid("T-Head marchid 0 mimpid 1", "rv64imafdc", NULL, "0x5b7", "0x0", "0x1",
+	                  "riscv_generic");
 	agree_text("U74 ids, other vendor", "rv64imafdc", NULL, "0x48a", "0x8000000000000007",
 	           "riscv_generic");
 	agree_text("CVA6 by ids, decimal", "rv64imafdc", NULL, "1538", "3", "riscv_openhwgroup_cva6");

@@ -238,7 +238,7 @@ static void test_generic(void)
 {
 	struct perf_event_attr a;
 
-	CU_ASSERT_EQUAL_FATAL(pfm_reinit(NULL, cpuinfo_fixture("thead_c910.txt")), PFM_SUCCESS);
+	CU_ASSERT_EQUAL_FATAL(pfm_reinit(NULL, cpuinfo_fixture("thead_unknown_marchid.txt")), PFM_SUCCESS);
 	expect_fixed("riscv_generic");
 	CU_ASSERT_EQUAL(perf_encode("riscv_generic::CYCLES", PFM_PLM3, &a), PFM_SUCCESS);
 	CU_ASSERT_FALSE(any_exclude(&a));
@@ -248,6 +248,52 @@ static void test_generic(void)
 	CU_ASSERT_EQUAL(perf_encode("riscv_generic::INSTRUCTIONS", PFM_PLM3, &a), PFM_SUCCESS);
 	CU_ASSERT_EQUAL(a.config, PERF_COUNT_HW_INSTRUCTIONS);
 	CU_ASSERT_FALSE(any_exclude(&a));
+}
+
+/* T-Head C9xx: no Sscofpmf in the isa, but the core's own overflow interrupt (CONFIG_ERRATA_THEAD_PMU) gives
+ * Linux sampling and u/k filtering, so libpfm4 offers them; the generic core on the same vendor does not */
+static void test_thead_overflow_interrupt(void)
+{
+	struct perf_event_attr a;
+
+	CU_ASSERT_EQUAL_FATAL(pfm_reinit(NULL, cpuinfo_fixture("thead_c910.txt")), PFM_SUCCESS);
+	CU_ASSERT_TRUE(pmu_active("riscv_thead_c900_legacy"));
+	CU_ASSERT_EQUAL(perf_encode("riscv_thead_c900_legacy::INST_STORE:u", PFM_PLM3, &a), PFM_SUCCESS);
+	CU_ASSERT_EQUAL(a.type, PERF_TYPE_RAW);
+	CU_ASSERT_EQUAL(a.config, 0xb);
+	CU_ASSERT_TRUE(a.exclude_kernel);
+	CU_ASSERT_EQUAL_FATAL(pfm_reinit(NULL, cpuinfo_fixture("thead_unknown_marchid.txt")), PFM_SUCCESS);
+	CU_ASSERT_EQUAL(perf_encode("riscv_generic::INSTRUCTIONS:u", PFM_PLM3, &a), PFM_ERR_ATTR);
+}
+
+/* Andes AX45: its overflow interrupt is Andes' PMU extension, which Linux uses when the isa names xandespmu
+ * (CONFIG_ANDES_CUSTOM_PMU): then sampling and u/k exist without Sscofpmf; without xandespmu they do not */
+static void test_andes_overflow_interrupt(void)
+{
+	struct perf_event_attr a;
+	char path[] = "/tmp/pfm_ax45_XXXXXX";
+	int fd;
+	FILE *f;
+
+	CU_ASSERT_EQUAL_FATAL(pfm_reinit(NULL, cpuinfo_fixture("rzfive_ax45mp.txt")), PFM_SUCCESS);
+	CU_ASSERT_TRUE(pmu_active("riscv_andes_ax45"));
+	CU_ASSERT_EQUAL(perf_encode("riscv_andes_ax45::icache_miss:u", PFM_PLM3, &a), PFM_SUCCESS);
+	CU_ASSERT_EQUAL(a.type, PERF_TYPE_RAW);
+	CU_ASSERT_EQUAL(a.config, 0x31);
+	CU_ASSERT_TRUE(a.exclude_kernel);
+	/* the same core with a device tree that does not name xandespmu: no overflow interrupt */
+	fd = mkstemp(path);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs("processor\t: 0\nhart\t\t: 0\nisa\t\t: rv64imafdc_zicntr_zicsr_zifencei_zihpm\nmmu\t\t: sv39\n"
+	      "uarch\t\t: andestech,ax45mp\nmvendorid\t: 0x31e\nmarchid\t\t: 0x8000000000008a45\nmimpid\t\t: "
+	      "0x500\n\n",
+	      f);
+	fclose(f);
+	CU_ASSERT_EQUAL_FATAL(pfm_reinit(NULL, path), PFM_SUCCESS);
+	CU_ASSERT_TRUE(pmu_active("riscv_andes_ax45"));
+	CU_ASSERT_EQUAL(perf_encode("riscv_andes_ax45::icache_miss:u", PFM_PLM3, &a), PFM_ERR_ATTR);
+	unlink(path);
 }
 
 static void test_banks_are_not_perf_pmus(void)
@@ -303,6 +349,8 @@ int main(void)
 	CU_add_test(s, "CVA6: RAW, aliases, PES precise", test_cva6);
 	CU_add_test(s, "precise= follows caps/max_precise, else the model", test_precise_caps);
 	CU_add_test(s, "generic core", test_generic);
+	CU_add_test(s, "T-Head C9xx overflow interrupt gives u/k", test_thead_overflow_interrupt);
+	CU_add_test(s, "Andes AX45 overflow interrupt (xandespmu) gives u/k", test_andes_overflow_interrupt);
 	CU_add_test(s, "counter banks are not perf PMUs", test_banks_are_not_perf_pmus);
 	CU_add_test(s, "raw config must fit bits 47:0", test_raw_config_fits_47_0);
 	return cunit_run_all();

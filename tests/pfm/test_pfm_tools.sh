@@ -45,7 +45,9 @@ has_event() { # listing-file event [attr...]
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-for model in riscv_sifive_u74 riscv_openhwgroup_cva6 riscv_generic riscv_lowrisc_hpc riscv_ucb_boom; do
+# the core models are those of events/models.csv (scripts/gen_events.py --core-pmus), never a list of our own
+cores=$(python3 "$here/../../scripts/gen_events.py" --core-pmus) || { echo "FAIL: gen_events.py --core-pmus"; exit 1; }
+for model in $cores riscv_generic riscv_lowrisc_hpc riscv_ucb_boom; do
     listing $model > "$tmp/$model"
     [ -s "$tmp/$model" ] || bad "LIBPFM_FORCE_PMU=$model: showevtinfo lists nothing"
     echo "showevtinfo $model: $(wc -l < "$tmp/$model") events"
@@ -53,7 +55,7 @@ done
 
 # fixed counters in every core model
 while read -r name alias; do
-    for model in riscv_sifive_u74 riscv_openhwgroup_cva6 riscv_generic; do
+    for model in $cores riscv_generic; do
         has_event "$tmp/$model" "$name"
         has_event "$tmp/$model" "$alias"
     done
@@ -77,6 +79,16 @@ done < <(rows lowrisc_hpc.csv manager_kind name)
 while read -r name; do
     has_event "$tmp/riscv_ucb_boom" "$name"
 done < <(rows ucb_boom.csv name)
+
+# every event of every core model's table (events/models.csv event_table), under its name and alias
+while IFS=, read -r pmu table; do
+    while read -r name alias; do
+        has_event "$tmp/$pmu" "$name"
+        [ -n "$alias" ] && has_event "$tmp/$pmu" "$alias"
+    done < <(rows "$table" name alias)
+done < <(python3 -c 'import csv, sys
+rows = csv.DictReader(l for l in open(sys.argv[1]) if l.strip() and not l.startswith("#"))
+print("\n".join(sorted({r["core_pmu"] + "," + r["event_table"] for r in rows if r["event_table"]})))' "$events/models.csv")
 
 # check_events: the encoding it prints ("Codes : 0x...")
 encodes_to() { # model event want

@@ -62,6 +62,49 @@ static const riscv_id_t riscv_generic_not_ids[]={
 	 .mvendorid = 0x602,
 	 .marchid = 0x3
 	},
+	{.type = RISCV_ID_PERF,
+	 .str = "0x5b7-0x0-0x0"
+	},
+	{.type = RISCV_ID_PERF,
+	 .str = "0x5b7-0x80000000090c0d00-0x2047000"
+	},
+	{.type = RISCV_ID_UARCH,
+	 .str = "thead,c920"
+	},
+	{.type = RISCV_ID_UARCH,
+	 .str = "thead,c910"
+	},
+	{.type = RISCV_ID_PERF,
+	 .str = "0x489-0x8000000000000008-0x[[:xdigit:]]+"
+	},
+	{.type = RISCV_ID_UARCH,
+	 .str = "sifive,p550"
+	},
+	{.type = RISCV_ID_ARCH,
+	 .mvendorid = 0x710,
+	 .marchid = 0x8000000058000001ULL
+	},
+	{.type = RISCV_ID_UARCH,
+	 .str = "spacemit,x60"
+	},
+	{.type = RISCV_ID_PERF,
+	 .str = "0x489-0x8000000000000[1-9a-e]07-0x[78ac][[:xdigit:]]+"
+	},
+	{.type = RISCV_ID_PERF,
+	 .str = "0x489-0x8000000000000[1-9a-e]07-0xd[[:xdigit:]]+"
+	},
+	{.type = RISCV_ID_PERF,
+	 .str = "0x31e-0x8000000000008a45-0x[[:xdigit:]]+"
+	},
+	{.type = RISCV_ID_UARCH,
+	 .str = "andestech,ax45mp"
+	},
+	{.type = RISCV_ID_PERF,
+	 .str = "0x67e-0x80000000db0000[89]0-0x[[:xdigit:]]+"
+	},
+	{.type = RISCV_ID_UARCH,
+	 .str = "starfive,dubhe-80"
+	},
 };
 
-#define RISCV_GENERIC_NUM_CNTRS	0	/* programmable counters (events/models.csv) */
+#define RISCV_GENERIC_NUM_CNTRS	0	/* no programmable counter is known */
