@@ -7,15 +7,16 @@
 # instruction belongs to. Prints counts and ratios; asserts nothing. Takes ~1 minute per run (the trace of
 # PAPI_library_init is ~9 million lines).
 # Options / env as tests/riscv64-trap/run-riscv64-trap-tests.sh: --emu (RVEMU_LIB), --papi-inc (PAPI_INCDIR),
-# --papi-dir (PAPI_LIBDIR), --pfm-dir (PFM_LIBDIR); defaults: build/cross-riscv64/.
+# --papi-dir (PAPI_LIBDIR), --pfm-dir (PFM_LIBDIR); defaults: the riscv64 prefix of scripts/cross-build.sh
+# (RISCV64_PREFIX, default build/prefix-riscv64).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
-cross=${RVPAPI_BUILD:-$top/build}/cross-riscv64
-emu=${RVEMU_LIB:-$cross/librvemu.so}
-papi_inc=${PAPI_INCDIR:-$cross/papi/src}
-papi_dir=${PAPI_LIBDIR:-$cross/papi/src}
-pfm_dir=${PFM_LIBDIR:-$cross/libpfm4/lib}
+prefix=${RISCV64_PREFIX:-${RVPAPI_BUILD:-$top/build}/prefix-riscv64}
+emu=${RVEMU_LIB:-$prefix/lib/librvemu.so}
+papi_inc=${PAPI_INCDIR:-$prefix/include}
+papi_dir=${PAPI_LIBDIR:-$prefix/lib}
+pfm_dir=${PFM_LIBDIR:-$prefix/lib}
 cc=${RISCV64_CC:-riscv64-linux-gnu-gcc}
 sysroot=${RISCV64_SYSROOT:-/usr/riscv64-linux-gnu}
 qemu=${QEMU:-qemu-riscv64}
@@ -26,12 +27,12 @@ while [ $# -gt 0 ]; do
 	--papi-inc) papi_inc=$2; shift 2 ;;
 	--papi-dir) papi_dir=$2; shift 2 ;;
 	--pfm-dir) pfm_dir=$2; shift 2 ;;
-	-h | --help) sed -n '3,11p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,12p' "$0"; exit 0 ;;
 	*) die "unknown argument $1" ;;
 	esac
 done
 for f in "$emu" "$papi_inc/papi.h" "$papi_dir/libpapi.so" "$pfm_dir/libpfm.so.4"; do
-	[ -f "$f" ] || die "$f not found (scripts/cross-compile-papi.sh, then scripts/cross-compile-lib.sh)"
+	[ -f "$f" ] || die "$f not found (scripts/cross-build.sh builds the riscv64 prefix)"
 done
 command -v "$qemu" > /dev/null || die "$qemu not found"
 work=$(mktemp -d)

@@ -120,6 +120,12 @@ if [ "$(dpkg --print-architecture)" != riscv64 ]; then
 		--top "$top" --work "$RVPAPI_BUILD/bench-exec"
 	grep -E '^bench_exec: (gemm|chase)' "$log_dir/bench-exec.log" | sed 's/^/   bench: /'
 fi
+# riscv64: guest instructions of one PAPI_read through the mmap page vs read(), and of one trapped CSR access
+# (counted from qemu's instruction trace, docs/emulator-core.md).
+if [ -e "$RVPAPI_BUILD/prefix-riscv64/lib/librvemu.so" ]; then
+	stage bench-riscv64 env RISCV64_PREFIX="$RVPAPI_BUILD/prefix-riscv64" "$top/bench/riscv64-read-cost.sh"
+	grep -E '^  (PAPI_read|one trapped|ratios)' "$log_dir/bench-riscv64.log" | sed 's/^ */   bench riscv64: /'
+fi
 
 # Count the individual CUnit tests (their "tests" Run Summary rows) and the test programs (scripts/count-tests.sh).
 read -r c_run c_pass c_fail <<<"$("$top/scripts/count-tests.sh" cunit "$RVPAPI_BUILD/obj/tests")"

@@ -2,26 +2,26 @@
 # SPDX-License-Identifier: MIT
 # The riscv64 CSR-trap tests (emulator/fe_trap.c) and PAPI_read through the mmap page (PAPI patch 25):
 # builds the programs of this folder with the riscv64 cross compiler and runs each under qemu-riscv64 with the
-# riscv64 librvemu.so preloaded. Takes riscv64 builds made elsewhere (scripts/cross-compile-lib.sh and
-# scripts/cross-compile-papi.sh, or a riscv64 install prefix):
+# riscv64 librvemu.so preloaded. Takes the riscv64 build made elsewhere (scripts/cross-build.sh's prefix, or
+# any riscv64 install):
 #   --emu FILE       librvemu.so (riscv64)                          env RVEMU_LIB
 #   --rvhw-dir DIR   librvhw.so and librvbank.so (riscv64)           env RVHW_LIBDIR
 #   --papi-inc DIR   papi.h of the riscv64 PAPI                      env PAPI_INCDIR
 #   --papi-dir DIR   libpapi.so (riscv64)                            env PAPI_LIBDIR
 #   --pfm-dir DIR    libpfm.so.4 (riscv64)                           env PFM_LIBDIR
 #   --out DIR        where the test programs go (default: a temporary folder, removed at exit)
-# Defaults for the library options: the layout of build/cross-riscv64/ that the two scripts above leave.
+# Defaults for the library options: the riscv64 prefix (RISCV64_PREFIX, default build/prefix-riscv64).
 # Env: RISCV64_CC (riscv64-linux-gnu-gcc), RISCV64_SYSROOT (/usr/riscv64-linux-gnu), QEMU (qemu-riscv64).
 # Exit status 0 when every program passed; each prints one line per check.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-cross=${RVPAPI_BUILD:-$top/build}/cross-riscv64
-emu=${RVEMU_LIB:-$cross/librvemu.so}
-rvhw_dir=${RVHW_LIBDIR:-$cross}
-papi_inc=${PAPI_INCDIR:-$cross/papi/src}
-papi_dir=${PAPI_LIBDIR:-$cross/papi/src}
-pfm_dir=${PFM_LIBDIR:-$cross/libpfm4/lib}
+prefix=${RISCV64_PREFIX:-${RVPAPI_BUILD:-$top/build}/prefix-riscv64}
+emu=${RVEMU_LIB:-$prefix/lib/librvemu.so}
+rvhw_dir=${RVHW_LIBDIR:-$prefix/lib}
+papi_inc=${PAPI_INCDIR:-$prefix/include}
+papi_dir=${PAPI_LIBDIR:-$prefix/lib}
+pfm_dir=${PFM_LIBDIR:-$prefix/lib}
 out=
 cc=${RISCV64_CC:-riscv64-linux-gnu-gcc}
 sysroot=${RISCV64_SYSROOT:-/usr/riscv64-linux-gnu}
@@ -44,7 +44,7 @@ command -v "$qemu" > /dev/null || die "$qemu not found (Debian: qemu-user)"
 [ -d "$sysroot" ] || die "no riscv64 sysroot $sysroot (Debian: libc6-dev-riscv64-cross)"
 for f in "$emu" "$rvhw_dir/librvhw.so" "$rvhw_dir/librvbank.so" "$papi_inc/papi.h" "$papi_dir/libpapi.so" \
 	"$pfm_dir/libpfm.so.4"; do
-	[ -f "$f" ] || die "$f not found (run scripts/cross-compile-papi.sh, then scripts/cross-compile-lib.sh, or pass --help's options)"
+	[ -f "$f" ] || die "$f not found (scripts/cross-build.sh builds the riscv64 prefix, or pass --help's options)"
 done
 file -L "$emu" | grep -q "UCB RISC-V" || die "$emu is not a riscv64 library"
 if [ -z "$out" ]; then
@@ -52,7 +52,7 @@ if [ -z "$out" ]; then
 	trap 'rm -rf "$out"' EXIT
 fi
 mkdir -p "$out/lib"
-# The cross build's libpapi.so is not installed: give it the name its SONAME asks for.
+# A libpapi.so that is not installed lacks the name its SONAME asks for: give it that name.
 soname=$(riscv64-linux-gnu-readelf -d "$papi_dir/libpapi.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 [ -n "$soname" ] && ln -sf "$(cd "$papi_dir" && pwd)/libpapi.so" "$out/lib/$soname"
 

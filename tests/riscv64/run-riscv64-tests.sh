@@ -115,6 +115,14 @@ judge_papi() {
 	echo "   (PAPI tests and examples: $(cat "$work/papi-seconds" 2>/dev/null || echo '?')s)"
 }
 
+# ---- the emulator's CSR-trap front end and PAPI_read through the mmap page (tests/riscv64-trap/): real csrr/csrw
+# of the HPC client trapped and exact, a program's own SIGILL handler still served, hpmcounter reads only where the
+# kernel would allow them, PAPI_read without a system call.
+"$top/tests/riscv64-trap/run-riscv64-trap-tests.sh" --emu "$prefix/lib/librvemu.so" --rvhw-dir "$prefix/lib" \
+	--papi-inc "$prefix/include" --papi-dir "$prefix/lib" --pfm-dir "$prefix/lib" --out "$work/trap" \
+	>"$work/trap.txt" 2>&1
+verdict "CSR-trap and user-read tests" $(($? != 0)) "$(sed -n 's/^riscv64 trap tests: //p' "$work/trap.txt") (see $work/trap.txt)"
+
 # ---- the CUnit programs: "NAME ENV... -- PROGRAM ARGS" (the program relative to the cross tree's tests/)
 cunit_runs() {
 	local m c s
