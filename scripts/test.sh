@@ -113,7 +113,8 @@ stage lint "$top/scripts/lint.sh"
 stage bench make -C "$RVPAPI_BUILD/obj/bench" -s run-bench
 grep -E 'x a plain call|\(1\.0x\)|medians|batched vs|^bench_sampling:' "$log_dir/bench.log" | sed 's/^/   bench: /'
 # x86_64 next to riscv64 (tests/riscv64/run-riscv64-tests.sh), and the dependency build's time
-sed -n '/^model  /,/^riscv64 checks:/p' "$log_dir/riscv64.log" 2>/dev/null | grep -v '^riscv64 checks:' | sed 's/^ *//; s/^/   riscv64: /'
+awk '/^ +model +arch/ { on = 1 } on && /^(ok|FAIL) +side by side/ { print; exit } on' "$log_dir/riscv64.log" 2>/dev/null |
+	sed 's/^ *//; s/^/   riscv64: /'
 grep -h '^cross-build: ' "$log_dir/riscv64-build.log" 2>/dev/null | sed 's/^/   /'
 if [ "$(dpkg --print-architecture)" != riscv64 ]; then
 	stage bench-exec python3 "$top/bench/bench_exec.py" --plugin "$RVPAPI_BUILD/obj/plugin/.libs/librvexec.so" \
