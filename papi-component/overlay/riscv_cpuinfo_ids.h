@@ -48,10 +48,12 @@ static const struct riscv_id_rule riscv_id_rules[] = {
     {"riscv_sifive_bullet_0d", RISCV_MATCH_PERF_ID, "0x489-0x8000000000000[1-9a-e]07-0xd[[:xdigit:]]+", 0x0, 0x0ULL, 0, "SiFive bullet-0d"},
     {"riscv_andes_ax45", RISCV_MATCH_PERF_ID, "0x31e-0x8000000000008a45-0x[[:xdigit:]]+", 0x0, 0x0ULL, 0, "Andes AX45MP"},
     {"riscv_andes_ax45", RISCV_MATCH_UARCH, "andestech,ax45mp", 0x0, 0x0ULL, 0, "Andes AX45MP"},
+    {"riscv_starfive_dubhe_80", RISCV_MATCH_PERF_ID, "0x67e-0x80000000db0000[89]0-0x[[:xdigit:]]+", 0x0, 0x0ULL, 0, "StarFive Dubhe-80"},
+    {"riscv_starfive_dubhe_80", RISCV_MATCH_UARCH, "starfive,dubhe-80", 0x0, 0x0ULL, 0, "StarFive Dubhe-80"},
 };
 
 /* core PMUs with a model of their own; any other RISC-V core is riscv_generic's */
-static const char *const riscv_core_model_pmus[] = {"riscv_andes_ax45", "riscv_openhwgroup_cva6", "riscv_sifive_bullet_07", "riscv_sifive_bullet_0d", "riscv_sifive_p550", "riscv_sifive_u74", "riscv_spacemit_x60", "riscv_thead_c900_legacy"};
+static const char *const riscv_core_model_pmus[] = {"riscv_andes_ax45", "riscv_openhwgroup_cva6", "riscv_sifive_bullet_07", "riscv_sifive_bullet_0d", "riscv_sifive_p550", "riscv_sifive_u74", "riscv_spacemit_x60", "riscv_starfive_dubhe_80", "riscv_thead_c900_legacy"};
 /* clang-format on */
 
 #endif

@@ -14,7 +14,7 @@
 #ifndef __RISCV_CORES_H__
 #define __RISCV_CORES_H__
 
-#define RISCV_CORE_COUNT	8
+#define RISCV_CORE_COUNT	9
 
 #define RISCV_CORE_LIST(M) \
 	M(sifive_u74, SIFIVE_U74, 0) \
@@ -25,6 +25,7 @@
 	M(sifive_bullet_07, SIFIVE_BULLET_07, 5) \
 	M(sifive_bullet_0d, SIFIVE_BULLET_0D, 6) \
 	M(andes_ax45, ANDES_AX45, 7) \
+	M(starfive_dubhe_80, STARFIVE_DUBHE_80, 8) \
 
 #endif /* __RISCV_CORES_H__ */
 
@@ -37,4 +38,5 @@
 #include "events/riscv_sifive_bullet_07_events.h"
 #include "events/riscv_sifive_bullet_0d_events.h"
 #include "events/riscv_andes_ax45_events.h"
+#include "events/riscv_starfive_dubhe_80_events.h"
 #endif

@@ -99,6 +99,12 @@ static const riscv_id_t riscv_generic_not_ids[]={
 	{.type = RISCV_ID_UARCH,
 	 .str = "andestech,ax45mp"
 	},
+	{.type = RISCV_ID_PERF,
+	 .str = "0x67e-0x80000000db0000[89]0-0x[[:xdigit:]]+"
+	},
+	{.type = RISCV_ID_UARCH,
+	 .str = "starfive,dubhe-80"
+	},
 };
 
 #define RISCV_GENERIC_NUM_CNTRS	0	/* no programmable counter is known */
