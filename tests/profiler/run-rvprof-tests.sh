@@ -99,28 +99,31 @@ check "folded stacks without -g: the sampled function alone" grep -qx 'hot_kerne
 # ---- call stacks (-g) on the U74 with Sscofpmf: one interrupt per sample, every stack unwound. Not precise:
 # the overflow interrupt is taken RVEMU_IRQ_SKID (32) cycles late, so a sample at the very end of a kernel's
 # rvemu_advance() lands in the next call: hot_kernel keeps 69 (the previous cold_kernel's last sample comes
-# in, its own last goes to warm_kernel), and the very last sample lands in rvprof's own stop at exit.
+# in, its own last goes to warm_kernel), and the very last sample lands in the emulator, inside the system call
+# that stops sampling at exit: a sample taken in the (emulated) kernel, which Linux drops for an event that
+# excludes the kernel (docs/emulator-core.md), so 99 samples reach the profile.
 MODEL=sifive-u74 EMU_ARGS=--sscofpmf prof -g -c 100000 -o "$work/perf-g.data" \
 	--folded "$work/folded-g" -- "$W" 100000 10
 check "-g on the U74 (Sscofpmf): exit 0" test "$(rc)" = 0
-check "-g: folded stacks valid, counts sum to 100" folded_ok "$work/folded-g" 100
+check "-g: folded stacks valid, counts sum to 99" folded_ok "$work/folded-g" 99
 check "-g: 69 hot samples, all with the stack main;run_iterations;compute_step;hot_kernel" \
 	grep -qE '(^|;)main;run_iterations;compute_step;hot_kernel 69$' "$work/folded-g"
 check "-g: warm_kernel 20 and cold_kernel 10 through compute_step" bash -c \
 	"grep -qE ';main;run_iterations;compute_step;warm_kernel 20$' '$work/folded-g' &&
 	 grep -qE ';main;run_iterations;compute_step;cold_kernel 10$' '$work/folded-g'"
-check "-g: the skidded last sample is in rvprof's stop at exit" grep -qE ';exit;.*;rvsample_stop;[^;]+ 1$' "$work/folded-g"
+check "-g: the skidded last sample, in the emulated kernel, is not charged to the program" bash -c \
+	"! grep -qE 'rvsample_stop|librvemu' '$work/folded-g'"
 check "-g: the report's top call stack ends main > ... > hot_kernel" \
-	grep -qE '^ +69 +69\.00%  .*main > run_iterations > compute_step > hot_kernel$' "$work/out"
+	grep -qE '^ +69 +69\.70%  .*main > run_iterations > compute_step > hot_kernel$' "$work/out"
 check "-g: precise refused on the U74 is said so" grep -q 'the PMU refused precise sampling' "$work/out"
-check "-g: one interrupt per sample" grep -qE '^  interrupts +100 \(1\.0 samples per interrupt' "$work/out"
+check "-g: one interrupt per sample" grep -qE '^  interrupts +99 \(1\.0 samples per interrupt' "$work/out"
 chain=$(perf script -i "$work/perf-g.data" -F ip,sym 2> /dev/null | awk '
 	/^$/ { if (n) print s; s = ""; n = 0; next } { s = s (n++ ? ">" : "") $2 } END { if (n) print s }' |
 	sort | uniq -c | sort -rn | head -1)
 check "-g: perf script's call chains: hot_kernel>compute_step>run_iterations>main (got '$chain')" \
 	bash -c "[[ '$chain' =~ ^\ *69\ hot_kernel\>compute_step\>run_iterations\>main\> ]]"
 first=$(perf_first "$work/perf-g.data")
-check "-g: perf report names hot_kernel first (got '$first')" test "$first" = "69.00% hot_kernel"
+check "-g: perf report names hot_kernel first (got '$first')" test "$first" = "69.70% hot_kernel"
 
 # ---- -g on CVA6 (PES): with a call stack asked for, one record per interrupt (Linux's large-PEBS rule),
 # still precise: exactly 70 hot samples, each with its stack
@@ -157,8 +160,8 @@ check "CPU-time clock: the header says what emulated counts mean" \
 MODEL=sifive-u74 EMU_ARGS=--sscofpmf prof --no-precise --progress -c 100000 -- "$W" 100000 10
 check "--no-precise: precise no, as asked" grep -qE '^  precise +no \(as asked\)' "$work/out"
 check "--no-precise: samples not marked exact" bash -c "! grep -q 'marked exact' '$work/out'"
-check "--no-precise: hot_kernel first with 69 samples (skid moved one)" hist_is 1 69 69.00 hot_kernel
-check "--progress: a final progress line on stderr" grep -qE '^rvprof: 100 samples in [0-9]+ batches' "$work/err"
+check "--no-precise: hot_kernel first with 69 of 99 samples (skid moved one, the last into the kernel)" hist_is 1 69 69.70 hot_kernel
+check "--progress: a final progress line on stderr" grep -qE '^rvprof: 99 samples in [0-9]+ batches' "$work/err"
 
 # ---- bad input: clear messages, rvprof's own exit status (125), 126/127 for the program
 expect_error() { # expect_error NAME STATUS PATTERN -- RVPROF ARGS...
