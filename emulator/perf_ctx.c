@@ -711,6 +711,7 @@ void perf_advance_self(uint64_t cycles, uint64_t ip)
 /* ------------------------------------------------------------------------- CPU-time sampling timer */
 static int tick_signal;
 static __thread int in_tick_handler __attribute__((tls_model("initial-exec")));
+static __thread int arming_from_alarm __attribute__((tls_model("initial-exec")));
 
 static uint64_t interrupted_pc(void *ucv)
 {
@@ -777,7 +778,9 @@ static void tick_handler(int sig, siginfo_t *si, void *uc)
 	emu_unlock(); /* the overflow handlers run here */
 	emu_lock();
 	in_tick_handler = 0;
+	arming_from_alarm = 1;
 	emu_timer_rearm(t);
+	arming_from_alarm = 0;
 	emu_unlock();
 	/* What one alarm costs the thread, its overflow handlers included: the next alarm is never sooner
 	 * (emu_timer_rearm), so the program always runs at least as long as the handling took. A running
@@ -885,8 +888,12 @@ void emu_timer_rearm(struct emu_thread *t)
 		ns = floor;
 	if (ns > 100000000)
 		ns = 100000000;
+	/* Whether it blocked matters only between two alarms: a system call that arms it (ENABLE, REFRESH) is
+	 * made by a running thread, and a CPU-clock alarm armed then could stall through a whole loop with no
+	 * system call in it (100 of 100 samples piled up at the final IOC_DISABLE under stress-ng). */
+	int runnable = emu_thread_runnable(t, &ctx->alarm_nvcsw);
 	enum emu_alarm_clock clock =
-	    emu_thread_runnable(t, &ctx->alarm_nvcsw) ? EMU_ALARM_WALL : EMU_ALARM_CPU;
+	    runnable || (t->tid == emu_gettid() && !arming_from_alarm) ? EMU_ALARM_WALL : EMU_ALARM_CPU;
 	ctx->alarm_clock = clock;
 	ctx->alarm_due = now + emu_ns_to_cycles(ns);
 	emu_thread_alarm(t, tick_signal, ns, clock);
