@@ -217,54 +217,64 @@ int rvsample_writer_add_maps(rvsample_writer_t *w)
 {
 	if (!w)
 		return rvsample_fail(RVSAMPLE_EINVAL, "rvsample_writer_add_maps: writer is NULL");
-	/* the calling thread's view: once a process's main thread has ended (pthread_exit), /proc/self (its
-	 * leader) shows no mappings at all */
-	FILE *m = fopen("/proc/thread-self/maps", "r");
-	if (!m)
-		m = fopen("/proc/self/maps", "r"); /* a kernel before 3.17 */
-	if (!m)
-		return rvsample_fail(RVSAMPLE_ESYS, "/proc/self/maps: %s", strerror(errno));
+	/* /proc/self/maps first: qemu-user shows its guest its own mappings there, but not in
+	 * /proc/thread-self/maps (qemu's). Once a process's main thread has ended (pthread_exit), /proc/self
+	 * (its leader) shows no mappings at all: then the calling thread's view. */
+	static const char *const paths[] = {"/proc/self/maps", "/proc/thread-self/maps"};
 	size_t cap = 0, len = 0;
 	uint32_t count = 0;
 	unsigned char *buf = NULL;
 	char line[4096 + 256];
 	int oom = 0;
-	while (fgets(line, sizeof(line), m)) {
-		unsigned long long start, end, offset;
-		char perms[8];
-		int pos = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset, &pos) < 4 ||
-		    strlen(perms) < 3 || perms[2] != 'x')
-			continue;
-		char *path = line + pos;
-		path[strcspn(path, "\n")] = 0;
-		size_t plen = strlen(path);
-		if (plen == 0 || plen >= sizeof(((struct rvsample_map *)0)->path))
-			continue; /* anonymous code (a JIT): no file to name its symbols */
-		size_t need = MAP_FIXED + ((plen + 7) & ~(size_t)7);
-		if (len + need > cap) {
-			size_t ncap = cap ? cap * 2 : 16384;
-			while (ncap < len + need)
-				ncap *= 2;
-			unsigned char *b = realloc(buf, ncap);
-			if (!b) {
-				oom = 1;
-				break;
+	for (size_t attempt = 0; attempt < sizeof(paths) / sizeof(paths[0]) && count == 0 && !oom;
+	     attempt++) {
+		FILE *m = fopen(paths[attempt], "r");
+		if (!m) {
+			if (attempt == 0) {
+				free(buf);
+				return rvsample_fail(RVSAMPLE_ESYS, "%s: %s", paths[attempt],
+				                     strerror(errno));
 			}
-			buf = b;
-			cap = ncap;
+			break; /* a kernel before 3.17 has no /proc/thread-self */
 		}
-		unsigned char *p = buf + len;
-		memset(p, 0, need);
-		put64(p, start);
-		put64(p + 8, end);
-		put64(p + 16, offset);
-		put32(p + 24, (uint32_t)plen);
-		memcpy(p + MAP_FIXED, path, plen);
-		len += need;
-		count++;
+		while (fgets(line, sizeof(line), m)) {
+			unsigned long long start, end, offset;
+			char perms[8];
+			int pos = 0;
+			if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset,
+			           &pos) < 4 ||
+			    strlen(perms) < 3 || perms[2] != 'x')
+				continue;
+			char *path = line + pos;
+			path[strcspn(path, "\n")] = 0;
+			size_t plen = strlen(path);
+			if (plen == 0 || plen >= sizeof(((struct rvsample_map *)0)->path))
+				continue; /* anonymous code (a JIT): no file to name its symbols */
+			size_t need = MAP_FIXED + ((plen + 7) & ~(size_t)7);
+			if (len + need > cap) {
+				size_t ncap = cap ? cap * 2 : 16384;
+				while (ncap < len + need)
+					ncap *= 2;
+				unsigned char *b = realloc(buf, ncap);
+				if (!b) {
+					oom = 1;
+					break;
+				}
+				buf = b;
+				cap = ncap;
+			}
+			unsigned char *p = buf + len;
+			memset(p, 0, need);
+			put64(p, start);
+			put64(p + 8, end);
+			put64(p + 16, offset);
+			put32(p + 24, (uint32_t)plen);
+			memcpy(p + MAP_FIXED, path, plen);
+			len += need;
+			count++;
+		}
+		fclose(m);
 	}
-	fclose(m);
 	if (oom) {
 		free(buf);
 		return rvsample_fail(RVSAMPLE_ESYS, "out of memory");
