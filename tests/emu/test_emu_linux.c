@@ -485,9 +485,25 @@ typedef int (*csr_read_fn)(unsigned, uint64_t *);
 
 /* The user-space read of include/uapi/linux/perf_event.h (as perf's tools/lib/perf mmap read does): seq,
  * index, offset, the counter CSR, sign-extended to pmc_width. */
+/* The counter CSR a page's index names: on riscv64 the real csrr, which the emulator's CSR-trap front end
+ * carries out (fe_trap.c; this test maps only hpmcounter3 there: qemu-user answers cycle and instret itself,
+ * so the riscv64 emulator publishes index 0 for them); elsewhere seam 2's rvhw_csr_read, which the emulator
+ * exports. */
+static int counter_csr_read(unsigned csr, uint64_t *v)
+{
+#if defined(__riscv)
+	if (csr != 0xC03)
+		return -1;
+	__asm__ __volatile__("csrr %0, 0xC03" : "=r"(*v));
+	return 0;
+#else
+	csr_read_fn csr_read = (csr_read_fn)dlsym(RTLD_DEFAULT, "rvhw_csr_read");
+	return csr_read ? csr_read(csr, v) : -1;
+#endif
+}
+
 static int user_read(struct perf_event_mmap_page *pg, uint64_t *count)
 {
-	csr_read_fn csr_read = (csr_read_fn)dlsym(RTLD_DEFAULT, "rvhw_csr_read");
 	uint32_t seq;
 	do {
 		seq = __atomic_load_n(&pg->lock, __ATOMIC_ACQUIRE);
@@ -496,7 +512,7 @@ static int user_read(struct perf_event_mmap_page *pg, uint64_t *count)
 		if (!pg->cap_user_rdpmc || !idx)
 			return -1;
 		uint64_t pmc;
-		int r = csr_read(0xC00 + idx - 1, &pmc);
+		int r = counter_csr_read(0xC00 + idx - 1, &pmc);
 		if (r)
 			return r;
 		unsigned shift = 64 - pg->pmc_width;
@@ -521,12 +537,23 @@ static void test_mmap_page_user_read(void)
 		CU_ASSERT_FATAL(pg != MAP_FAILED);
 		CU_ASSERT_EQUAL(pg->cap_user_rdpmc, 1);
 		CU_ASSERT_EQUAL(pg->cap_user_time, 1);
-		CU_ASSERT_EQUAL(pg->index, k == 0   ? 1u
-		                           : k == 1 ? 3u
-		                                    : 4u); /* CSR - 0xC00 + 1: cycle, instret, hpmcounter3 */
 		CU_ASSERT_EQUAL(pg->pmc_width, k == 2 ? model->prog_width : 64u);
 		run_for_ns(2000000);
 		uint64_t user = 0, sys;
+#if defined(__riscv)
+		/* under qemu-user the fixed counters are qemu's (host ticks): index 0, read() instead */
+		CU_ASSERT_EQUAL(pg->index, k == 2 ? 4u : 0u);
+		if (k < 2) {
+			CU_ASSERT_EQUAL(user_read(pg, &user), -1);
+			munmap(pg, page_size());
+			close(fd);
+			continue;
+		}
+#else
+		CU_ASSERT_EQUAL(pg->index, k == 0   ? 1u
+		                           : k == 1 ? 3u
+		                                    : 4u); /* CSR - 0xC00 + 1: cycle, instret, hpmcounter3 */
+#endif
 		CU_ASSERT_EQUAL(user_read(pg, &user), 0);
 		CU_ASSERT_EQUAL(read(fd, &sys, sizeof(sys)), (ssize_t)sizeof(sys));
 		if (virtual_clock) {
@@ -537,9 +564,14 @@ static void test_mmap_page_user_read(void)
 		CU_ASSERT(pg->time_enabled > 0);
 		/* another thread's counter (or an unmapped one) is not readable: the read would trap */
 		munmap(pg, page_size());
+#if !defined(__riscv) /* on riscv64 that read is a SIGILL: tests/riscv64-trap/trap_hpm.c checks it */
 		uint64_t v;
-		csr_read_fn csr_read = (csr_read_fn)dlsym(RTLD_DEFAULT, "rvhw_csr_read");
-		CU_ASSERT_EQUAL(csr_read(k == 0 ? 0xC00 : k == 1 ? 0xC02 : 0xC03, &v), -1 /* RVHW_EPERM */);
+		CU_ASSERT_EQUAL(counter_csr_read(k == 0   ? 0xC00
+		                                 : k == 1 ? 0xC02
+		                                          : 0xC03,
+		                                 &v),
+		                -1 /* RVHW_EPERM */);
+#endif
 		close(fd);
 	}
 	/* a software event has no counter to read */
