@@ -405,9 +405,15 @@ emu --model sifive-u74 --sscofpmf "$work/overflow_fast" 1000 200 > "$out/overflo
 	bad "PAPI_overflow(PAPI_TOT_CYC, 1000) (see $out/overflow_fast.txt)"
 # a threshold the emulator delivers one by one: a handler call for every overflow due, within 1%, also on a
 # busy host (the sampling alarm on the wall clock while the thread can run: docs/emulator-core.md)
-emu --model sifive-u74 --sscofpmf "$work/overflow_fast" 100000 400 1 > "$out/overflow_100k.txt" 2>&1 &&
-	ok "PAPI_overflow(PAPI_TOT_CYC, 100000) within 1% of due: $(sed 's/^overflow_fast: //' "$out/overflow_100k.txt")" ||
-	bad "PAPI_overflow(PAPI_TOT_CYC, 100000) within 1% of due: $(cat "$out/overflow_100k.txt")"
+# Under qemu-user (the riscv64 build) one overflow's handling (PAPI's handler, its ioctls, the emulator) costs
+# more guest CPU time than a 100000-cycle period (83 us at 1.2 GHz): overflows then come faster than they are
+# handled and the kernel-style throttling rightly cuts in (measured: 1355-2104 calls of 1735-2428 due, 70-88
+# throttles); with a period of 10^6 cycles every overflow gets its call there (1119 of 1119).
+ovf_period=100000 ovf_ms=400
+[ "${PAPI_TEST_ARCH:-}" = riscv64 ] && ovf_period=1000000 ovf_ms=800
+emu --model sifive-u74 --sscofpmf "$work/overflow_fast" $ovf_period $ovf_ms 1 > "$out/overflow_100k.txt" 2>&1 &&
+	ok "PAPI_overflow(PAPI_TOT_CYC, $ovf_period) within 1% of due: $(sed 's/^overflow_fast: //' "$out/overflow_100k.txt")" ||
+	bad "PAPI_overflow(PAPI_TOT_CYC, $ovf_period) within 1% of due: $(cat "$out/overflow_100k.txt")"
 
 echo "papi tests: $pass ok, $xfail xfail (documented), $fail failed"
 [ $fail -eq 0 ]
