@@ -43,6 +43,9 @@ static inline void *emu_resolve(void **slot, const char *name)
 #include "mach_host.def"
 #undef EMU_REAL_DECL
 pid_t emu_gettid(void);
+/* Restores a signal mask pthread_sigmask gave; what arrived while it was blocked is delivered as this returns
+ * (in this function: on riscv64 it makes the system call itself, see mach_host.c). */
+void emu_restore_sigmask(const sigset_t *mask);
 
 /* ---------------------------------------------------------------------------------- configuration */
 /* Set once at load time from the environment (mach_config.c). A malformed value is a configuration

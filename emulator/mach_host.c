@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,4 +29,24 @@ void *emu_dlsym_next(const char *name)
 pid_t emu_gettid(void)
 {
 	return (pid_t)EMU_REAL(syscall)(SYS_gettid);
+}
+
+/* A signal that was pending while the emulator held its lock (an overflow, the sampling tick) is delivered
+ * the moment the mask is restored, so its context is the instruction after that system call. On riscv64
+ * the call is made here, in code built with unwind tables: Debian 12's riscv64 glibc has none for
+ * pthread_sigmask or sigprocmask, and libunwind could not step out of a signal delivered inside them (the
+ * call stacks of samples stopped at the sampled function). The mask comes from pthread_sigmask, so it never
+ * blocks glibc's internal signals; the kernel's sigset is the first 64 bits. */
+void emu_restore_sigmask(const sigset_t *mask)
+{
+#if defined(__riscv) && __riscv_xlen == 64
+	register long a0 __asm__("a0") = SIG_SETMASK;
+	register long a1 __asm__("a1") = (long)mask;
+	register long a2 __asm__("a2") = 0;
+	register long a3 __asm__("a3") = _NSIG / 8;
+	register long a7 __asm__("a7") = SYS_rt_sigprocmask;
+	__asm__ __volatile__("ecall" : "+r"(a0) : "r"(a1), "r"(a2), "r"(a3), "r"(a7) : "memory");
+#else
+	pthread_sigmask(SIG_SETMASK, mask, NULL);
+#endif
 }

@@ -49,7 +49,7 @@ void emu_unlock(void)
 {
 	pthread_mutex_unlock(&perf_lock);
 	emu_flush_signals();
-	pthread_sigmask(SIG_SETMASK, &outside_mask, NULL);
+	emu_restore_sigmask(&outside_mask);
 }
 
 /* fork: no perf lock may be held across it (the registry and bank locks have their own handlers). */
@@ -66,7 +66,7 @@ void perf_fork_parent(void)
 void perf_fork_child_unlock(void)
 {
 	pthread_mutex_unlock(&perf_lock);
-	pthread_sigmask(SIG_SETMASK, &outside_mask, NULL);
+	emu_restore_sigmask(&outside_mask);
 }
 
 /* ------------------------------------------------------------------------------------------ contexts */
