@@ -175,7 +175,8 @@ echo "   (CUnit programs: $((SECONDS - t_cunit))s)"
 # with -g on the U74 (Sscofpmf) 69 hot samples carry the stack main;run_iterations;compute_step;hot_kernel, unwound
 # by riscv64 libunwind. rvprof execs the program it profiles: here qemu-riscv64 with it (a guest cannot execve a
 # riscv64 program itself); qemu passes rvprof's preload (the emulator and the agent) on to the program.
-"$host-gcc" -std=c11 -O2 -g -pthread "$top/examples/prof_workload.c" -o "$work/prof_workload" -ldl ||
+# unwind tables: GCC 12 makes them by default on x86_64 only, and call stacks need them in every frame
+"$host-gcc" -std=c11 -O2 -g -fasynchronous-unwind-tables -pthread "$top/examples/prof_workload.c" -o "$work/prof_workload" -ldl ||
 	bad "cannot build prof_workload for riscv64"
 rvprof() { # rvprof NAME RVEMU-RUN-OPTIONS... -- RVPROF-OPTIONS...: output in $work/rvprof-NAME.{txt,err}
 	local name=$1 emu_opts=()
