@@ -43,7 +43,7 @@ void emu_restore_sigmask(const sigset_t *mask)
 	register long a0 __asm__("a0") = SIG_SETMASK;
 	register long a1 __asm__("a1") = (long)mask;
 	register long a2 __asm__("a2") = 0;
-	register long a3 __asm__("a3") = _NSIG / 8;
+	register long a3 __asm__("a3") = 8; /* the kernel's sigset_t: 64 signals */
 	register long a7 __asm__("a7") = SYS_rt_sigprocmask;
 	__asm__ __volatile__("ecall" : "+r"(a0) : "r"(a1), "r"(a2), "r"(a3), "r"(a7) : "memory");
 #else
