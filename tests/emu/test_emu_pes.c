@@ -371,7 +371,12 @@ static void test_pes_throttled(void)
 	    (unsigned long long)(s1.throttles - s0.throttles));
 	CU_ASSERT(throttle > 0);
 	CU_ASSERT(unthrottle > 0 && unthrottle <= throttle);
-	CU_ASSERT_EQUAL(throttle, s1.throttles - s0.throttles);
+	/* every throttle has its THROTTLE record unless the ring was full at times (then sample records were
+	 * dropped too: seen under qemu-user, where this loop frees the ring less often for the same records)
+	 */
+	if (s1.samples_lost == s0.samples_lost)
+		CU_ASSERT_EQUAL(throttle, s1.throttles - s0.throttles);
+	CU_ASSERT(throttle <= s1.throttles - s0.throttles);
 	CU_ASSERT(recs <= ticks * (per_tick + pes_records()));
 	CU_ASSERT(samples > 0);
 	pring_close(&r);
