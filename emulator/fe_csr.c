@@ -11,6 +11,7 @@
  * There the CSR functions are not exported (the real instruction is the path under test); the BOOM hint
  * cannot trap (it is an ordinary addi to x0), so rvhw_boom_op stays exported on every architecture. */
 #include <errno.h>
+#include <signal.h>
 #include <time.h>
 
 #include "fe.h"
@@ -61,19 +62,41 @@ int fe_csr_write(unsigned csr, uint64_t value)
 	return bank && bank->csr_write ? bank->csr_write(csr, value) : RVHW_ENOHW;
 }
 
+/* On the board a CSR access or a hint is one instruction: no signal lands in the middle of it, and it costs
+ * the program a cycle, not the emulator's microseconds. So the exported calls run with signals blocked, and
+ * their time is the emulated kernel's (emu_kernel_enter), as a trapped access's is (fe_trap.c). */
+static void instruction_begin(sigset_t *saved)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, saved);
+	emu_kernel_enter();
+}
+
+static int instruction_end(const sigset_t *saved, int result)
+{
+	emu_kernel_leave();
+	emu_restore_sigmask(saved);
+	return result;
+}
+
 #if !FE_CSR_TRAPS
 int rvhw_csr_read(unsigned csr, uint64_t *value)
 {
-	return fe_csr_read(csr, value);
+	sigset_t saved;
+	instruction_begin(&saved);
+	return instruction_end(&saved, fe_csr_read(csr, value));
 }
 
 int rvhw_csr_write(unsigned csr, uint64_t value)
 {
-	return fe_csr_write(csr, value);
+	sigset_t saved;
+	instruction_begin(&saved);
+	return instruction_end(&saved, fe_csr_write(csr, value));
 }
 #endif
 
-int rvhw_boom_op(unsigned tag, uint64_t in, uint64_t *out)
+static int boom_op(unsigned tag, uint64_t in, uint64_t *out)
 {
 	if (!rvhw_boom_tag_known(tag))
 		return RVHW_EINVAL;
@@ -82,6 +105,13 @@ int rvhw_boom_op(unsigned tag, uint64_t in, uint64_t *out)
 	EMU_STAT_ADD(boom_ops, 1);
 	const struct emu_bank *bank = emu_bank_active();
 	return bank && bank->op ? bank->op(tag, in, out) : RVHW_ENOHW;
+}
+
+int rvhw_boom_op(unsigned tag, uint64_t in, uint64_t *out)
+{
+	sigset_t saved;
+	instruction_begin(&saved);
+	return instruction_end(&saved, boom_op(tag, in, out));
 }
 
 const char *rvhw_backend(void)

@@ -32,7 +32,7 @@
  * default action of a blocked synchronous signal, so such an access kills, where a board would execute it.
  *
  * Time: the CPU time spent in here stands for the kernel's trap handling; the CPU-time clock leaves it out
- * of the thread's cycles (emu_thread_add_kernel_ns), so it is never charged to the program.
+ * of the thread's cycles (emu_kernel_enter), so it is never charged to the program.
  *
  * BOOM's hints (`addi x0, rs1, tag`) cannot be trapped: they are ordinary instructions that qemu executes as
  * no-ops. Programs reach the emulated BOOM bank through seam 2's function rvhw_boom_op, which librvemu
@@ -204,27 +204,16 @@ static void pass_on(int sig, siginfo_t *si, ucontext_t *uc)
 	pthread_sigmask(SIG_SETMASK, &ours, NULL);
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void trap_handler(int sig, siginfo_t *si, void *context)
 {
 	int saved_errno = errno;
 	ucontext_t *uc = context;
-	int cputime = !emu_clock_is_virtual(); /* the virtual clock never moves in here anyway */
-	uint64_t start = cputime ? thread_cpu_ns() : 0;
+	emu_kernel_enter(); /* signals are blocked here (sa_mask) */
 	/* only a trap of an instruction (si_code > 0), not a SIGILL sent by kill()/tgkill()/sigqueue() */
 	int done = si->si_code > 0 && emulate(uc);
 	if (done)
 		EMU_STAT_ADD(csr_traps, 1);
-	if (cputime) {
-		uint64_t end = thread_cpu_ns();
-		emu_thread_add_kernel_ns(end > start ? end - start : 0);
-	}
+	emu_kernel_leave();
 	if (!done)
 		pass_on(sig, si, uc);
 	errno = saved_errno;

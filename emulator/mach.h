@@ -98,12 +98,13 @@ static inline uint64_t emu_scale(uint64_t cycles, uint64_t rate_ppb)
  * processes of one run can be held later). perf data hangs off `perf` (opaque to this layer). */
 struct emu_thread {
 	pid_t tid, pid;
-	unsigned hart;        /* assigned round-robin when first seen; no migration is modelled */
-	uint64_t vcycles;     /* virtual clock (atomic access) */
-	uint64_t last_cycles; /* last value seen, kept when the thread has exited */
-	uint64_t kernel_ns; /* CPU time spent in emulated kernel work (CSR traps): not the thread's cycles */
-	uint64_t *injected; /* per model event: rvemu_inject counts */
-	struct emu_ctx *perf;    /* the perf core's context of this task (owned by the perf core) */
+	unsigned hart;         /* assigned round-robin when first seen; no migration is modelled */
+	uint64_t vcycles;      /* virtual clock (atomic access) */
+	uint64_t last_cycles;  /* last value seen, kept when the thread has exited */
+	uint64_t kernel_ns;    /* CPU time in the emulator (the emulated kernel's): not the thread's cycles */
+	uint64_t kernel_since; /* its CPU time when it entered the emulator, 0 outside (atomic access) */
+	uint64_t *injected;    /* per model event: rvemu_inject counts */
+	struct emu_ctx *perf;  /* the perf core's context of this task (owned by the perf core) */
 	struct emu_pes_buf *pes; /* the PES unit's state for this task (mach_pes.c), NULL until used */
 	pid_t alarm_pid;         /* process that created the alarms (emu_thread_alarm) */
 	timer_t alarm[2];        /* per enum emu_alarm_clock */
@@ -116,9 +117,15 @@ void emu_thread_forget_self(void);               /* fork child: the forking thre
 uint64_t emu_cycles_of(struct emu_thread *t);    /* cycles the thread has run (monotonic) */
 uint64_t emu_thread_cycles(void);                /* ... of the calling thread */
 uint64_t emu_hart_cycles(unsigned hart);         /* cycles run on a hart by every thread assigned to it */
-/* CPU time (ns) the calling thread just spent in work that stands for the kernel's (a trapped CSR access):
- * the CPU-time clock leaves it out of the thread's cycles. Async-signal-safe for a known thread. */
-void emu_thread_add_kernel_ns(uint64_t ns);
+/* The calling thread enters / leaves the emulator: its CPU time in between stands for the kernel's (a system
+ * call, a trapped CSR access, the emulator's own timer interrupt) and the CPU-time clock leaves it out of the
+ * thread's cycles, so no count, truth or sample charges it to the program. The thread's cycles stand still
+ * meanwhile. Calls nest; only the outermost pair measures. Async-signal-safe: call with signals blocked, as
+ * the emulated kernel runs (an interrupt inside would be charged to the kernel too). */
+void emu_kernel_enter(void);
+void emu_kernel_leave(void);
+/* fork child: the parent's open emulator entry is not the child's (its CPU clock starts at 0). */
+void emu_kernel_forget(void);
 /* The id of a thread's CPU-time clock (the kernel's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
 clockid_t emu_thread_cpuclock(pid_t tid);
 /* Host context switches of the calling thread so far (getrusage), for the HPC's `interrupted` bit. */

@@ -16,6 +16,7 @@
 #include "mach_priv.h"
 
 static __thread struct emu_thread *self __attribute__((tls_model("initial-exec")));
+static uint64_t cputime_ns(pid_t tid);
 static struct emu_thread *threads;
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned next_hart;
@@ -75,9 +76,45 @@ void emu_thread_forget_self(void)
 	self = NULL;
 }
 
-void emu_thread_add_kernel_ns(uint64_t ns)
+/* Emulated kernel time. The entry's CPU time is also published in the thread's record, so another thread
+ * that reads this one's cycles meanwhile sees them stand still too. */
+static __thread unsigned kernel_depth __attribute__((tls_model("initial-exec")));
+static __thread uint64_t kernel_since __attribute__((tls_model("initial-exec")));
+
+static int kernel_time_measured(void)
 {
-	__atomic_fetch_add(&emu_thread_self()->kernel_ns, ns, __ATOMIC_RELAXED);
+	/* the virtual clock does not move in the emulator; a count source with its own clock (exec) counts
+	 * only what the program executes */
+	return !emu_clock_is_virtual() && !emu_count_source()->thread_cycles;
+}
+
+void emu_kernel_enter(void)
+{
+	if (kernel_depth++ || !kernel_time_measured())
+		return;
+	uint64_t now = cputime_ns(emu_gettid());
+	kernel_since = now == UINT64_MAX ? 0 : now;
+	if (self)
+		__atomic_store_n(&self->kernel_since, kernel_since, __ATOMIC_RELAXED);
+}
+
+void emu_kernel_leave(void)
+{
+	if (!kernel_depth || --kernel_depth || !kernel_since)
+		return;
+	uint64_t now = cputime_ns(emu_gettid());
+	struct emu_thread *t = self; /* may have been made in the emulator: its kernel time is its own */
+	if (t && now != UINT64_MAX && now > kernel_since)
+		__atomic_fetch_add(&t->kernel_ns, now - kernel_since, __ATOMIC_RELAXED);
+	if (t)
+		__atomic_store_n(&t->kernel_since, 0, __ATOMIC_RELAXED);
+	kernel_since = 0;
+}
+
+void emu_kernel_forget(void)
+{
+	kernel_depth = 0;
+	kernel_since = 0;
 }
 
 clockid_t emu_thread_cpuclock(pid_t tid)
@@ -115,7 +152,11 @@ uint64_t emu_cycles_of(struct emu_thread *t)
 	} else if (emu_clock_is_virtual()) {
 		c = __atomic_load_n(&t->vcycles, __ATOMIC_RELAXED);
 	} else {
-		uint64_t ns = cputime_ns(t->tid);
+		/* in the emulator, a thread's cycles stand still at its entry */
+		uint64_t ns = t == self && kernel_since ? kernel_since
+		                                        : __atomic_load_n(&t->kernel_since, __ATOMIC_RELAXED);
+		if (!ns)
+			ns = cputime_ns(t->tid);
 		if (ns == UINT64_MAX)
 			return __atomic_load_n(&t->last_cycles, __ATOMIC_RELAXED);
 		uint64_t kernel = __atomic_load_n(&t->kernel_ns, __ATOMIC_RELAXED);

@@ -42,6 +42,7 @@ void emu_lock(void)
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &outside_mask);
+	emu_kernel_enter(); /* waiting for the lock is not CPU time: a blocked mutex sleeps */
 	pthread_mutex_lock(&perf_lock);
 }
 
@@ -49,6 +50,7 @@ void emu_unlock(void)
 {
 	pthread_mutex_unlock(&perf_lock);
 	emu_flush_signals();
+	emu_kernel_leave();
 	emu_restore_sigmask(&outside_mask);
 }
 
@@ -66,6 +68,7 @@ void perf_fork_parent(void)
 void perf_fork_child_unlock(void)
 {
 	pthread_mutex_unlock(&perf_lock);
+	emu_kernel_forget();
 	emu_restore_sigmask(&outside_mask);
 }
 
