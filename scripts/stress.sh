@@ -4,7 +4,7 @@
 # CPUs busy, and prints each run's verdict and counts, then one summary line. The sampling tests must not
 # depend on an idle host (issue 20: the sampling alarm stalled under load); this is how that is shown.
 #
-#   scripts/stress.sh [-n RUNS] [-t SECONDS] [STAGE...]
+#   scripts/stress.sh [-h|--help] [-n RUNS] [-t SECONDS] [STAGE...]
 #
 # Stages (default: sampling unit):
 #   sampling  the sampling tests: tests/emu/test_emu and tests/sample/test_sample (make check TESTS=...)
@@ -23,6 +23,7 @@ obj=$RVPAPI_BUILD/obj
 runs=20
 limit=900
 usage() { sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; }
+[ "${1:-}" = --help ] && { usage; exit 0; }
 while getopts "n:t:h" opt; do
 	case $opt in
 	n) runs=$OPTARG ;;

@@ -5,6 +5,25 @@
 # (PREFIX, default build/prefix), then runs every stage below and prints one closing summary line.
 # Stages keep going after a failure so one run reports everything; the exit status is non-zero if any failed.
 set -uo pipefail
+case "${1:-}" in
+-h | --help)
+	cat <<'EOF'
+usage: scripts/test.sh
+Builds everything from a fresh clone (installing missing Debian packages with apt-get and fetching the pinned
+upstream sources with apt-get source) and runs every test stage; prints one "== STAGE ok|FAIL (Ns)" line per
+stage and a closing "TEST SUMMARY:" line. Exit status 0 only if every stage passed. Takes no arguments.
+Environment: RVPAPI_BUILD (build directory, default <repo>/build), PREFIX (install prefix, default
+$RVPAPI_BUILD/prefix), JOBS (parallel make jobs, default nproc). Logs: $RVPAPI_BUILD/test-logs/STAGE.log.
+To rerun chosen stages many times under load (flakiness hunting) after a build: scripts/stress.sh --help.
+EOF
+	exit 0
+	;;
+"") ;;
+*)
+	echo "scripts/test.sh: takes no arguments (see --help)" >&2
+	exit 2
+	;;
+esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 export RVPAPI_BUILD=${RVPAPI_BUILD:-$top/build}
 PREFIX=${PREFIX:-$RVPAPI_BUILD/prefix}
