@@ -79,6 +79,9 @@ valgrind_tests() {
 }
 stage valgrind valgrind_tests
 stage libpfm4-validate "$top/scripts/build-libpfm4.sh" validate
+# The PAPI series as upstream would take it: `git am` on pristine PAPI, the same sources apply.sh built.
+stage papi-series "$top/tests/papi/check-series.sh"
+grep -h '^check-series:' "$log_dir/papi-series.log" | sed 's/^/   /'
 [ -x "$top/scripts/build-papi.sh" ] && stage papi "$top/scripts/build-papi.sh" check "$PREFIX"
 # rvprof end to end: the installed profiler under the installed emulator (docs/profiler.md).
 stage profiler env PREFIX="$PREFIX" "$top/tests/profiler/run-rvprof-tests.sh"
