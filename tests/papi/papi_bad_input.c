@@ -8,7 +8,8 @@
  *   - an event class named without its unit mask: query and add agree, whatever the order, on PAPI_EATTR
  *     (patch 28; the query said it existed once the add had failed, the add then failed with EINVAL).
  * With the argument "bank" (run on lowrisc-hpc): a counter-bank event and a perf_event event in one
- * EventSet: PAPI_ECOMBO, "Bad combination of features", not "Invalid argument" (patch 29).
+ * EventSet: PAPI_ECOMBO, "Bad combination of features", not "Invalid argument" (patch 29); PAPI_TOT_CYC as
+ * riscv_hpc defines it over riscv_hpc's CYCLES already overflowing: PAPI_ECNFLCT (patch 31).
  * Prints one line per check; exit status 1 if one failed. Run under the emulator (rvemu-run).
  */
 #include <papi.h>
@@ -55,6 +56,14 @@ static void check_name(const char *name, int want)
 	PAPI_destroy_eventset(&es);
 }
 
+static void overflow_handler(int es, void *address, long long overflow_vector, void *context)
+{
+	(void)es;
+	(void)address;
+	(void)overflow_vector;
+	(void)context;
+}
+
 /* lowrisc-hpc: riscv_hpc's bank event, then perf_event's cycles in the same EventSet. */
 static int bank_mix(void)
 {
@@ -70,6 +79,29 @@ static int bank_mix(void)
 	rc = PAPI_add_named_event(es, "riscv_generic::CYCLES");
 	check(rc == PAPI_ECOMBO, "perf_event's riscv_generic::CYCLES after a riscv_hpc event is PAPI_ECOMBO",
 	      rc);
+	PAPI_cleanup_eventset(es);
+	PAPI_destroy_eventset(&es);
+
+	/* perf_event owns PAPI_TOT_CYC here; riscv_hpc's own definition (riscv_hpc:::riscv_generic::CYCLES)
+	 * counts it in a riscv_hpc EventSet (patch 31). That native event already overflowing: the preset is
+	 * refused as any preset over an overflowing native event is (PAPI_ECNFLCT), not added twice. */
+	es = PAPI_NULL;
+	if (PAPI_create_eventset(&es) != PAPI_OK) {
+		check(0, "PAPI_create_eventset", PAPI_EMISC);
+		return 1;
+	}
+	rc = PAPI_add_named_event(es, "riscv_hpc:::riscv_generic::CYCLES");
+	check(rc == PAPI_OK, "PAPI_add_named_event(riscv_hpc:::riscv_generic::CYCLES)", rc);
+	int cycles = 0;
+	PAPI_event_name_to_code("riscv_hpc:::riscv_generic::CYCLES", &cycles);
+	rc = PAPI_overflow(es, cycles, 1000000, 0, overflow_handler);
+	check(rc == PAPI_OK, "PAPI_overflow on riscv_hpc's CYCLES (software overflow)", rc);
+	rc = PAPI_add_named_event(es, "PAPI_TOT_CYC");
+	check(rc == PAPI_ECNFLCT,
+	      "PAPI_TOT_CYC (riscv_hpc's definition) over the overflowing CYCLES is PAPI_ECNFLCT", rc);
+	int n = 0;
+	n = PAPI_num_events(es);
+	check(n == 1, "the EventSet still holds one event", n);
 	PAPI_shutdown();
 	return failures ? 1 : 0;
 }
