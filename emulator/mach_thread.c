@@ -16,7 +16,6 @@
 #include "mach_priv.h"
 
 static __thread struct emu_thread *self __attribute__((tls_model("initial-exec")));
-static uint64_t cputime_ns(pid_t tid);
 static struct emu_thread *threads;
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned next_hart;
@@ -88,11 +87,19 @@ static int kernel_time_measured(void)
 	return !emu_clock_is_virtual() && !emu_count_source()->thread_cycles;
 }
 
+static uint64_t own_cputime_ns(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return UINT64_MAX;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 void emu_kernel_enter(void)
 {
 	if (kernel_depth++ || !kernel_time_measured())
 		return;
-	uint64_t now = cputime_ns(emu_gettid());
+	uint64_t now = own_cputime_ns();
 	kernel_since = now == UINT64_MAX ? 0 : now;
 	if (self)
 		__atomic_store_n(&self->kernel_since, kernel_since, __ATOMIC_RELAXED);
@@ -102,7 +109,7 @@ void emu_kernel_leave(void)
 {
 	if (!kernel_depth || --kernel_depth || !kernel_since)
 		return;
-	uint64_t now = cputime_ns(emu_gettid());
+	uint64_t now = own_cputime_ns();
 	struct emu_thread *t = self; /* may have been made in the emulator: its kernel time is its own */
 	if (t && now != UINT64_MAX && now > kernel_since)
 		__atomic_fetch_add(&t->kernel_ns, now - kernel_since, __ATOMIC_RELAXED);
