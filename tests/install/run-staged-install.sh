@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Install like a package: `make install DESTDIR=<stage>` from the configured tree (RVPAPI_BUILD/obj) must stage
-# everything (libpfm4, PAPI, the emulator, tools, headers, pkg-config files, man pages); `make install PREFIX=...`
-# must be refused. Then the build tree's libraries are put out of reach (its PAPI, libpfm4, object and prefix
+# everything (libpfm4, PAPI, the emulator, tools, headers, pkg-config files, man pages); `make install prefix=...`
+# (another prefix than the configured one) and `PREFIX=...` must be refused before anything is installed. Then the build tree's libraries are put out of reach (its PAPI, libpfm4, object and prefix
 # folders are renamed for the duration of the test) and the staged programs run: the PAPI utilities under the
 # staged rvemu-run, papi_hl_output_writer.py, and an example built with `pkg-config --cflags --libs papi`.
 # Env: RVPAPI_BUILD, PREFIX (the prefix the tree was configured with). Prints one line per check.
@@ -26,13 +26,23 @@ if make -C "$obj" -s install DESTDIR="$stage" >"$work/install.log" 2>&1; then
 else
 	bad "make install DESTDIR=$stage (see $work/install.log)"
 fi
-if make -C "$obj" -s install PREFIX="$work/wrong" >"$work/install-PREFIX.log" 2>&1; then
-	bad "make install PREFIX=... was accepted"
-elif grep -q "use prefix=" "$work/install-PREFIX.log" && [ ! -e "$work/wrong" ]; then
-	ok "make install PREFIX=... refused: $(grep -m1 'use prefix=' "$work/install-PREFIX.log" | cut -c1-100)"
-else
-	bad "make install PREFIX=... failed without saying to use prefix= (see $work/install-PREFIX.log)"
-fi
+# A prefix given only at install time (the tree is built for $prefix) and PREFIX (not a variable of this build)
+# are refused before anything is installed: nothing appears at the other place, nothing changes in $prefix.
+touch "$work/before-refusals"
+sleep 1
+for var in prefix PREFIX libdir; do
+	if make -C "$obj" -s install $var="$work/elsewhere-$var" >"$work/install-$var.log" 2>&1; then
+		bad "make install $var=... was accepted"
+	elif ! grep -q "nothing was installed" "$work/install-$var.log"; then
+		bad "make install $var=... failed without saying why (see $work/install-$var.log)"
+	elif [ -e "$work/elsewhere-$var" ] || [ -n "$(find "$prefix" -newer "$work/before-refusals" | head -3)" ]; then
+		bad "make install $var=... was refused after installing: $(find "$work/elsewhere-$var" "$prefix" -newer \
+			"$work/before-refusals" 2>/dev/null | head -3 | paste -sd ' ' -)"
+	else
+		ok "make install $var=... refused, nothing installed: $(grep -m1 -o "$var=.*given at install time\|$var=.* is not a variable of this build" \
+			"$work/install-$var.log" | sed "s|$work/||" | cut -c1-90)"
+	fi
+done
 root=$stage$prefix
 missing=()
 for f in bin/papi_avail bin/papi_component_avail bin/papi_native_avail bin/papi_command_line bin/papi_mem_info \
