@@ -4,7 +4,8 @@
 # everything (libpfm4, PAPI, the emulator, tools, headers, pkg-config files, man pages); `make install prefix=...`
 # (another prefix than the configured one) and `PREFIX=...` must be refused before anything is installed. Then the build tree's libraries are put out of reach (its PAPI, libpfm4, object and prefix
 # folders are renamed for the duration of the test) and the staged programs run: the PAPI utilities under the
-# staged rvemu-run, papi_hl_output_writer.py, and an example built with `pkg-config --cflags --libs papi`.
+# staged rvemu-run, papi_hl_output_writer.py, and, from a moved copy of the staged tree, an example built with
+# `pkg-config --cflags --libs papi` (the .pc files find their prefix from where they are).
 # Env: RVPAPI_BUILD, PREFIX (the prefix the tree was configured with). Prints one line per check.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -56,15 +57,17 @@ done
 [ ${#missing[@]} -eq 0 ] && ok "staged: libraries, tools, headers, pkg-config files, man pages ($(find "$root" -type f | wc -l) files)" ||
 	bad "staged tree lacks ${missing[*]}"
 
-# No installed ELF file looks for libraries in the build tree, and papi.pc names none of it.
+# No installed ELF file looks for libraries in the build tree, and no .pc file names any of it (nor the source tree).
 leaks=$(find "$root" -type f | while read -r f; do
 	head -c4 "$f" 2>/dev/null | grep -q ELF || continue
 	rp=$(readelf -d "$f" 2>/dev/null | grep -E 'RPATH|RUNPATH' | sed 's/.*\[\(.*\)\]/\1/')
 	case "$rp" in *"$build"* | *"$top"*) echo "${f#"$root"/}: $rp" ;; esac
 done)
-grep -q "$build" "$root/lib/pkgconfig/papi.pc" && leaks+=" papi.pc: $(grep "$build" "$root/lib/pkgconfig/papi.pc" | grep -v '^prefix=')"
-if [ -z "$(echo "$leaks" | grep -v '^ papi.pc: $')" ]; then
-	ok "no RUNPATH or papi.pc entry points into the build tree (utilities: $(readelf -d "$root/bin/papi_avail" | grep RUNPATH | sed 's/.*\[\(.*\)\]/\1/'))"
+for f in "$root"/lib/pkgconfig/*.pc; do
+	grep -q -e "$build" -e "$top" "$f" && leaks+=" ${f##*/}: $(grep -e "$build" -e "$top" "$f" | paste -sd ' ' -)"
+done
+if [ -z "$leaks" ]; then
+	ok "no RUNPATH or .pc entry points into the build tree (utilities: $(readelf -d "$root/bin/papi_avail" | grep RUNPATH | sed 's/.*\[\(.*\)\]/\1/'))"
 else
 	bad "build-tree paths in the install: $leaks"
 fi
@@ -116,17 +119,25 @@ run_staged papi_mem_info && grep -q "^L1 Data Cache:" "$work/papi_mem_info.txt" 
 	ok "staged papi_mem_info: L1 data and instruction caches apart" ||
 	bad "staged papi_mem_info (see $work/papi_mem_info.txt)"
 
-# --- an example built against the staged tree with pkg-config -----------------------------------------
-pc=("${clean_env[@]}" PKG_CONFIG_PATH="$root/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$stage")
-flags=$("${pc[@]}" pkg-config --cflags --libs papi)
+# --- an example built against a moved copy of the staged tree with pkg-config (no PKG_CONFIG_SYSROOT_DIR) -----
+moved=$work/moved/rvpapi
+mkdir -p "$work/moved" && cp -a "$root" "$moved"
+pc=("${clean_env[@]}" PKG_CONFIG_PATH="$moved/lib/pkgconfig")
+want="-I$moved/lib/pkgconfig/../../include -L$moved/lib/pkgconfig/../../lib -lpapi"
+flags=$("${pc[@]}" pkg-config --cflags --libs papi | xargs)
+if [ "$flags" = "$want" ]; then
+	ok "papi.pc is relocatable: pkg-config --cflags --libs papi of the moved tree: ${flags//$work\//}"
+else
+	bad "pkg-config --cflags --libs papi of the moved tree: '$flags', expected '$want'"
+fi
 if cc -std=c11 -D_GNU_SOURCE -O2 "$top/examples/hl_region.c" $flags -ldl -o "$work/hl_region" 2>"$work/cc.log"; then
-	ok "hl_region built with \`pkg-config --cflags --libs papi\` ($flags)"
+	ok "hl_region built with \`pkg-config --cflags --libs papi\` of the moved tree"
 else
 	bad "hl_region does not build with $flags (see $work/cc.log)"
 fi
 if [ -x "$work/hl_region" ]; then
-	timeout 120 "${clean_env[@]}" LD_LIBRARY_PATH="$root/lib" PAPI_EVENTS=PAPI_TOT_CYC,PAPI_TOT_INS \
-		PAPI_OUTPUT_DIRECTORY="$work/hl" "$root/bin/rvemu-run" --model sifive-u74 --clock virtual -- \
+	timeout 120 "${clean_env[@]}" LD_LIBRARY_PATH="$moved/lib" PAPI_EVENTS=PAPI_TOT_CYC,PAPI_TOT_INS \
+		PAPI_OUTPUT_DIRECTORY="$work/hl" "$moved/bin/rvemu-run" --model sifive-u74 --clock virtual -- \
 		"$work/hl_region" >"$work/hl_region.txt" 2>&1
 	json=$(ls "$work"/hl/papi_hl_output/rank_*.json 2>/dev/null | head -1)
 	if [ -n "$json" ] && grep -q '"PAPI_TOT_CYC": *"\?1000000"\?' "$json"; then
@@ -142,10 +153,10 @@ if [ -x "$work/hl_region" ]; then
 		bad "staged papi_hl_output_writer.py (see $work/writer.txt)"
 	fi
 fi
-if [ "$("${clean_env[@]}" PKG_CONFIG_PATH="$root/lib/pkgconfig" pkg-config --cflags libpfm | xargs)" = "-I$root/lib/pkgconfig/../../include" ]; then
+if [ "$("${pc[@]}" pkg-config --cflags libpfm | xargs)" = "-I$moved/lib/pkgconfig/../../include" ]; then
 	ok "libpfm.pc is relocatable (its prefix follows the file)"
 else
-	bad "libpfm.pc: $("${clean_env[@]}" PKG_CONFIG_PATH="$root/lib/pkgconfig" pkg-config --cflags libpfm 2>&1)"
+	bad "libpfm.pc: $("${pc[@]}" pkg-config --cflags libpfm 2>&1)"
 fi
 restore
 trap - EXIT
