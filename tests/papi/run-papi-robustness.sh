@@ -190,6 +190,27 @@ else
 	bad "papi_mem_info on cva6 does not say that no cache is described (see $work/mem_info-cva6.txt)"
 fi
 
+# --- 09b: the demo's short papi_avail keeps the column header and the derived count ----------------------
+# scripts/demo.sh shows `papi_avail -a | scripts/papi-avail-brief.sh`: without the "Name Code Deriv" header the
+# Deriv column's Yes/No reads as availability.
+emu "$utils/papi_avail" -a >"$work/avail-a.txt" 2>&1
+"$top/scripts/papi-avail-brief.sh" 5 <"$work/avail-a.txt" >"$work/avail-brief.txt" 2>&1
+first_row=$(grep -n -m1 '^PAPI_' "$work/avail-brief.txt" | cut -d: -f1)
+header_row=$(grep -n -m1 '^ *Name  *Code  *Deriv' "$work/avail-brief.txt" | cut -d: -f1)
+summary=$(grep '^Of [0-9]* available events' "$work/avail-a.txt")
+if [ -n "$first_row" ] && [ -n "$header_row" ] && [ "$header_row" -lt "$first_row" ] &&
+	[ "$(grep -c '^PAPI_' "$work/avail-brief.txt")" -eq 5 ] && [ -n "$summary" ] &&
+	[ "$(tail -n1 "$work/avail-brief.txt")" = "$summary" ] && grep -q '^Vendor string' "$work/avail-brief.txt"; then
+	ok "demo's papi_avail -a summary: column header above the presets, 5 rows, '$summary'"
+else
+	bad "scripts/papi-avail-brief.sh lost the header or the count (see $work/avail-brief.txt)"
+fi
+if echo "not papi_avail" | "$top/scripts/papi-avail-brief.sh" >/dev/null 2>"$work/avail-brief-bad.txt"; then
+	bad "scripts/papi-avail-brief.sh accepted input that is not papi_avail -a output"
+else
+	ok "scripts/papi-avail-brief.sh refuses other input: $(cat "$work/avail-brief-bad.txt")"
+fi
+
 # --- 06: an ordinary user without CAP_PERFMON ---------------------------------------------------------
 # The emulator's permission model: --paranoid N sets the enforced perf_event_paranoid level and a process
 # without CAP_PERFMON is refused what Linux refuses (docs/emulator-core.md). PAPI looks at the uid, the
