@@ -145,13 +145,28 @@ if [ -x "$work/hl_region" ]; then
 	else
 		bad "staged hl_region: no PAPI_TOT_CYC 1000000 in ${json:-no JSON} (see $work/hl_region.txt)"
 	fi
-	# (it also writes papi_sum.json into the current folder)
+	# the summary on stdout (JSON), and into papi_sum.json of the current folder, which it names on stderr
+	rm -f "$work/papi_sum.json"
 	if [ -n "$json" ] && (cd "$work" && "${clean_env[@]}" "$root/bin/papi_hl_output_writer.py" \
-		--source "$work/hl/papi_hl_output" >"$work/writer.txt" 2>&1) && grep -q "dot" "$work/writer.txt"; then
-		ok "staged papi_hl_output_writer.py ($(head -1 "$root/bin/papi_hl_output_writer.py")) summarises the regions"
+		--source "$work/hl/papi_hl_output" >"$work/writer.json" 2>"$work/writer.err") &&
+		grep -q "dot" "$work/writer.json" && python3 -m json.tool "$work/writer.json" >/dev/null &&
+		grep -qx "papi_hl_output_writer: wrote $work/papi_sum.json" "$work/writer.err" && [ -s "$work/papi_sum.json" ]; then
+		ok "staged papi_hl_output_writer.py ($(head -1 "$root/bin/papi_hl_output_writer.py")) summarises the regions; '$(sed "s|$work/||" "$work/writer.err")'"
 	else
-		bad "staged papi_hl_output_writer.py (see $work/writer.txt)"
+		bad "staged papi_hl_output_writer.py (see $work/writer.json and $work/writer.err)"
 	fi
+fi
+# examples/sample_batch.c builds with the command its own comment gives (joined at its backslash), run as written
+# in the example's folder with the moved tree's pkg-config files, and runs on the emulated CVA6 (PES built in)
+build_cmd=$(sed -n '/^ \*   cc /,/-o sample_batch$/p' "$top/examples/sample_batch.c" | sed 's/^ \* *//; s/\\$//' | tr '\n' ' ')
+if [ -z "$build_cmd" ]; then
+	bad "examples/sample_batch.c: no build command in its comment"
+elif (cd "$top/examples" && "${pc[@]}" sh -c "${build_cmd/-o sample_batch/-o $work/sample_batch}") >"$work/sample_batch-cc.log" 2>&1 &&
+	timeout 120 "${clean_env[@]}" "$moved/bin/rvemu-run" --model cva6 -- "$work/sample_batch" >"$work/sample_batch.txt" 2>&1 &&
+	grep -q "samples of PAPI_TOT_CYC" "$work/sample_batch.txt" && grep -q "hot_loop" "$work/sample_batch.txt"; then
+	ok "examples/sample_batch.c built with its comment's command and ran: $(grep -m1 'samples of' "$work/sample_batch.txt")"
+else
+	bad "examples/sample_batch.c with its comment's command '$build_cmd' (see $work/sample_batch-cc.log, $work/sample_batch.txt)"
 fi
 if [ "$("${pc[@]}" pkg-config --cflags libpfm | xargs)" = "-I$moved/lib/pkgconfig/../../include" ]; then
 	ok "libpfm.pc is relocatable (its prefix follows the file)"
