@@ -4,11 +4,13 @@
  * stacks, folded output) and the perf.data writer, checked by what Debian's `perf report` and `perf script`
  * read back from it. The records are made here with known PCs and return addresses. */
 #include "cunit_run.h"
+#include "flamegraph.h"
 #include "perfdata.h"
 #include "prof_shm.h"
 #include "report.h"
 #include "rvsample.h"
 #include "symbols.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -370,6 +372,47 @@ static void test_shm_check(void)
 	CU_ASSERT_STRING_EQUAL(why, "magic 0x41414141, not 0x72767066");
 }
 
+static size_t occurrences(const char *hay, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* The flame graph merges frames by their callers whatever order the stacks come in (prof_report_stacks
+ * gives them by samples, so "a;x" and "a;z" are apart here), and escapes names for XML. */
+static void test_flamegraph(void)
+{
+	const struct prof_entry stacks[] = {
+	    {"a;x", NULL, 5}, {"b;y", NULL, 3}, {"a;z", NULL, 2}, {"a", NULL, 1}, {"a;x;<&>", NULL, 1},
+	};
+	char path[256];
+	snprintf(path, sizeof(path), "%s/flame.svg", tmpdir);
+	CU_ASSERT_EQUAL_FATAL(prof_flamegraph_write(stacks, 5, "t \"1\"", path), 0);
+	FILE *f = fopen(path, "r");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	static char svg[1 << 16];
+	size_t len = fread(svg, 1, sizeof(svg) - 1, f);
+	svg[len] = 0;
+	fclose(f);
+	CU_ASSERT_EQUAL(occurrences(svg, "<title>a ("), 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>a (9 samples, 75.00%)</title>"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>x (6 samples, 50.00%)</title>"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>b (3 samples, 25.00%)</title>"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<title>&lt;&amp;&gt; (1 samples, 8.33%)</title>"));
+	CU_ASSERT_PTR_NULL(strstr(svg, "<&>"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "t &quot;1&quot;"));
+	CU_ASSERT_EQUAL(occurrences(svg, "<rect x="), 7); /* a, x, <&>, z, b, y and the background */
+	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "</svg>\n"));
+	unlink(path);
+	const struct prof_entry none[] = {{"a", NULL, 0}};
+	CU_ASSERT_EQUAL(prof_flamegraph_write(none, 1, "t", path), -EINVAL);
+	CU_ASSERT_EQUAL(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "%s/no/such/dir/flame.svg", tmpdir);
+	CU_ASSERT_EQUAL(prof_flamegraph_write(stacks, 5, "t", path), -ENOENT);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir) || read_maps() != 0 || CU_initialize_registry() != CUE_SUCCESS)
@@ -377,6 +420,7 @@ int main(void)
 	CU_pSuite s = CU_add_suite("profiler", NULL, NULL);
 	CU_add_test(s, "symbols: own functions, libc's .dynsym, unknown addresses", test_symbols);
 	CU_add_test(s, "report: histogram, stacks, folded output", test_report);
+	CU_add_test(s, "flame graph: frames merged by their callers, names escaped", test_flamegraph);
 	CU_add_test(s, "perf.data: perf report and perf script read it back", test_perfdata);
 	CU_add_test(s, "the agent's page: what a program wrote over it is refused", test_shm_check);
 	int rc = cunit_run_all();
