@@ -151,6 +151,13 @@ chain=$(perf script -i "$work/perf-g.data" -F ip,sym 2> /dev/null | awk '
 	sort | uniq -c | sort -rn | head -1)
 check "-g: perf script's call chains: hot_kernel>compute_step>run_iterations>main (got '$chain')" \
 	bash -c "[[ '$chain' =~ ^\ *69\ hot_kernel\>compute_step\>run_iterations\>main\> ]]"
+# libc's frames below main: perf names __libc_start_call_main (a local function of libc, from libc6-dbg's debug
+# file) and __libc_start_main; rvprof reads the same debug file (by build ID) and names them too, not
+# "[unknown] (libc.so.6)"
+perf_libc=$(echo "$chain" | grep -oE 'main>__libc_start_call_main>__libc_start_main' || true)
+check "-g: libc's frames named as perf names them (perf: '${perf_libc:-none}')" bash -c \
+	"[ -n '$perf_libc' ] && grep -qE '^_start;__libc_start_main;__libc_start_call_main;main;run_iterations;compute_step;hot_kernel 69$' '$work/folded-g' &&
+	 ! grep -q 'unknown' '$work/folded-g'"
 first=$(perf_first "$work/perf-g.data")
 check "-g: perf report names hot_kernel first (got '$first')" test "$first" = "69.70% hot_kernel"
 
@@ -164,6 +171,27 @@ check "-g on CVA6: one interrupt per sample, all exact" bash -c \
 	"grep -qE '^  interrupts +100 \(1\.0 samples per interrupt' '$work/out' && grep -q '100 of 100 samples marked exact' '$work/out'"
 first=$(perf_first "$work/perf-pes.data")
 check "-g on CVA6: perf report names hot_kernel first (got '$first')" test "$first" = "70.00% hot_kernel"
+
+# ---- a stripped program with its symbols in a separate debug file found through .gnu_debuglink (objcopy, as
+# Debian's dh_strip makes them; no /usr/lib/debug/.build-id/ file for it, so the debuglink and its CRC decide)
+mkdir -p "$work/dbg" "$work/dbg-wrong"
+if objcopy --only-keep-debug "$W" "$work/dbg/pw.debug" && objcopy --strip-all --add-gnu-debuglink="$work/dbg/pw.debug" \
+	"$W" "$work/dbg/pw" && ! readelf -S "$work/dbg/pw" | grep -q '\.symtab'; then
+	prof -c 100000 -- "$work/dbg/pw" 100000 10
+	l=$(hist 1)
+	check "stripped program, debug file by .gnu_debuglink: hot_kernel named (got '$(echo $l)')" \
+		grep -qE '^ *70 +70\.00% +#+ +hot_kernel \(pw\)$' <<<"$l"
+	# the same debuglink name with other contents (another build): the CRC differs, the file is not used
+	cp "$work/dbg/pw" "$work/dbg-wrong/pw"
+	$CC -std=c11 -O0 -g -pthread "$top/examples/prof_workload.c" -o "$work/dbg-wrong/other" -ldl &&
+		objcopy --only-keep-debug "$work/dbg-wrong/other" "$work/dbg-wrong/pw.debug"
+	prof -c 100000 -- "$work/dbg-wrong/pw" 100000 10
+	l=$(hist 1)
+	check "a debug file whose CRC does not match is not used (got '$(echo $l)')" \
+		grep -qE '^ *100 +100\.00% +#+ +\[unknown\] \(pw\)$' <<<"$l"
+else
+	bad "objcopy could not make a stripped program with a .gnu_debuglink"
+fi
 
 # ---- threads: every thread the program creates is sampled
 prof -c 100000 -o "$work/perf-t.data" -- "$W" --threads 4 100000 10
