@@ -10,7 +10,9 @@
  *
  * Under the emulator the counts are synthetic (its CPU-time clock: the model's rates times this thread's CPU
  * time); on a board they are the core's. -rdynamic lets dladdr() name this program's functions. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dladdr */
+#endif
 #include <dlfcn.h>
 #include <papi.h>
 #include <rvsample.h>
