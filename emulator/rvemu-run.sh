@@ -30,6 +30,36 @@ Counts are synthetic: the model's workload profile (events per cycle) times the 
 the cputime clock those are its CPU time at the model frequency, not what the program did; use
 --clock virtual and rvemu_advance() (rvemu.h) for exact, deterministic counts.
 
+Environment: the options set the first seven variables; the others have no option. All are read when the
+program starts; a malformed, empty or out-of-range value stops it with one line on stderr and exit status 2.
+  RVEMU_MODEL             a model name, default sifive-u74                                    (--model)
+  RVEMU_HARTS             1..1024, default 4                                                  (--harts)
+  RVEMU_CLOCK             cputime (default) or virtual                                        (--clock)
+  RVEMU_SSCOFPMF          0 (default) or 1; 1 only on a core with the Sscofpmf option (U74) (--sscofpmf)
+  RVEMU_PARANOID          -1..4, default 2                                                 (--paranoid)
+  RVEMU_CAP_PERFMON       0 or 1, default what the process has (root: 1)                 (--user sets 0)
+  RVEMU_PERF_USER_ACCESS  0..2, default 1                                          (--perf-user-access)
+  RVEMU_READ_ADVANCE      0..2^62-1 cycles, default 0; virtual clock only: every read of a counter
+                          first runs this many cycles (programs that cannot call rvemu_advance())
+  RVEMU_PES               0 or 1, Precise Event Sampling; default the model's: built into cva6 (0 is
+                          refused there), an option of sifive-u74 (RVEMU_PES=1), refused elsewhere
+  RVEMU_PES_RECORDS       1..65536, default 64: the PES buffer, in records
+  RVEMU_IRQ_SKID          0..2^32 cycles, default 32; virtual clock only: overflow to interrupt
+  RVEMU_MUX_CYCLES        cycles between multiplexing rotations: 1 ms of the model's clock or more,
+                          default 4 ms (perf_event_mux_interval_ms)
+  RVEMU_TICK_CYCLES       cycles between scheduler ticks: 1 or more, default 4 ms of the model's clock
+  RVEMU_MAX_SAMPLE_RATE   1..100000000 samples per second, default 100000
+                          (kernel.perf_event_max_sample_rate)
+  RVEMU_COUNT_SOURCE      profile (default: rates of the model's workload profile) or exec (counts of
+                          the QEMU plugin's execution, docs/exec-counts.md)
+  lowrisc-hpc's counter bank: RVEMU_PROFILE (a workload profile, default gcc; an unknown name prints
+    the list), RVEMU_L2_SLICES 1..16 (default 2), RVEMU_HPC_HOP_CYCLES 0..1000000 (4),
+    RVEMU_HPC_COUNTER_CYCLES 1..1000000 (2), RVEMU_HPC_CSR_CYCLES 1..1000000 (1), RVEMU_HPC_USEREN 0|1 (1),
+    RVEMU_HPC_FORCE_INTERRUPT and RVEMU_HPC_FORCE_EMPTY_POP 0..1000000000 (0; injected faults for tests)
+  boom's counter bank: RVEMU_BOOM_KERNEL_PERMILLE 0..1000 (50), RVEMU_BOOM_MACHINE_PERMILLE 0..1000 (10),
+    the share of cycles spent in the kernel and in machine mode
+  RVEMU_LIB, RVEMU_EXEC, RVEMU_PRELOAD: below.
+
 The library is found through RVEMU_LIB, else ../lib/librvemu.so or .libs/librvemu.so next to this
 script. An existing LD_PRELOAD is kept: the emulator is appended to it. With RVEMU_EXEC set (a command, such
 as tests/riscv64/qemu-run for a riscv64 build under qemu-user), the command runs the program and gets the

@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: MIT
 /* librvsample in a few lines (docs/sampling-api.md): sample this program's cycles with Precise Event
  * Sampling, a buffer of records at a time, print the hottest functions and what the sampler counted, and save
- * the records to a file (argv[1], optional) that rvsample_reader_open reads back.
+ * the records to a file (argv[1], optional) that rvsample_reader_open reads back. Build against an installed
+ * prefix (PKG_CONFIG_PATH=<prefix>/lib/pkgconfig) and run:
  *
+ *   cc -O2 -rdynamic sample_batch.c $(pkg-config --cflags --libs rvsample) \
+ *      -Wl,-rpath,$(pkg-config --variable=libdir rvsample) -o sample_batch
  *   rvemu-run --model cva6 ./sample_batch [out.rvs]
  *
  * Under the emulator the counts are synthetic (its CPU-time clock: the model's rates times this thread's CPU
  * time); on a board they are the core's. -rdynamic lets dladdr() name this program's functions. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dladdr */
+#endif
 #include <dlfcn.h>
 #include <papi.h>
 #include <rvsample.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

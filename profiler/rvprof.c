@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* rvprof: run a program with sampling on one event (Precise Event Sampling where the core has it) and show
- * where it spent that event: a histogram of functions, optionally call stacks; write folded stacks and a
- * perf.data file. The sampling itself happens in the program (librvprof-agent.so, preloaded: prof_shm.h);
- * this front end starts it, shows progress, then reads the agent's sample file. */
+ * where it spent that event: a histogram of functions, optionally call stacks; write folded stacks, a flame
+ * graph (SVG) and a perf.data file. The sampling itself happens in the program (librvprof-agent.so,
+ * preloaded: prof_shm.h); this front end starts it, shows progress, then reads the agent's sample file. */
+#include "flamegraph.h"
 #include "perfdata.h"
 #include "prof_shm.h"
 #include "report.h"
@@ -40,6 +41,7 @@ struct options {
 	int stacks;
 	const char *perf_data;
 	const char *folded;
+	const char *svg;
 	size_t top;
 	int precise;  /* -1 auto */
 	int progress; /* -1 auto: when stderr is a terminal */
@@ -64,8 +66,11 @@ static void usage(FILE *out)
 	    "  -g, --call-graph       record call stacks: one interrupt per sample (no batching), top call\n"
 	    "                         stacks in the report, full stacks in --folded and -o\n"
 	    "  -o, --output FILE      write a perf.data file (perf report -i FILE reads it)\n"
-	    "      --folded FILE      write folded stacks (\"main;work;hot 42\" per line) for flamegraph.pl\n"
-	    "                         or speedscope; without -g each line is the sampled function alone\n"
+	    "      --folded FILE      write folded stacks (\"main;work;hot 42\" per line), the input of "
+	    "flame\n"
+	    "                         graph tools (speedscope, flamegraph.pl: not packaged by Debian 12);\n"
+	    "                         without -g each line is the sampled function alone\n"
+	    "      --svg FILE         draw those stacks as a flame graph, an SVG file any web browser shows\n"
 	    "      --top N            show the N hottest functions and stacks (default %d, 0: all)\n"
 	    "      --precise LEVEL    perf's precise_ip, 0-3, required: fail if the PMU refuses it\n"
 	    "                         (default: 2 on a PES core, otherwise 0 with a note)\n"
@@ -111,13 +116,22 @@ static uint64_t parse_u64(const char *opt, const char *s, int allow_zero)
 
 static void parse(int argc, char **argv, struct options *o)
 {
-	enum { OPT_FOLDED = 256, OPT_TOP, OPT_PRECISE, OPT_NO_PRECISE, OPT_PROGRESS, OPT_NO_PROGRESS };
+	enum {
+		OPT_FOLDED = 256,
+		OPT_SVG,
+		OPT_TOP,
+		OPT_PRECISE,
+		OPT_NO_PRECISE,
+		OPT_PROGRESS,
+		OPT_NO_PROGRESS
+	};
 	static const struct option longs[] = {
 	    {"event", required_argument, NULL, 'e'},
 	    {"count", required_argument, NULL, 'c'},
 	    {"call-graph", no_argument, NULL, 'g'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"folded", required_argument, NULL, OPT_FOLDED},
+	    {"svg", required_argument, NULL, OPT_SVG},
 	    {"top", required_argument, NULL, OPT_TOP},
 	    {"precise", required_argument, NULL, OPT_PRECISE},
 	    {"no-precise", no_argument, NULL, OPT_NO_PRECISE},
@@ -126,7 +140,8 @@ static void parse(int argc, char **argv, struct options *o)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	*o = (struct options){DEFAULT_EVENT, DEFAULT_THRESHOLD, 0, NULL, NULL, DEFAULT_TOP, -1, -1, NULL, 0};
+	*o = (struct options){
+	    DEFAULT_EVENT, DEFAULT_THRESHOLD, 0, NULL, NULL, NULL, DEFAULT_TOP, -1, -1, NULL, 0};
 	opterr = 0;
 	int c;
 	/* "+": stop at the program's name, so its own options are left alone */
@@ -148,6 +163,9 @@ static void parse(int argc, char **argv, struct options *o)
 			break;
 		case OPT_FOLDED:
 			o->folded = optarg;
+			break;
+		case OPT_SVG:
+			o->svg = optarg;
 			break;
 		case OPT_TOP:
 			o->top = (size_t)parse_u64("--top", optarg, 1);
@@ -544,6 +562,7 @@ int main(int argc, char **argv)
 	parse(argc, argv, &o);
 	check_writable("-o", o.perf_data);
 	check_writable("--folded", o.folded);
+	check_writable("--svg", o.svg);
 	char agent[PATH_MAX];
 	find_agent(agent, sizeof(agent));
 
@@ -719,14 +738,35 @@ int main(int argc, char **argv)
 			status_out = EXIT_RVPROF;
 		}
 	}
+	int svg_empty = 0;
+	if (o.svg) {
+		size_t nstacks;
+		const struct prof_entry *stacks = prof_report_stacks(rep, &nstacks);
+		char title[512];
+		snprintf(title, sizeof(title), "rvprof %s: %s, a sample every %llu", o.argv[0], o.event,
+		         (unsigned long long)o.threshold);
+		err = stacks ? prof_flamegraph_write(stacks, nstacks, title, o.svg) : -ENOMEM;
+		if (err == -EINVAL) {
+			svg_empty = 1; /* no samples: nothing to draw, and the report says so */
+		} else if (err < 0) {
+			fprintf(stderr, "rvprof: writing %s failed: %s\n", o.svg, strerror(-err));
+			status_out = EXIT_RVPROF;
+		}
+	}
 	print_header(stdout, &o, &f, pid);
 	prof_report_print(rep, stdout, o.top, BAR_WIDTH);
-	if (o.perf_data || o.folded)
+	if (o.perf_data || o.folded || o.svg)
 		printf("\n");
 	if (o.perf_data && status_out != EXIT_RVPROF)
 		printf("perf.data written to %s (perf report -i %s)\n", o.perf_data, o.perf_data);
 	if (o.folded && status_out != EXIT_RVPROF)
-		printf("folded stacks written to %s (flamegraph.pl %s > flame.svg)\n", o.folded, o.folded);
+		printf(
+		    "folded stacks written to %s (speedscope or flamegraph.pl read them; --svg draws them)\n",
+		    o.folded);
+	if (o.svg && svg_empty)
+		printf("no flame graph written to %s: no samples\n", o.svg);
+	else if (o.svg && status_out != EXIT_RVPROF)
+		printf("flame graph written to %s (open it in a web browser)\n", o.svg);
 	fflush(stdout);
 	prof_report_free(rep);
 	prof_symbols_free(syms);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* rvprof: sampled PCs -> function names, through the executable mappings recorded with the samples and the
- * ELF symbol tables of the mapped files (.symtab, else .dynsym), read with libelf. */
+ * ELF symbol tables of the mapped files (.symtab, else .dynsym and the .symtab of a separate debug file, as
+ * perf reads them), read with libelf. */
 #ifndef RVPROF_SYMBOLS_H
 #define RVPROF_SYMBOLS_H
 #include <stddef.h>

@@ -119,9 +119,10 @@ do_build() {
 }
 
 # Make an installed tree relocatable and free of the build tree: PAPI links its utilities with a RUNPATH into
-# the build tree (build/papi/src/libpfm4/lib:build/papi/src) and names the libpfm4 it was configured with in
-# papi.pc; the installed files find their libraries next to them instead ($ORIGIN), and papi_hl_output_writer.py
-# runs with the system's python3 (its #!/usr/bin/python does not exist on Debian 12).
+# the build tree (build/papi/src/libpfm4/lib:build/papi/src), and its papi.pc names the configured prefix and the
+# libpfm4 it was configured with; the installed files find their libraries next to them instead ($ORIGIN),
+# papi.pc its prefix from where it is, and papi_hl_output_writer.py runs with the system's python3 (its
+# #!/usr/bin/python does not exist on Debian 12).
 fix_installed() { # fix_installed STAGED_PREFIX (DESTDIR + prefix)
 	local root=$1 f
 	command -v patchelf >/dev/null || die "patchelf is missing (scripts/deps.sh installs it)"
@@ -133,10 +134,15 @@ fix_installed() { # fix_installed STAGED_PREFIX (DESTDIR + prefix)
 		[ -f "$f" ] && [ ! -L "$f" ] || continue
 		patchelf --set-rpath '$ORIGIN' "$f" || die "patchelf $f failed"
 	done
-	if [ -z "${RVPAPI_LIBPFM:-}" ] && [ -f "$root/lib/pkgconfig/papi.pc" ]; then
+	# papi.pc and its versioned copies (papi-7.0.pc, papi-7.0.0.0.pc): relocatable as our libpfm.pc and
+	# rvsample.pc, the prefix found from where the file is, so a staged or moved tree needs no
+	# PKG_CONFIG_SYSROOT_DIR (PAPI's own names the configured prefix)
+	for f in "$root"/lib/pkgconfig/papi.pc "$root"/lib/pkgconfig/papi-[0-9]*.pc; do
+		[ -f "$f" ] && [ ! -L "$f" ] || continue
+		sed -i 's|^prefix=.*|prefix=${pcfiledir}/../..|' "$f"
 		# our libpfm4 is installed into the same libdir
-		sed -i 's|^Libs.private:.*|Libs.private: -L${libdir} -lpfm|' "$root/lib/pkgconfig/papi.pc"
-	fi
+		[ -n "${RVPAPI_LIBPFM:-}" ] || sed -i 's|^Libs.private:.*|Libs.private: -L${libdir} -lpfm|' "$f"
+	done
 	if [ -f "$root/bin/papi_hl_output_writer.py" ]; then
 		sed -i '1s|^#!.*python.*$|#!/usr/bin/env python3|' "$root/bin/papi_hl_output_writer.py"
 		chmod 755 "$root/bin/papi_hl_output_writer.py"

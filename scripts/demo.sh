@@ -41,7 +41,7 @@ fi
 if [ -x "$bin/papi_avail" ]; then
 	for m in $models; do
 		section "PAPI on the emulated $m"
-		"$bin/rvemu-run" --model "$m" --clock virtual -- "$bin/papi_avail" -a | sed -n '/Vendor string/,/Number Hardware Counters/p;/^PAPI_/p' | head -40
+		"$bin/rvemu-run" --model "$m" --clock virtual -- "$bin/papi_avail" -a | "$top/scripts/papi-avail-brief.sh" 30
 	done
 	[ -x "$top/scripts/papi-demo.sh" ] && "$top/scripts/papi-demo.sh"
 fi

@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: MIT
 # Install the Debian packages the build and the tests need, if any is missing (Debian 12).
 # libunwind-dev: call stacks of the sampling API; libelf-dev: the profiler's symbols; linux-perf: the test
-# that Debian's `perf report` reads the profiler's perf.data.
+# that Debian's `perf report` reads the profiler's perf.data; libc6-dbg (valgrind depends on it too): libc's
+# internal function names, which rvprof reads from its debug file as perf does.
 # Also adds a deb-src entry (its own sources file) so `apt-get source` can fetch the pinned upstreams.
 set -euo pipefail
 packages=(build-essential autoconf automake libtool pkg-config python3 dpkg-dev
           libcunit1-dev valgrind cppcheck clang-format gfortran patchelf
-          libunwind-dev libelf-dev linux-perf stress-ng)  # stress-ng: scripts/stress.sh
+          libunwind-dev libelf-dev linux-perf stress-ng libc6-dbg)  # stress-ng: scripts/stress.sh
 # The riscv64 build and its tests (docs/riscv64.md) need a cross toolchain and qemu-user (and `file`, which checks
 # that what was built is RISC-V code), except on a riscv64 board, where the native gcc is the riscv64 compiler and
 # programs run as they are.

@@ -48,5 +48,10 @@ if ! "$top/scripts/check-layers.sh"; then
 	echo "lint: emulator layer violations (docs/emulator-core.md)"
 	status=1
 fi
+# rvemu-run --help and its man page document every RVEMU_* variable (the README's and the emulator's).
+if ! "$top/scripts/check-rvemu-run-doc.sh"; then
+	echo "lint: rvemu-run's help or man page lacks a variable"
+	status=1
+fi
 [ $status -eq 0 ] && echo "lint: ${#files[@]} files clean (clang-format, cppcheck)"
 exit $status

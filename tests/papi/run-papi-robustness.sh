@@ -11,7 +11,8 @@
 #   13  PAPI_start/read/stop on an EventSet after PAPI_shutdown: PAPI_ENOEVST, no crash
 #   14, 15  PAPI_CSV_EVENT_FILE naming a missing, empty or garbage file: perf_event disabled with a reason naming it
 #   26  a preset file with CRLF line endings loads as with LF
-#   09  papi_mem_info under the emulator: every cache the machine's sysfs describes, with its type and size
+#   09  papi_mem_info under the emulator: every cache the machine's sysfs describes, with its type, size and
+#       lines; a machine without cache data gets a line saying so
 #       (L1 instruction and data apart), whatever caches the emulated machine serves
 #   06  an ordinary user on a board whose PMU cannot exclude the kernel, with perf_event_paranoid 2: perf_event
 #       disabled with the fix in its reason; with paranoid 1 it counts (needs the emulator's permission model)
@@ -159,22 +160,55 @@ for how in "--model ''" "--model=" "RVEMU_MODEL=''"; do
 done
 
 # --- 09: papi_mem_info shows the machine's caches ------------------------------------------------------
-# What the emulated machine's sysfs says (read through the emulator), as "L<level> <Type> <size KB>" lines.
+# What the emulated machine's sysfs says (read through the emulator), as "L<level> <Type> <size KB> <lines>"
+# lines, the lines of the whole cache being size / coherency_line_size (sysfs's number_of_sets is lines per way).
 # (the shell's glob lists the host's directory: leaves the machine does not have read as missing)
 emu sh -c 'for d in /sys/devices/system/cpu/cpu0/cache/index*; do
 	lvl=$(cat "$d/level" 2>/dev/null) || continue
-	echo "L$lvl $(cat "$d/type") $(cat "$d/size")"; done' 2>/dev/null |
-	sed 's/K$//' | sort >"$work/sysfs-caches.txt"
+	kb=$(sed "s/K$//" "$d/size")
+	echo "L$lvl $(cat "$d/type") $kb $((kb * 1024 / $(cat "$d/coherency_line_size")))"; done' 2>/dev/null |
+	sort >"$work/sysfs-caches.txt"
 emu "$utils/papi_mem_info" >"$work/mem_info.txt" 2>&1
 awk '/^L[0-9] (Data|Instruction|Unified) Cache:/ { lvl = $1; type = $2; next }
-     /Total size:/ && lvl != "" { print lvl, type, $3; lvl = "" }' "$work/mem_info.txt" | sort >"$work/mem_info-caches.txt"
+     /Total size:/ && lvl != "" { size = $3 }
+     /Number of Lines:/ && lvl != "" { print lvl, type, size, $4; lvl = "" }' "$work/mem_info.txt" | sort >"$work/mem_info-caches.txt"
 if [ ! -s "$work/sysfs-caches.txt" ]; then
 	bad "papi_mem_info: the emulated machine describes no caches in sysfs (cannot check)"
 elif cmp -s "$work/sysfs-caches.txt" "$work/mem_info-caches.txt" && grep -q '^L1 Data ' "$work/mem_info-caches.txt" &&
 	grep -q '^L1 Instruction ' "$work/mem_info-caches.txt"; then
-	ok "papi_mem_info: every cache of the machine with its type and size ($(paste -sd ';' "$work/mem_info-caches.txt"))"
+	ok "papi_mem_info: every cache of the machine with its type, size and lines ($(paste -sd ';' "$work/mem_info-caches.txt"))"
 else
 	bad "papi_mem_info: caches differ from sysfs: want $(paste -sd ';' "$work/sysfs-caches.txt"), got $(paste -sd ';' "$work/mem_info-caches.txt")"
+fi
+# A machine whose device tree describes no caches (CVA6: events/models.csv has none, so its sysfs has no cache/):
+# papi_mem_info says there are none and where it looked, instead of an empty "Cache Information." section.
+timeout 120 "$run" --model cva6 "$utils/papi_mem_info" >"$work/mem_info-cva6.txt" 2>&1
+if grep -A3 '^Cache Information' "$work/mem_info-cva6.txt" | grep -q "None: PAPI found no description of this processor's caches" &&
+	grep -q '/sys/devices/system/cpu/cpu0/cache/' "$work/mem_info-cva6.txt" && ! grep -q 'Total size:' "$work/mem_info-cva6.txt"; then
+	ok "papi_mem_info on a machine without cache data (cva6): '$(grep -m1 'None: PAPI found no description of this processor.s caches' "$work/mem_info-cva6.txt" | sed 's/^ *//')'"
+else
+	bad "papi_mem_info on cva6 does not say that no cache is described (see $work/mem_info-cva6.txt)"
+fi
+
+# --- 09b: the demo's short papi_avail keeps the column header and the derived count ----------------------
+# scripts/demo.sh shows `papi_avail -a | scripts/papi-avail-brief.sh`: without the "Name Code Deriv" header the
+# Deriv column's Yes/No reads as availability.
+emu "$utils/papi_avail" -a >"$work/avail-a.txt" 2>&1
+"$top/scripts/papi-avail-brief.sh" 5 <"$work/avail-a.txt" >"$work/avail-brief.txt" 2>&1
+first_row=$(grep -n -m1 '^PAPI_' "$work/avail-brief.txt" | cut -d: -f1)
+header_row=$(grep -n -m1 '^ *Name  *Code  *Deriv' "$work/avail-brief.txt" | cut -d: -f1)
+summary=$(grep '^Of [0-9]* available events' "$work/avail-a.txt")
+if [ -n "$first_row" ] && [ -n "$header_row" ] && [ "$header_row" -lt "$first_row" ] &&
+	[ "$(grep -c '^PAPI_' "$work/avail-brief.txt")" -eq 5 ] && [ -n "$summary" ] &&
+	[ "$(tail -n1 "$work/avail-brief.txt")" = "$summary" ] && grep -q '^Vendor string' "$work/avail-brief.txt"; then
+	ok "demo's papi_avail -a summary: column header above the presets, 5 rows, '$summary'"
+else
+	bad "scripts/papi-avail-brief.sh lost the header or the count (see $work/avail-brief.txt)"
+fi
+if echo "not papi_avail" | "$top/scripts/papi-avail-brief.sh" >/dev/null 2>"$work/avail-brief-bad.txt"; then
+	bad "scripts/papi-avail-brief.sh accepted input that is not papi_avail -a output"
+else
+	ok "scripts/papi-avail-brief.sh refuses other input: $(cat "$work/avail-brief-bad.txt")"
 fi
 
 # --- 06: an ordinary user without CAP_PERFMON ---------------------------------------------------------

@@ -103,7 +103,7 @@ check "folded stacks without -g: the sampled function alone" grep -qx 'hot_kerne
 # that stops sampling at exit: a sample taken in the (emulated) kernel, which Linux drops for an event that
 # excludes the kernel (docs/emulator-core.md), so 99 samples reach the profile.
 MODEL=sifive-u74 EMU_ARGS=--sscofpmf prof -g -c 100000 -o "$work/perf-g.data" \
-	--folded "$work/folded-g" -- "$W" 100000 10
+	--folded "$work/folded-g" --svg "$work/flame-g.svg" -- "$W" 100000 10
 check "-g on the U74 (Sscofpmf): exit 0" test "$(rc)" = 0
 check "-g: folded stacks valid, counts sum to 99" folded_ok "$work/folded-g" 99
 check "-g: 69 hot samples, all with the stack main;run_iterations;compute_step;hot_kernel" \
@@ -117,11 +117,47 @@ check "-g: the report's top call stack ends main > ... > hot_kernel" \
 	grep -qE '^ +69 +69\.70%  .*main > run_iterations > compute_step > hot_kernel$' "$work/out"
 check "-g: precise refused on the U74 is said so" grep -q 'the PMU refused precise sampling' "$work/out"
 check "-g: one interrupt per sample" grep -qE '^  interrupts +99 \(1\.0 samples per interrupt' "$work/out"
+# the flame graph (--svg): valid SVG; a box per frame, merged by callers: main once, across all 99 samples (the
+# full width), hot_kernel's box 69 samples wide above compute_step's 99, each box's tooltip with its count
+svg_ok() {
+	python3 - "$1" <<'PY'
+import re, sys, xml.etree.ElementTree as ET
+ns = {"s": "http://www.w3.org/2000/svg"}
+root = ET.parse(sys.argv[1]).getroot()
+width = float(root.get("width"))
+boxes = []
+for g in root.findall("s:g", ns):
+    m = re.fullmatch(r"(.*) \((\d+) samples, [0-9.]+%\)", g.find("s:title", ns).text)
+    r = g.find("s:rect", ns)
+    boxes.append((m.group(1), int(m.group(2)), float(r.get("x")), float(r.get("y")), float(r.get("width"))))
+def one(name):
+    found = [b for b in boxes if b[0] == name]
+    assert len(found) == 1, f"{name}: {len(found)} boxes"
+    return found[0]
+main, step, hot = one("main"), one("compute_step"), one("hot_kernel")
+assert main[1] == 99 and abs(main[4] - (width - 20)) < 0.01, f"main {main}"
+assert step[1] == 99 and hot[1] == 69, f"compute_step {step}, hot_kernel {hot}"
+assert abs(hot[4] / main[4] - 69 / 99) < 1e-3, "hot_kernel's width is not its share"
+assert hot[3] < step[3] < main[3], "callees are not above their callers"
+assert step[2] <= hot[2] and hot[2] + hot[4] <= step[2] + step[4] + 0.01, "hot_kernel is not within compute_step"
+print(f"{len(boxes)} boxes")
+PY
+}
+check "-g --svg: a flame graph: main 99 samples wide, hot_kernel 69 above compute_step, within it" \
+	svg_ok "$work/flame-g.svg"
+check "-g --svg: the report names the file" grep -q "^flame graph written to $work/flame-g.svg" "$work/out"
 chain=$(perf script -i "$work/perf-g.data" -F ip,sym 2> /dev/null | awk '
 	/^$/ { if (n) print s; s = ""; n = 0; next } { s = s (n++ ? ">" : "") $2 } END { if (n) print s }' |
 	sort | uniq -c | sort -rn | head -1)
 check "-g: perf script's call chains: hot_kernel>compute_step>run_iterations>main (got '$chain')" \
 	bash -c "[[ '$chain' =~ ^\ *69\ hot_kernel\>compute_step\>run_iterations\>main\> ]]"
+# libc's frames below main: perf names __libc_start_call_main (a local function of libc, from libc6-dbg's debug
+# file) and __libc_start_main; rvprof reads the same debug file (by build ID) and names them too, not
+# "[unknown] (libc.so.6)"
+perf_libc=$(echo "$chain" | grep -oE 'main>__libc_start_call_main>__libc_start_main' || true)
+check "-g: libc's frames named as perf names them (perf: '${perf_libc:-none}')" bash -c \
+	"[ -n '$perf_libc' ] && grep -qE '^_start;__libc_start_main;__libc_start_call_main;main;run_iterations;compute_step;hot_kernel 69$' '$work/folded-g' &&
+	 ! grep -q 'unknown' '$work/folded-g'"
 first=$(perf_first "$work/perf-g.data")
 check "-g: perf report names hot_kernel first (got '$first')" test "$first" = "69.70% hot_kernel"
 
@@ -135,6 +171,27 @@ check "-g on CVA6: one interrupt per sample, all exact" bash -c \
 	"grep -qE '^  interrupts +100 \(1\.0 samples per interrupt' '$work/out' && grep -q '100 of 100 samples marked exact' '$work/out'"
 first=$(perf_first "$work/perf-pes.data")
 check "-g on CVA6: perf report names hot_kernel first (got '$first')" test "$first" = "70.00% hot_kernel"
+
+# ---- a stripped program with its symbols in a separate debug file found through .gnu_debuglink (objcopy, as
+# Debian's dh_strip makes them; no /usr/lib/debug/.build-id/ file for it, so the debuglink and its CRC decide)
+mkdir -p "$work/dbg" "$work/dbg-wrong"
+if objcopy --only-keep-debug "$W" "$work/dbg/pw.debug" && objcopy --strip-all --add-gnu-debuglink="$work/dbg/pw.debug" \
+	"$W" "$work/dbg/pw" && ! readelf -S "$work/dbg/pw" | grep -q '\.symtab'; then
+	prof -c 100000 -- "$work/dbg/pw" 100000 10
+	l=$(hist 1)
+	check "stripped program, debug file by .gnu_debuglink: hot_kernel named (got '$(echo $l)')" \
+		grep -qE '^ *70 +70\.00% +#+ +hot_kernel \(pw\)$' <<<"$l"
+	# the same debuglink name with other contents (another build): the CRC differs, the file is not used
+	cp "$work/dbg/pw" "$work/dbg-wrong/pw"
+	$CC -std=c11 -O0 -g -pthread "$top/examples/prof_workload.c" -o "$work/dbg-wrong/other" -ldl &&
+		objcopy --only-keep-debug "$work/dbg-wrong/other" "$work/dbg-wrong/pw.debug"
+	prof -c 100000 -- "$work/dbg-wrong/pw" 100000 10
+	l=$(hist 1)
+	check "a debug file whose CRC does not match is not used (got '$(echo $l)')" \
+		grep -qE '^ *100 +100\.00% +#+ +\[unknown\] \(pw\)$' <<<"$l"
+else
+	bad "objcopy could not make a stripped program with a .gnu_debuglink"
+fi
 
 # ---- threads: every thread the program creates is sampled
 prof -c 100000 -o "$work/perf-t.data" -- "$W" --threads 4 100000 10
@@ -183,6 +240,7 @@ expect_error "unknown event" 125 "^rvprof: event NO_SUCH_EVENT: no such event on
 expect_error "unwritable -o" 125 "^rvprof: -o /nonexistent/dir/perf.data: cannot write: No such file or directory" \
 	-- -o /nonexistent/dir/perf.data -- "$W" 100000 1
 expect_error "unwritable --folded" 125 "^rvprof: --folded $work: is a directory" -- --folded "$work" -- "$W" 100000 1
+expect_error "unwritable --svg" 125 "^rvprof: --svg $work: is a directory" -- --svg "$work" -- "$W" 100000 1
 expect_error "program not found" 127 "^rvprof: cannot run /nonexistent/prog: No such file or directory" \
 	-- /nonexistent/prog
 expect_error "program not executable" 126 "^rvprof: cannot run .*/prof_workload.c: Permission denied" \
