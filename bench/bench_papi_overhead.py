@@ -21,9 +21,12 @@ import tempfile
 
 
 def parse_dump(path):
-    """(phase name, total Ir, Ir inside librvemu) of one callgrind dump (--compress-strings=no)."""
+    """(phase name, total Ir, Ir inside the emulator) of one callgrind dump (--compress-strings=no).
+
+    Inside the emulator = the inclusive cost of every call from outside librvemu into it: its own
+    instructions and the libc calls it makes for the program (reading a file it serves, say)."""
     name, total, emu = None, 0, 0
-    ob, after_call = "", False
+    ob, cob, call_into_emu = "", None, None
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             if line.startswith("desc: Trigger: Client Request: "):
@@ -32,16 +35,21 @@ def parse_dump(path):
                 total = int(line.split()[1])
             elif line.startswith("ob="):
                 ob = line[3:].strip()
+            elif line.startswith("cob="):
+                cob = line[4:].strip()
             elif line.startswith("calls="):
-                after_call = True  # the next cost line is the call's inclusive cost, not ob's own
+                callee = cob if cob is not None else ob
+                call_into_emu = is_emulator(callee) and not is_emulator(ob)
+                cob = None
             elif line[:1].isdigit() or line[:1] in "+-*":
-                if after_call:
-                    after_call = False
-                    continue
-                parts = line.split()
-                if len(parts) >= 2 and "librvemu" in os.path.basename(ob):
-                    emu += int(parts[-1])
+                if call_into_emu:  # this cost line is that call's inclusive cost
+                    emu += int(line.split()[-1])
+                call_into_emu = None
     return name, total, emu
+
+
+def is_emulator(obj):
+    return "librvemu" in os.path.basename(obj)
 
 
 def run(args):
