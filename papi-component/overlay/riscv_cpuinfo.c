@@ -177,8 +177,23 @@ void riscv_cpuinfo_vendor_name(const struct riscv_cpuinfo *ci, char *buf, size_t
 		copy_str(buf, len, "RISC-V");
 }
 
+/* How many leading characters of an extended regular expression every string it matches from its start
+ * begins with: the characters before its first special one, less the last of them when a quantifier makes
+ * that one optional; 0 when the expression has an alternation anywhere (each branch has its own start). */
+static size_t ere_literal_prefix(const char *pattern)
+{
+	if (strchr(pattern, '|'))
+		return 0;
+	size_t n = strcspn(pattern, ".[]()*+?{}^$\\");
+	if (n > 0 && (pattern[n] == '*' || pattern[n] == '?' || pattern[n] == '{'))
+		n--;
+	return n;
+}
+
 /* Linux perf's cpuid match (mapfile.csv): the pattern must match all of "mvendorid-marchid-mimpid", each
- * printed as the kernel prints it (0x%lx); a missing field never matches. */
+ * printed as the kernel prints it (0x%lx); a missing field never matches. The rules are tried one after the
+ * other at every PAPI_library_init: a cpuid that does not begin with the pattern's literal prefix (its
+ * vendor, usually) is refused without compiling the expression, which costs far more than the match. */
 static int perf_id_matches(const struct riscv_cpuinfo *ci, const char *pattern)
 {
 	char cpuid[64];
@@ -188,6 +203,9 @@ static int perf_id_matches(const struct riscv_cpuinfo *ci, const char *pattern)
 		return 0;
 	snprintf(cpuid, sizeof(cpuid), "0x%" PRIx64 "-0x%" PRIx64 "-0x%" PRIx64, ci->mvendorid, ci->marchid,
 	         ci->mimpid);
+	size_t prefix = ere_literal_prefix(pattern);
+	if (strncmp(cpuid, pattern, prefix) != 0)
+		return 0;
 	if (regcomp(&re, pattern, REG_EXTENDED) != 0)
 		return 0;
 	int hit = regexec(&re, cpuid, 1, &m, 0) == 0 && m.rm_so == 0 && (size_t)m.rm_eo == strlen(cpuid);

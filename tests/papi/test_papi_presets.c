@@ -5,7 +5,8 @@
  * test advances its thread by a fixed number of cycles, so every event advances by its profile rate. The
  * expected value of a preset is computed from the emulator's ground truth of each native term (found
  * with libpfm4's perf encoding: PERF_TYPE_HARDWARE -> CYCLES/INSTRUCTIONS, raw -> mhpmevent) combined
- * as the preset says (NOT_DERIVED, DERIVED_ADD, DERIVED_SUB). Built and run by run-papi-tests.sh.
+ * as the preset says (NOT_DERIVED, DERIVED_ADD, DERIVED_SUB). Also: PAPI_start and PAPI_reset zero every
+ * event of a two-event set (a perf_event group), not only its leader. Built and run by run-papi-tests.sh.
  */
 #include <CUnit/Basic.h>
 #include <papi.h>
@@ -80,6 +81,61 @@ static void test_every_available_preset(void)
 	CU_ASSERT_TRUE(presets_available >= 2); /* at least PAPI_TOT_CYC and PAPI_TOT_INS */
 }
 
+/* PAPI_start and PAPI_reset zero every event of an EventSet, not just the first: a set of PAPI_TOT_CYC and
+ * PAPI_TOT_INS is one perf_event group (cycles lead, instructions is a member; on the counter-bank machines
+ * both are the riscv_hpc component's), and the counts of an interval after a restart or a reset are that
+ * interval's alone. A reset that missed the member would leave it ADVANCE_CYCLES' worth too high. */
+#define RESET_SET 2
+static void expect_interval_only(int set, const PAPI_event_info_t info[RESET_SET], int use_reset)
+{
+	uint64_t before[RESET_SET][PAPI_MAX_INFO_TERMS], after[RESET_SET][PAPI_MAX_INFO_TERMS];
+	long long values[RESET_SET] = {-1, -1};
+
+	CU_ASSERT_EQUAL(PAPI_start(set), PAPI_OK);
+	CU_ASSERT_EQUAL(emu_advance(ADVANCE_CYCLES), 0); /* what the reset or restart must drop */
+	if (use_reset) {
+		CU_ASSERT_EQUAL(PAPI_reset(set), PAPI_OK);
+	} else {
+		CU_ASSERT_EQUAL(PAPI_stop(set, values), PAPI_OK);
+		CU_ASSERT_EQUAL(PAPI_start(set), PAPI_OK);
+	}
+	for (int i = 0; i < RESET_SET; i++)
+		CU_ASSERT_EQUAL(event_terms_truth(&info[i], before[i]), 0);
+	CU_ASSERT_EQUAL(emu_advance(ADVANCE_CYCLES / 2), 0);
+	for (int i = 0; i < RESET_SET; i++)
+		CU_ASSERT_EQUAL(event_terms_truth(&info[i], after[i]), 0);
+	CU_ASSERT_EQUAL(PAPI_stop(set, values), PAPI_OK);
+	for (int i = 0; i < RESET_SET; i++) {
+		uint64_t delta[PAPI_MAX_INFO_TERMS];
+		long long want = -2;
+		for (unsigned t = 0; t < info[i].count; t++)
+			delta[t] = after[i][t] - before[i][t];
+		CU_ASSERT_EQUAL(combine_terms(&info[i], delta, &want), 0);
+		if (values[i] != want)
+			fprintf(stderr, "%s after %s: PAPI %lld, truth of the interval %lld\n",
+			        info[i].symbol, use_reset ? "PAPI_reset" : "a restart", values[i], want);
+		CU_ASSERT_EQUAL(values[i], want);
+		CU_ASSERT(want > 0);
+	}
+}
+
+static void test_start_and_reset_zero_every_event(void)
+{
+	const int codes[RESET_SET] = {PAPI_TOT_CYC, PAPI_TOT_INS};
+	PAPI_event_info_t info[RESET_SET];
+	int set = PAPI_NULL;
+
+	CU_ASSERT_EQUAL_FATAL(PAPI_create_eventset(&set), PAPI_OK);
+	for (int i = 0; i < RESET_SET; i++) {
+		CU_ASSERT_EQUAL_FATAL(PAPI_get_event_info(codes[i], &info[i]), PAPI_OK);
+		CU_ASSERT_EQUAL_FATAL(PAPI_add_event(set, codes[i]), PAPI_OK);
+	}
+	expect_interval_only(set, info, 0);
+	expect_interval_only(set, info, 1);
+	PAPI_cleanup_eventset(set);
+	PAPI_destroy_eventset(&set);
+}
+
 /* Domains: a core without an overflow interrupt Linux filters with (Sscofpmf's, Andes', T-Head's; the test
  * runner sets EXPECT_SSCOFPMF=1 for those) counts PAPI_DOM_ALL only, and PAPI says so. */
 static void test_domains_are_honest(void)
@@ -119,5 +175,7 @@ int main(void)
 	CU_pSuite s = CU_add_suite("papi_presets", NULL, NULL);
 	CU_add_test(s, "every available preset alone equals the truth", test_every_available_preset);
 	CU_add_test(s, "counting domains are what the kernel accepts", test_domains_are_honest);
+	CU_add_test(s, "PAPI_start and PAPI_reset zero every event of the set",
+	            test_start_and_reset_zero_every_event);
 	return cunit_run_all();
 }
