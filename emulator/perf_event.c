@@ -61,20 +61,27 @@ static int is_foreign(const struct emu_event *ev)
 }
 
 /* ------------------------------------------------------------------------------------ open & validate */
+/* The attr size Linux 6.3+ knows (PERF_ATTR_SIZE_VER8: config3 at byte 128), what it writes back on E2BIG.
+ * Debian 12's headers stop at config2 (128 bytes); config3 (bytes 128..135) is copied by the kernel and no
+ * riscv PMU reads it, so a non-zero config3 is accepted and ignored here too. */
+#define EMU_ATTR_SIZE_VER8 136u
+
+/* perf_copy_attr: a size below VER0 or above a page, or non-zero bytes past what the kernel knows, is E2BIG
+ * with the kernel's size written back. */
 static int copy_attr(const struct perf_event_attr *u, struct perf_event_attr *a)
 {
 	if (!u)
 		return -EFAULT;
 	uint32_t size = u->size ? u->size : PERF_ATTR_SIZE_VER0;
 	if (size < PERF_ATTR_SIZE_VER0 || size > 4096) {
-		((struct perf_event_attr *)u)->size = sizeof(*a); /* the kernel writes back what it knows */
+		((struct perf_event_attr *)u)->size = EMU_ATTR_SIZE_VER8;
 		return -E2BIG;
 	}
 	memset(a, 0, sizeof(*a));
 	memcpy(a, u, size < sizeof(*a) ? size : sizeof(*a));
-	for (size_t i = sizeof(*a); i < size; i++)
+	for (size_t i = EMU_ATTR_SIZE_VER8; i < size; i++)
 		if (((const unsigned char *)u)[i]) {
-			((struct perf_event_attr *)u)->size = sizeof(*a);
+			((struct perf_event_attr *)u)->size = EMU_ATTR_SIZE_VER8;
 			return -E2BIG;
 		}
 	a->size = size;

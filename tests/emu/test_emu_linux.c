@@ -624,6 +624,84 @@ static void test_throttle(void)
 	close(fd);
 }
 
+/* perf_copy_attr (Linux 6.3+): on E2BIG the kernel writes back the size it knows, PERF_ATTR_SIZE_VER8 = 136
+ * (config3 at byte 128); bytes up to 136 are the kernel's (config3, which no riscv PMU reads), zero bytes
+ * past them are accepted, a non-zero one is E2BIG. */
+static void test_attr_size(void)
+{
+	union {
+		struct perf_event_attr a;
+		unsigned char b[256];
+	} u;
+	memset(&u, 0, sizeof(u));
+	attr_init(&u.a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	u.a.size = 32; /* below PERF_ATTR_SIZE_VER0 */
+	CU_ASSERT_EQUAL(perf_open(&u.a, 0, -1, -1, 0), -1);
+	CU_ASSERT_EQUAL(errno, E2BIG);
+	CU_ASSERT_EQUAL(u.a.size, 136);
+	u.a.size = 200;
+	u.b[140] = 1; /* past what the kernel knows */
+	CU_ASSERT_EQUAL(perf_open(&u.a, 0, -1, -1, 0), -1);
+	CU_ASSERT_EQUAL(errno, E2BIG);
+	CU_ASSERT_EQUAL(u.a.size, 136);
+	u.a.size = 200;
+	u.b[140] = 0;
+	u.b[130] = 7; /* config3: the kernel's own field */
+	int fd = perf_open(&u.a, 0, -1, -1, 0);
+	CU_ASSERT(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	u.a.size = 5000; /* above a page */
+	CU_ASSERT_EQUAL(perf_open(&u.a, 0, -1, -1, 0), -1);
+	CU_ASSERT_EQUAL(errno, E2BIG);
+	CU_ASSERT_EQUAL(u.a.size, 136);
+}
+
+/* perf_ioctl PERF_EVENT_IOC_PAUSE_OUTPUT (rb_toggle_paused): EINVAL without a buffer; with one, 0, and while
+ * paused perf_output_begin writes nothing and counts every record lost: read_format LOST says how many, and
+ * the first record after resuming is a PERF_RECORD_LOST with that number. */
+static void test_pause_output(void)
+{
+	struct perf_event_attr a;
+	clock_sampling_attr(&a, 1000000); /* 1 ms */
+	a.read_format = PERF_FORMAT_LOST;
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1), -1);
+	CU_ASSERT_EQUAL(errno, EINVAL);
+	struct perf_event_mmap_page *pg = mmap(NULL, ring_len(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(pg != MAP_FAILED);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1), 0);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	run_for_ns(20000000); /* 20 ms */
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	CU_ASSERT_EQUAL(__atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), 0); /* nothing written */
+	uint64_t v[2] = {0};
+	CU_ASSERT_EQUAL(read(fd, v, sizeof(v)), (ssize_t)sizeof(v));
+	if (virtual_clock) {
+		CU_ASSERT_EQUAL(v[1], 20);
+	} else {
+		CU_ASSERT(v[1] >= 10);
+	}
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0), 0);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	run_for_ns(10000000);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	const unsigned char *data = (const unsigned char *)pg + pg->data_offset;
+	struct perf_event_header h;
+	uint64_t lost[2] = {0}; /* id, lost */
+	CU_ASSERT_FATAL(__atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE) >= sizeof(h) + sizeof(lost));
+	memcpy(&h, data, sizeof(h));
+	memcpy(lost, data + sizeof(h), sizeof(lost));
+	CU_ASSERT_EQUAL(h.type, PERF_RECORD_LOST);
+	CU_ASSERT_EQUAL(lost[1], v[1]);
+	unsigned samples = 0;
+	walk_records(pg, &samples, NULL, NULL, NULL, 0);
+	CU_ASSERT(samples >= 1);
+	munmap(pg, ring_len());
+	close(fd);
+}
+
 void add_linux_suites(void)
 {
 	CU_pSuite s = CU_add_suite("faithful to Linux", NULL, NULL);
@@ -642,6 +720,7 @@ void add_linux_suites(void)
 	CU_add_test(s, "mmap page and user-space counter reads (arch_perf_update_userpage)",
 	            test_mmap_page_user_read);
 	CU_add_test(s, "throttling (__perf_event_account_interrupt)", test_throttle);
+	CU_add_test(s, "attr size and E2BIG write back VER8 (perf_copy_attr)", test_attr_size);
 }
 
 /* ------------------------------------------------------------------------------------- permissions */
