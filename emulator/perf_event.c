@@ -428,7 +428,16 @@ static int ioctl_locked(struct emu_event *ev, unsigned long req, unsigned long a
 		return 0;
 	case PERF_EVENT_IOC_MODIFY_ATTRIBUTES:
 		return -EOPNOTSUPP; /* perf_event_modify_attr: breakpoints only */
-	case PERF_EVENT_IOC_PAUSE_OUTPUT:
+	case PERF_EVENT_IOC_PAUSE_OUTPUT: {
+		/* perf_ioctl -> rb_toggle_paused: the buffer the event writes to (its own, or the SET_OUTPUT
+		 * one); no buffer mapped is EINVAL. While paused perf_output_begin drops every record and counts
+		 * it lost (PERF_RECORD_LOST once output resumes, read_format LOST). */
+		struct emu_event *rb = ev->output ? ev->output : ev;
+		if (!rb->page || !rb->data_size)
+			return -EINVAL;
+		rb->paused = arg != 0;
+		return 0;
+	}
 	case PERF_EVENT_IOC_SET_FILTER:
 	case PERF_EVENT_IOC_SET_BPF:
 	case PERF_EVENT_IOC_QUERY_BPF:

@@ -114,6 +114,7 @@ void emu_ring_unmap(struct emu_event *ev)
 	if (ev->page)
 		EMU_REAL(munmap)(ev->page, ev->map_len);
 	ev->page = NULL;
+	ev->paused = 0;
 }
 
 /* Linux 6.6+ (arch_perf_update_userpage, riscv_pmu): a mapped hardware event's page says which counter CSR
@@ -309,7 +310,7 @@ void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns, const
 	uint64_t rec[8 + 3 + 3 * 64];
 	struct emu_event *rb = output_of(ev);
 	size_t size = build_sample(ev, ip, time_ns, pes, rec, sizeof(rec) / sizeof(rec[0]));
-	if (!rb->page || !rb->data_size || size == 0) {
+	if (!rb->page || !rb->data_size || size == 0 || rb->paused) {
 		emu_sample_lost(ev);
 		return;
 	}
@@ -337,6 +338,10 @@ void emu_ring_write_throttle(struct emu_event *ev, int throttle, uint64_t time_n
 	uint64_t r[4] = {0, time_ns, ev->id, ev->id};
 	struct perf_event_header h = {throttle ? PERF_RECORD_THROTTLE : PERF_RECORD_UNTHROTTLE, 0, sizeof(r)};
 	memcpy(&r[0], &h, sizeof(h));
+	if (rb->page && rb->data_size && rb->paused) {
+		emu_sample_lost(ev); /* perf_output_begin counts any record a paused buffer drops */
+		return;
+	}
 	if (!rb->page || !rb->data_size || !ring_has_room(rb, sizeof(r)))
 		return;
 	uint64_t head = rb->data_head;

@@ -67,6 +67,7 @@ struct emu_event {
 	struct perf_event_mmap_page *page;
 	size_t map_len;
 	uint64_t data_size, data_head;
+	int paused; /* PERF_EVENT_IOC_PAUSE_OUTPUT: records are dropped and counted lost (rb->paused) */
 	/* fcntl state mirrored from the user's calls */
 	int async;
 	int has_owner;  /* F_SETOWN / F_SETOWN_EX called */

@@ -720,6 +720,7 @@ void add_linux_suites(void)
 	CU_add_test(s, "mmap page and user-space counter reads (arch_perf_update_userpage)",
 	            test_mmap_page_user_read);
 	CU_add_test(s, "throttling (__perf_event_account_interrupt)", test_throttle);
+	CU_add_test(s, "PAUSE_OUTPUT drops and counts records (rb_toggle_paused)", test_pause_output);
 	CU_add_test(s, "attr size and E2BIG write back VER8 (perf_copy_attr)", test_attr_size);
 }
 
