@@ -731,6 +731,34 @@ static uint64_t interrupted_pc(void *ucv)
 #endif
 }
 
+static __thread const struct emu_uregs *sample_uregs __attribute__((tls_model("initial-exec")));
+
+const struct emu_uregs *emu_sample_uregs(void)
+{
+	return sample_uregs;
+}
+
+static void uregs_from(const void *ucv, struct emu_uregs *r)
+{
+	const ucontext_t *uc = ucv;
+	memset(r, 0, sizeof(*r));
+#if defined(__riscv)
+	for (int i = 0; i < EMU_PERF_REGS; i++) /* __gregs: pc, then x1..x31, as the PERF_REG order */
+		r->r[i] = (uint64_t)uc->uc_mcontext.__gregs[i];
+#elif defined(__x86_64__)
+	r->r[EMU_REG_PC] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	r->r[EMU_REG_SP] = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+	r->r[EMU_REG_S0] = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+#elif defined(__aarch64__)
+	r->r[EMU_REG_PC] = (uint64_t)uc->uc_mcontext.pc;
+	r->r[EMU_REG_SP] = (uint64_t)uc->uc_mcontext.sp;
+	r->r[EMU_REG_S0] = (uint64_t)uc->uc_mcontext.regs[29];
+	r->r[EMU_REG_RA] = (uint64_t)uc->uc_mcontext.regs[30];
+#else
+	(void)uc;
+#endif
+}
+
 /* CPU time of the calling thread, ns. */
 static uint64_t thread_cpu_ns(void)
 {
@@ -773,11 +801,16 @@ static void tick_handler(int sig, siginfo_t *si, void *uc)
 	uint64_t t0 = thread_cpu_ns();
 	struct emu_thread *t = emu_thread_self();
 	uint64_t pc = interrupted_pc(uc);
+	struct emu_uregs regs;
 	if (in_emulator(pc)) /* an interposed call or control API that runs with signals open */
 		pc = EMU_IP_KERNEL;
+	else
+		uregs_from(uc, &regs);
 	emu_lock();
 	in_tick_handler = 1; /* the handlers' own re-arming (PAPI's IOC_DISABLE, IOC_REFRESH) is done below */
+	sample_uregs = pc == EMU_IP_KERNEL ? NULL : &regs;
 	emu_ctx_sync(t, emu_cycles_of(t), pc);
+	sample_uregs = NULL;
 	emu_unlock(); /* the overflow handlers run here */
 	emu_lock();
 	in_tick_handler = 0;

@@ -61,6 +61,35 @@ static int is_foreign(const struct emu_event *ev)
 }
 
 /* ------------------------------------------------------------------------------------ open & validate */
+/* perf_reg_validate (arch/riscv/kernel/perf_regs.c): a non-empty mask within the riscv PERF_REG set. */
+static int regs_mask_ok(uint64_t mask)
+{
+	return mask && !(mask >> EMU_PERF_REGS);
+}
+
+/* The sample_type checks of perf_copy_attr, for every event (sampling or not), in the kernel's order. */
+static int check_sample_attr(struct perf_event_attr *a)
+{
+	uint64_t st = a->sample_type;
+	if (st & PERF_SAMPLE_BRANCH_STACK) {
+		uint64_t mask = a->branch_sample_type;
+		if ((mask & ~(uint64_t)(PERF_SAMPLE_BRANCH_MAX - 1)) || !(mask & ~PERF_SAMPLE_BRANCH_PLM_ALL))
+			return -EINVAL;
+	}
+	if ((st & PERF_SAMPLE_REGS_USER) && !regs_mask_ok(a->sample_regs_user))
+		return -EINVAL;
+	/* HAVE_PERF_USER_STACK_DUMP (riscv has it): a u16-sized, u64-aligned dump */
+	if ((st & PERF_SAMPLE_STACK_USER) && (a->sample_stack_user >= 0xffff || a->sample_stack_user % 8))
+		return -EINVAL;
+	if (!a->sample_max_stack)
+		a->sample_max_stack = EMU_MAX_STACK;
+	if ((st & PERF_SAMPLE_REGS_INTR) && !regs_mask_ok(a->sample_regs_intr))
+		return -EINVAL;
+	if ((st & PERF_SAMPLE_WEIGHT) && (st & PERF_SAMPLE_WEIGHT_STRUCT))
+		return -EINVAL;
+	return 0;
+}
+
 /* The attr size Linux 6.3+ knows (PERF_ATTR_SIZE_VER8: config3 at byte 128), what it writes back on E2BIG.
  * Debian 12's headers stop at config2 (128 bytes); config3 (bytes 128..135) is copied by the kernel and no
  * riscv PMU reads it, so a non-zero config3 is accepted and ignored here too. */
@@ -92,7 +121,7 @@ static int copy_attr(const struct perf_event_attr *u, struct perf_event_attr *a)
 		return -EINVAL;
 	if (!a->freq && (a->sample_period >> 63) != 0)
 		return -EINVAL; /* a period must fit in 63 bits */
-	return 0;
+	return check_sample_attr(a);
 }
 
 /* security_perf_event_open and perf_allow_kernel (kernel/events/core.c): paranoid 3 and 4 (Debian's and
@@ -110,10 +139,10 @@ static int check_permissions(const struct perf_event_attr *a)
 	return 0;
 }
 
-#define EMU_SAMPLE_SUPPORTED                                                                                 \
-	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |           \
-	 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ |                   \
-	 PERF_SAMPLE_IDENTIFIER)
+/* What a sampling event may not ask for: AUX data (no riscv PMU has an AUX area) and the cgroup (not
+ * emulated: the emulator does not know the task's perf cgroup). Everything else Linux 6.6 on riscv
+ * accepts is written (perf_output.c), BRANCH_STACK being refused by every riscv PMU (below). */
+#define EMU_SAMPLE_REFUSED (PERF_SAMPLE_AUX | PERF_SAMPLE_CGROUP)
 
 static int has_exclude(const struct perf_event_attr *a)
 {
@@ -159,11 +188,14 @@ static int check_capabilities(const struct perf_event_attr *a, const struct emu_
 	 * just counts (x86 accepts `perf stat -e cycles:pp` too). A core without PES refuses any precise
 	 * level (EOPNOTSUPP, as x86 refuses what it cannot give; perf then retries less precise), so no
 	 * sample is ever shown as precise that is not. */
+	/* riscv_pmu_event_init, perf_swevent_init, cpu/task_clock_event_init: no branch stack */
+	if (a->sample_type & PERF_SAMPLE_BRANCH_STACK)
+		return -EOPNOTSUPP;
 	if (a->precise_ip) {
 		if (!emu_cfg()->pes || ev->kind == EK_SOFTWARE)
 			return -EOPNOTSUPP;
 		if (is_sampling(ev)) {
-			if (a->sample_type & ~(uint64_t)EMU_SAMPLE_SUPPORTED)
+			if (a->sample_type & EMU_SAMPLE_REFUSED)
 				return -EINVAL;
 			return !emu_cfg()->sscofpmf && has_exclude(a) ? -EINVAL : 0;
 		} /* a counting event: the checks of any counting event */
@@ -181,7 +213,7 @@ static int check_capabilities(const struct perf_event_attr *a, const struct emu_
 		if (is_sampling(ev))
 			return -EOPNOTSUPP;
 	}
-	if (is_sampling(ev) && (a->sample_type & ~(uint64_t)EMU_SAMPLE_SUPPORTED))
+	if (is_sampling(ev) && (a->sample_type & EMU_SAMPLE_REFUSED))
 		return -EINVAL;
 	return 0;
 }
@@ -261,9 +293,16 @@ int perf_open(const struct perf_event_attr *uattr, int pid, int cpu, struct emu_
 		return err;
 	if (tmp.attr.freq && tmp.attr.sample_freq > emu_cfg()->max_sample_rate)
 		return -EINVAL; /* perf_event_max_sample_rate */
+	/* "Only privileged users can get physical addresses": perf_allow_kernel */
+	if ((tmp.attr.sample_type & PERF_SAMPLE_PHYS_ADDR) && !emu_cfg()->cap_perfmon &&
+	    emu_cfg()->paranoid > 1)
+		return -EACCES;
 	if ((err = decode_event(&tmp.attr, &tmp)) || (err = check_capabilities(&tmp.attr, &tmp)) ||
 	    (err = resolve_target(pid, cpu, &tmp.target)))
 		return err;
+	/* get_callchain_buffers, once the PMU took the event: deeper than sysctl perf_event_max_stack */
+	if ((tmp.attr.sample_type & PERF_SAMPLE_CALLCHAIN) && tmp.attr.sample_max_stack > EMU_MAX_STACK)
+		return -EOVERFLOW;
 	tmp.cpu = cpu;
 	emu_lock();
 	if ((err = attach_group(&tmp, group, has_group, flags))) {
@@ -430,8 +469,8 @@ static int ioctl_locked(struct emu_event *ev, unsigned long req, unsigned long a
 		return -EOPNOTSUPP; /* perf_event_modify_attr: breakpoints only */
 	case PERF_EVENT_IOC_PAUSE_OUTPUT: {
 		/* perf_ioctl -> rb_toggle_paused: the buffer the event writes to (its own, or the SET_OUTPUT
-		 * one); no buffer mapped is EINVAL. While paused perf_output_begin drops every record and counts
-		 * it lost (PERF_RECORD_LOST once output resumes, read_format LOST). */
+		 * one); no buffer mapped is EINVAL. While paused perf_output_begin drops every record and
+		 * counts it lost (PERF_RECORD_LOST once output resumes, read_format LOST). */
 		struct emu_event *rb = ev->output ? ev->output : ev;
 		if (!rb->page || !rb->data_size)
 			return -EINVAL;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -257,12 +258,142 @@ static void ring_commit(struct emu_event *rb, uint64_t head)
 	__atomic_store_n(&rb->page->data_head, head, __ATOMIC_RELEASE);
 }
 
-static size_t build_sample(struct emu_event *ev, uint64_t ip, uint64_t time_ns,
-                           const struct rvemu_pes_record *pes, uint64_t *rec, size_t max)
+/* Reads `n` bytes of this process's memory at `addr` without faulting, as __copy_from_user_inatomic: page by
+ * page with process_vm_readv on ourselves, stopping at the first page that cannot be read; returns the bytes
+ * read (0 also where the host has no process_vm_readv, e.g. an old qemu-user). */
+static size_t user_copy(void *dst, uint64_t addr, size_t n)
+{
+	size_t page = (size_t)EMU_REAL(sysconf)(_SC_PAGESIZE), done = 0;
+	while (done < n) {
+		size_t chunk = page - (size_t)((addr + done) % page);
+		if (chunk > n - done)
+			chunk = n - done;
+		struct iovec l = {(char *)dst + done, chunk}, r = {(void *)(uintptr_t)(addr + done), chunk};
+		ssize_t got = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+		if (got <= 0)
+			break;
+		done += (size_t)got;
+		if ((size_t)got < chunk)
+			break;
+	}
+	return done;
+}
+
+/* A PERF_SAMPLE_CALLCHAIN being built (perf_callchain_entry_ctx): sample_max_stack bounds the addresses,
+ * perf_event_max_contexts_per_stack the PERF_CONTEXT_* marks. */
+struct chain {
+	uint64_t *ip;
+	size_t nr, ips, max_ips, contexts;
+};
+
+static void chain_context(struct chain *c, uint64_t mark)
+{
+	if (c->contexts < EMU_MAX_CONTEXTS) {
+		c->ip[c->nr++] = mark;
+		c->contexts++;
+	}
+}
+
+static int chain_store(struct chain *c, uint64_t ip)
+{
+	if (c->ips >= c->max_ips)
+		return -1;
+	c->ip[c->nr++] = ip;
+	c->ips++;
+	return 0;
+}
+
+/* perf_callchain_user: the sampled pc, then the return addresses along the frame-pointer chain, each frame
+ * read without faulting; a program built without frame pointers gives what the kernel gives it. Built for
+ * riscv64, riscv's frame record (fp-16: the caller's fp, fp-8: the return address; the first return address
+ * is ra, as a leaf may not have saved it); on other hosts the host's ([fp]: caller's fp, [fp+8]: return). */
+static void chain_user(struct chain *c, const struct emu_uregs *r)
+{
+	if (chain_store(c, r->r[EMU_REG_PC]))
+		return;
+	uint64_t fp = r->r[EMU_REG_S0], f[2];
+#if defined(__riscv)
+	uint64_t ra = r->r[EMU_REG_RA];
+	while (fp && !(fp & 3) && c->ips < c->max_ips) {
+		if (user_copy(f, fp - sizeof(f), sizeof(f)) != sizeof(f))
+			break;
+		uint64_t ret = ra ? ra : f[1];
+		ra = 0;
+		if (!ret || chain_store(c, ret))
+			break;
+		fp = f[0];
+	}
+#else
+	while (fp && !(fp & 7) && c->ips < c->max_ips) {
+		if (user_copy(f, fp, sizeof(f)) != sizeof(f) || !f[1] || chain_store(c, f[1]))
+			break;
+		fp = f[0];
+	}
+#endif
+}
+
+/* get_perf_callchain: the kernel part (PERF_CONTEXT_KERNEL and the kernel pc) for a sample taken in the
+ * kernel, the user part (PERF_CONTEXT_USER and the user call chain) for one with the program's registers,
+ * or just the user pc where the emulator has no registers (a PES record's exact pc, the control API). A
+ * kernel sample has no user part here: the program's registers at its system call are not kept. */
+static size_t put_callchain(const struct emu_event *ev, uint64_t ip, const struct emu_uregs *regs,
+                            uint64_t *out)
+{
+	struct chain c = {out + 1, 0, 0, ev->attr.sample_max_stack, 0};
+	if (ip == EMU_IP_KERNEL) {
+		if (!ev->attr.exclude_callchain_kernel) {
+			chain_context(&c, PERF_CONTEXT_KERNEL);
+			chain_store(&c, ip);
+		}
+	} else if (!ev->attr.exclude_callchain_user) {
+		chain_context(&c, PERF_CONTEXT_USER);
+		if (regs)
+			chain_user(&c, regs);
+		else
+			chain_store(&c, ip);
+	}
+	out[0] = c.nr;
+	return 1 + c.nr;
+}
+
+/* perf_output_sample_regs: the abi, then each register of the mask, lowest first; ABI_NONE alone where
+ * there are no registers (a sample taken in the kernel or from a PES record, see emu_sample_uregs). */
+static size_t put_regs(uint64_t mask, const struct emu_uregs *regs, uint64_t *out)
+{
+	size_t n = 0;
+	out[n++] = regs ? PERF_SAMPLE_REGS_ABI_64 : PERF_SAMPLE_REGS_ABI_NONE;
+	for (unsigned i = 0; regs && i < EMU_PERF_REGS; i++)
+		if (mask & (1ull << i))
+			out[n++] = regs->r[i];
+	return n;
+}
+
+/* PERF_MEM_NA (include/linux/perf_event.h): what perf_prepare_sample writes for a PMU without data sources.
+ */
+#define EMU_MEM_NA                                                                                           \
+	(PERF_MEM_S(OP, NA) | PERF_MEM_S(LVL, NA) | PERF_MEM_S(SNOOP, NA) | PERF_MEM_S(LOCK, NA) |           \
+	 PERF_MEM_S(TLB, NA) | PERF_MEM_S(LVLNUM, NA))
+
+/* The words of a PERF_RECORD_SAMPLE in perf_output_sample's order. `rec` gets everything up to STACK_USER's
+ * size word, `tail` what follows its data; `stack` the user stack dump (address, size) between them. The
+ * riscv PMU has no raw data, branch records, weights, data sources or transactions: the fields say so as
+ * the kernel writes them (RAW: 4 bytes of 0; WEIGHT 0; DATA_SRC PERF_MEM_NA; ADDR, PHYS_ADDR and
+ * DATA_PAGE_SIZE 0 as there is no data address). */
+struct sample_parts {
+	size_t n, m;                   /* words in rec and tail */
+	uint64_t stack_sp, stack_size; /* STACK_USER dump */
+};
+
+static int build_sample(struct emu_event *ev, uint64_t ip, uint64_t time_ns,
+                        const struct rvemu_pes_record *pes, uint64_t *rec, size_t max, uint64_t *tail,
+                        struct sample_parts *sp)
 {
 	uint64_t st = ev->attr.sample_type;
 	struct emu_thread *t = ev->target;
-	size_t n = 1; /* rec[0] = header */
+	const struct emu_uregs *regs = emu_sample_uregs();
+	if (pes || ip == EMU_IP_KERNEL || (regs && regs->r[EMU_REG_PC] != ip))
+		regs = NULL;
+	size_t n = 1, m = 0; /* rec[0] = header */
 	if (st & PERF_SAMPLE_IDENTIFIER)
 		rec[n++] = ev->id;
 	if (st & PERF_SAMPLE_IP)
@@ -284,16 +415,80 @@ static size_t build_sample(struct emu_event *ev, uint64_t ip, uint64_t time_ns,
 	if (st & PERF_SAMPLE_READ) {
 		size_t need = emu_read_values(ev, pes, rec + n, max - n);
 		if (need > max - n)
-			return 0; /* a group too large for one record: counted as lost, never padded */
+			return -1; /* a group too large for one record: counted as lost, never padded */
 		n += need;
+	}
+	if (st & PERF_SAMPLE_CALLCHAIN)
+		n += put_callchain(ev, ip, regs, rec + n);
+	if (st & PERF_SAMPLE_RAW) {
+		struct {
+			uint32_t size, data;
+		} raw = {sizeof(uint32_t), 0};
+		memcpy(&rec[n++], &raw, sizeof(raw));
+	}
+	if (st & PERF_SAMPLE_REGS_USER)
+		n += put_regs(ev->attr.sample_regs_user, regs, rec + n);
+	sp->stack_size = 0;
+	sp->stack_sp = 0;
+	if (st & PERF_SAMPLE_STACK_USER) {
+		rec[n++] = 0; /* the size, set below once the rest is known */
+		sp->stack_sp = regs ? regs->r[EMU_REG_SP] : 0;
+	}
+	if (st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT))
+		tail[m++] = 0;
+	if (st & PERF_SAMPLE_DATA_SRC)
+		tail[m++] = EMU_MEM_NA;
+	if (st & PERF_SAMPLE_TRANSACTION)
+		tail[m++] = 0;
+	if (st & PERF_SAMPLE_REGS_INTR) /* the interrupted registers: the program's for a user sample */
+		m += put_regs(ev->attr.sample_regs_intr, regs, tail + m);
+	if (st & PERF_SAMPLE_PHYS_ADDR)
+		tail[m++] = 0;
+	if (st & PERF_SAMPLE_DATA_PAGE_SIZE)
+		tail[m++] = 0;
+	if (st & PERF_SAMPLE_CODE_PAGE_SIZE) /* perf_get_page_size(ip): a user pc is on a base page */
+		tail[m++] = ip == EMU_IP_KERNEL ? 0 : (uint64_t)EMU_REAL(sysconf)(_SC_PAGESIZE);
+	/* perf_sample_ustack_size: what was asked, cut so the record's size still fits its u16 */
+	if ((st & PERF_SAMPLE_STACK_USER) && regs) {
+		uint64_t fixed = (n + m) * 8 + 8, size = ev->attr.sample_stack_user;
+		if (fixed + size > 0xffff)
+			size = (0xffff - fixed) & ~7ull;
+		sp->stack_size = size;
+		rec[n - 1] = size;
 	}
 	/* PERF_RECORD_MISC_EXACT_IP only for PES samples: the PC of the instruction that caused the event; a
 	 * sample taken inside the emulator is a kernel sample, never exact (its cause ran in the program) */
 	uint16_t misc = ip == EMU_IP_KERNEL ? PERF_RECORD_MISC_KERNEL
 	                                    : PERF_RECORD_MISC_USER | (pes ? PERF_RECORD_MISC_EXACT_IP : 0);
-	struct perf_event_header h = {PERF_RECORD_SAMPLE, misc, (uint16_t)(n * 8)};
+	uint64_t bytes = (n + m) * 8 + (sp->stack_size ? sp->stack_size + 8 : 0);
+	struct perf_event_header h = {PERF_RECORD_SAMPLE, misc, (uint16_t)bytes};
 	memcpy(&rec[0], &h, sizeof(h));
-	return n * 8;
+	sp->n = n;
+	sp->m = m;
+	return 0;
+}
+
+/* STACK_USER's data: the stack copied straight into the ring from the program's sp; what cannot be read
+ * (past the stack's end) is zero padding. Returns dyn_size, the bytes really copied. */
+static uint64_t ring_put_stack(struct emu_event *rb, uint64_t *head, uint64_t sp, uint64_t size)
+{
+	unsigned char *data = (unsigned char *)rb->page + (rb->map_len - rb->data_size);
+	uint64_t done = 0, dyn = 0;
+	int failed = 0;
+	while (done < size) {
+		size_t off = (size_t)((*head + done) % rb->data_size), chunk = rb->data_size - off;
+		if (chunk > size - done)
+			chunk = (size_t)(size - done);
+		size_t got = failed ? 0 : user_copy(data + off, sp + done, chunk);
+		if (got < chunk) {
+			memset(data + off + got, 0, chunk - got);
+			failed = 1;
+		}
+		dyn += got;
+		done += chunk;
+	}
+	*head += size;
+	return dyn;
 }
 
 void emu_sample_lost(struct emu_event *ev)
@@ -307,13 +502,17 @@ void emu_sample_lost(struct emu_event *ev)
  * fits; a record that does not fit is dropped and counted. */
 void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns, const struct rvemu_pes_record *pes)
 {
-	uint64_t rec[8 + 3 + 3 * 64];
+	/* header, 9 fixed fields, a group's read values, a call chain, raw, user registers, the stack size */
+	uint64_t rec[11 + 3 + 3 * 64 + 1 + EMU_MAX_STACK + EMU_MAX_CONTEXTS + 1 + 1 + EMU_PERF_REGS + 1];
+	uint64_t tail[8 + 1 + EMU_PERF_REGS];
+	struct sample_parts parts;
 	struct emu_event *rb = output_of(ev);
-	size_t size = build_sample(ev, ip, time_ns, pes, rec, sizeof(rec) / sizeof(rec[0]));
-	if (!rb->page || !rb->data_size || size == 0 || rb->paused) {
+	int bad = build_sample(ev, ip, time_ns, pes, rec, sizeof(rec) / sizeof(rec[0]), tail, &parts);
+	if (!rb->page || !rb->data_size || bad || rb->paused) {
 		emu_sample_lost(ev);
 		return;
 	}
+	size_t size = (parts.n + parts.m) * 8 + (parts.stack_size ? parts.stack_size + 8 : 0);
 	uint64_t lost[3] = {0, ev->id, ev->lost}; /* PERF_RECORD_LOST: header, id, number lost */
 	struct perf_event_header lh = {PERF_RECORD_LOST, 0, sizeof(lost)};
 	memcpy(&lost[0], &lh, sizeof(lh));
@@ -325,7 +524,12 @@ void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns, const
 	if (ev->lost)
 		ring_put(rb, &head, &lost, sizeof(lost));
 	ev->lost = 0;
-	ring_put(rb, &head, rec, size);
+	ring_put(rb, &head, rec, parts.n * 8);
+	if (parts.stack_size) {
+		uint64_t dyn = ring_put_stack(rb, &head, parts.stack_sp, parts.stack_size);
+		ring_put(rb, &head, &dyn, sizeof(dyn));
+	}
+	ring_put(rb, &head, tail, parts.m * 8);
 	ring_commit(rb, head);
 	EMU_STAT_ADD(samples_written, 1);
 	ring_wakeup_check(ev, rb, old);

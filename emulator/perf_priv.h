@@ -111,7 +111,25 @@ static inline int is_sampling(const struct emu_event *ev)
  * the kernel: an overflow noticed there is taken at the next point in the program (the next alarm). */
 #define EMU_IP_KERNEL 0xffffffff80000000ull
 
+/* sysctl kernel.perf_event_max_stack and perf_event_max_contexts_per_stack at their defaults
+ * (PERF_MAX_STACK_DEPTH, PERF_MAX_CONTEXTS_PER_STACK): the bounds of a PERF_SAMPLE_CALLCHAIN. */
+#define EMU_MAX_STACK    127
+#define EMU_MAX_CONTEXTS 8
+/* The riscv PERF_REG set (arch/riscv/include/uapi/asm/perf_regs.h): pc, then x1..x31 by number. */
+#define EMU_PERF_REGS 32
+enum { EMU_REG_PC = 0, EMU_REG_RA = 1, EMU_REG_SP = 2, EMU_REG_S0 = 8 };
+
+/* The program's registers where a sample was taken, in the riscv PERF_REG order. Built for riscv64 they are
+ * the interrupted program's own (its signal ucontext); on another host only pc, sp and the frame pointer
+ * (s0) are filled from the host's equivalents and the rest read 0. */
+struct emu_uregs {
+	uint64_t r[EMU_PERF_REGS];
+};
+
 /* perf_ctx.c */
+/* The registers of the program the sampling alarm interrupted, while its samples are written; NULL anywhere
+ * else (a sample taken in a system call, the control API, a PES drain). */
+const struct emu_uregs *emu_sample_uregs(void);
 void perf_fork_child_unlock(void);
 struct emu_ctx *emu_ctx_of(struct emu_thread *t);
 void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip);

@@ -702,6 +702,237 @@ static void test_pause_output(void)
 	close(fd);
 }
 
+/* ------------------------------------------------------------------------------ sample_type fields */
+static void open_sampling_expect(uint64_t sample_type, void (*tweak)(struct perf_event_attr *), int err,
+                                 const char *what)
+{
+	struct perf_event_attr a;
+	clock_sampling_attr(&a, 1000000);
+	a.size = sizeof(a); /* the fields past PERF_ATTR_SIZE_VER0 count */
+	a.sample_type = sample_type;
+	if (tweak)
+		tweak(&a);
+	errno = 0;
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	if (err) {
+		CU_ASSERT_EQUAL(fd, -1);
+		CU_ASSERT_EQUAL(errno, err);
+	} else {
+		CU_ASSERT(fd >= 0);
+	}
+	if ((err && (fd != -1 || errno != err)) || (!err && fd < 0))
+		fprintf(stderr, "  %s: fd %d errno %d, expected %d\n", what, fd, errno, err);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void regs_pc_sp(struct perf_event_attr *a)
+{
+	a->sample_regs_user = 1u << 0 | 1u << 2;
+	a->sample_regs_intr = 1u << 0;
+	a->sample_stack_user = 64;
+}
+static void regs_none(struct perf_event_attr *a)
+{
+	a->sample_regs_user = 0;
+}
+static void regs_outside(struct perf_event_attr *a)
+{
+	a->sample_regs_user = 1ull << 32; /* past PERF_REG_RISCV_MAX */
+}
+static void intr_outside(struct perf_event_attr *a)
+{
+	a->sample_regs_intr = 1ull << 40;
+}
+static void stack_too_big(struct perf_event_attr *a)
+{
+	a->sample_stack_user = 0xffff;
+}
+static void stack_unaligned(struct perf_event_attr *a)
+{
+	a->sample_stack_user = 12;
+}
+static void max_stack_127(struct perf_event_attr *a)
+{
+	a->sample_max_stack = 127;
+}
+static void max_stack_128(struct perf_event_attr *a)
+{
+	a->sample_max_stack = 128;
+}
+static void branch_any(struct perf_event_attr *a)
+{
+	a->branch_sample_type = PERF_SAMPLE_BRANCH_ANY;
+}
+static void branch_plm_only(struct perf_event_attr *a)
+{
+	a->branch_sample_type = PERF_SAMPLE_BRANCH_USER;
+}
+
+/* perf_copy_attr, perf_reg_validate (riscv), get_callchain_buffers, riscv_pmu_event_init: every sample_type
+ * bit Linux 6.6 on riscv accepts opens; the masks, the stack dump size and sample_max_stack are checked as
+ * the kernel does (EOVERFLOW past sysctl perf_event_max_stack = 127); no riscv PMU has a branch stack. */
+static void test_sample_type_checks(void)
+{
+	const uint64_t accepted[] = {PERF_SAMPLE_CALLCHAIN,      PERF_SAMPLE_REGS_USER,
+	                             PERF_SAMPLE_STACK_USER,     PERF_SAMPLE_RAW,
+	                             PERF_SAMPLE_REGS_INTR,      PERF_SAMPLE_WEIGHT,
+	                             PERF_SAMPLE_DATA_SRC,       PERF_SAMPLE_TRANSACTION,
+	                             PERF_SAMPLE_PHYS_ADDR,      PERF_SAMPLE_DATA_PAGE_SIZE,
+	                             PERF_SAMPLE_CODE_PAGE_SIZE, PERF_SAMPLE_WEIGHT_STRUCT};
+	for (size_t i = 0; i < sizeof(accepted) / sizeof(accepted[0]); i++)
+		open_sampling_expect(PERF_SAMPLE_IP | accepted[i], regs_pc_sp, 0,
+		                     "an accepted sample_type bit");
+	open_sampling_expect(PERF_SAMPLE_REGS_USER, regs_none, EINVAL, "REGS_USER, empty mask");
+	open_sampling_expect(PERF_SAMPLE_REGS_USER, regs_outside, EINVAL, "REGS_USER, bit 32");
+	open_sampling_expect(PERF_SAMPLE_REGS_INTR, intr_outside, EINVAL, "REGS_INTR, bit 40");
+	open_sampling_expect(PERF_SAMPLE_REGS_INTR, NULL, EINVAL, "REGS_INTR, empty mask");
+	open_sampling_expect(PERF_SAMPLE_STACK_USER, stack_too_big, EINVAL, "STACK_USER 65535");
+	open_sampling_expect(PERF_SAMPLE_STACK_USER, stack_unaligned, EINVAL, "STACK_USER 12");
+	open_sampling_expect(PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT, NULL, EINVAL, "both weights");
+	open_sampling_expect(PERF_SAMPLE_CALLCHAIN, max_stack_127, 0, "sample_max_stack 127");
+	open_sampling_expect(PERF_SAMPLE_CALLCHAIN, max_stack_128, EOVERFLOW, "sample_max_stack 128");
+	open_sampling_expect(PERF_SAMPLE_IP, max_stack_128, 0, "sample_max_stack without CALLCHAIN");
+	open_sampling_expect(PERF_SAMPLE_BRANCH_STACK, branch_any, EOPNOTSUPP, "BRANCH_STACK");
+	open_sampling_expect(PERF_SAMPLE_BRANCH_STACK, branch_plm_only, EINVAL,
+	                     "BRANCH_STACK, no branch type");
+	/* a counting event is checked the same way (perf_copy_attr does not look at the period) */
+	struct perf_event_attr a;
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+	a.size = sizeof(a);
+	a.sample_type = PERF_SAMPLE_CALLCHAIN;
+	a.sample_max_stack = 200;
+	CU_ASSERT_EQUAL(perf_open(&a, 0, -1, -1, 0), -1);
+	CU_ASSERT_EQUAL(errno, EOVERFLOW);
+}
+
+#define STACK_CANARY 0x5a17c0de0ddba11ull
+static void *volatile spin_return; /* where spin_with_frame returns to: the call chain's third entry */
+
+/* A loop with a frame pointer and a canary in its frame: the samples taken in it have a call chain through
+ * the frame pointer and a stack dump from its sp that holds the canary. */
+__attribute__((noinline, optimize("no-omit-frame-pointer"))) static void spin_with_frame(uint64_t ns)
+{
+	volatile uint64_t canary[2] = {STACK_CANARY, STACK_CANARY};
+	spin_return = __builtin_return_address(0);
+	if (virtual_clock) {
+		run_for_ns(ns);
+	} else { /* the loop itself, so the samples are taken in this frame */
+		struct timespec t0, t;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+		volatile uint64_t x = 0;
+		do {
+			for (int i = 0; i < 10000; i++)
+				x += (uint64_t)i * 3;
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+		} while ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t.tv_nsec -
+		             (uint64_t)t0.tv_nsec <
+		         ns);
+	}
+	CU_ASSERT_EQUAL(canary[0] + canary[1], 2 * STACK_CANARY);
+}
+
+/* perf_output_sample and perf_prepare_sample on riscv: CALLCHAIN (get_perf_callchain, riscv's frame-pointer
+ * perf_callchain_user), RAW (4 zero bytes for a PMU without raw data), REGS_USER / REGS_INTR (the abi and
+ * the registers of the mask, from the interrupted program), STACK_USER (size, the stack from sp, dyn_size),
+ * WEIGHT 0, DATA_SRC PERF_MEM_NA, TRANSACTION 0, PHYS_ADDR 0, DATA_PAGE_SIZE 0 (no data address),
+ * CODE_PAGE_SIZE of the pc's page. Samples taken with no program registers (virtual clock: in the control
+ * API; a system call) have ABI_NONE, no stack and a one-entry user chain. */
+static void test_sample_fields(void)
+{
+	struct perf_event_attr a;
+	clock_sampling_attr(&a, 1000000);
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER |
+	                PERF_SAMPLE_STACK_USER | PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC |
+	                PERF_SAMPLE_TRANSACTION | PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_PHYS_ADDR |
+	                PERF_SAMPLE_DATA_PAGE_SIZE | PERF_SAMPLE_CODE_PAGE_SIZE;
+	a.size = sizeof(a);
+	a.sample_regs_user = 1u << 0 | 1u << 2; /* pc, sp */
+	a.sample_regs_intr = 1u << 0;
+	a.sample_stack_user = 256;
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	const size_t len = page_size() * 17;
+	struct perf_event_mmap_page *pg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(pg != MAP_FAILED);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	spin_with_frame(20000000);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	const uint64_t mem_na = PERF_MEM_S(OP, NA) | PERF_MEM_S(LVL, NA) | PERF_MEM_S(SNOOP, NA) |
+	                        PERF_MEM_S(LOCK, NA) | PERF_MEM_S(TLB, NA) | PERF_MEM_S(LVLNUM, NA);
+	const unsigned char *data = (const unsigned char *)pg + pg->data_offset;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), tail = 0;
+	unsigned samples = 0, with_regs = 0, canary_seen = 0, caller_seen = 0, bad = 0;
+	static uint64_t w[8192];
+	while (tail < head && head - tail <= pg->data_size) {
+		struct perf_event_header h;
+		memcpy(&h, data + tail % pg->data_size, sizeof(h));
+		if (h.size < sizeof(h))
+			break;
+		for (size_t i = 0; i < h.size; i++)
+			((unsigned char *)w)[i] = data[(tail + i) % pg->data_size];
+		tail += h.size;
+		if (h.type != PERF_RECORD_SAMPLE)
+			continue;
+		samples++;
+		size_t k = 1, end = h.size / 8;
+		int kernel = (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+		uint64_t ip = w[k++], nr = w[k++];
+		bad += nr < 2 || nr > 1 + 127 || w[k] != (kernel ? PERF_CONTEXT_KERNEL : PERF_CONTEXT_USER) ||
+		       w[k + 1] != ip;
+		if (nr >= 3 && w[k + 2] == (uint64_t)(uintptr_t)spin_return)
+			caller_seen++;
+		k += nr;
+		uint32_t raw[2];
+		memcpy(raw, &w[k++], sizeof(raw));
+		bad += raw[0] != 4 || raw[1] != 0;
+		uint64_t abi = w[k++];
+		uint64_t sp = 0;
+		if (abi == PERF_SAMPLE_REGS_ABI_64) {
+			with_regs++;
+			bad += w[k] != ip;
+			sp = w[k + 1];
+			k += 2;
+		} else {
+			bad += abi != PERF_SAMPLE_REGS_ABI_NONE || !(virtual_clock || kernel || nr == 2);
+		}
+		uint64_t ssize = w[k++];
+		bad += ssize != (abi == PERF_SAMPLE_REGS_ABI_64 ? 256 : 0) || !sp != !ssize;
+		if (ssize) {
+			for (size_t i = 0; i + 1 < ssize / 8; i++)
+				if (w[k + i] == STACK_CANARY && w[k + i + 1] == STACK_CANARY)
+					canary_seen++;
+			k += ssize / 8;
+			bad += w[k++] > ssize; /* dyn_size */
+		}
+		bad += w[k++] != 0;      /* weight */
+		bad += w[k++] != mem_na; /* data_src */
+		bad += w[k++] != 0;      /* transaction */
+		uint64_t iabi = w[k++];
+		bad += iabi != abi;
+		if (iabi == PERF_SAMPLE_REGS_ABI_64)
+			bad += w[k++] != ip;
+		bad += w[k++] != 0; /* phys_addr */
+		bad += w[k++] != 0; /* data page size */
+		bad += w[k++] != (kernel ? 0 : page_size());
+		bad += k != end;
+	}
+	CU_ASSERT(samples >= (virtual_clock ? 20u : 10u));
+	CU_ASSERT_EQUAL(bad, 0);
+	if (!virtual_clock) { /* the alarm interrupted the program: its registers, stack and callers */
+		CU_ASSERT(with_regs >= 1);
+		CU_ASSERT(canary_seen >= 1);
+		CU_ASSERT(caller_seen >= 1);
+	} else {
+		CU_ASSERT_EQUAL(with_regs, 0);
+	}
+	if (bad || (!virtual_clock && (!canary_seen || !caller_seen)))
+		fprintf(stderr, "  samples %u with registers %u canary %u caller %u bad %u\n", samples,
+		        with_regs, canary_seen, caller_seen, bad);
+	munmap(pg, len);
+	close(fd);
+}
+
 void add_linux_suites(void)
 {
 	CU_pSuite s = CU_add_suite("faithful to Linux", NULL, NULL);
@@ -721,6 +952,8 @@ void add_linux_suites(void)
 	            test_mmap_page_user_read);
 	CU_add_test(s, "throttling (__perf_event_account_interrupt)", test_throttle);
 	CU_add_test(s, "PAUSE_OUTPUT drops and counts records (rb_toggle_paused)", test_pause_output);
+	CU_add_test(s, "sample_type checks (perf_copy_attr, get_callchain_buffers)", test_sample_type_checks);
+	CU_add_test(s, "sample fields in the kernel's layout (perf_output_sample)", test_sample_fields);
 	CU_add_test(s, "attr size and E2BIG write back VER8 (perf_copy_attr)", test_attr_size);
 }
 
