@@ -280,6 +280,10 @@ void emu_ctx_insert(struct emu_event *ev)
 	*pp = ev;
 }
 
+/* The registers of the program the sampling alarm interrupted, while its samples are written (tick_handler);
+ * NULL anywhere else: a sample taken in a system call, the control API, a PES drain. */
+static __thread const struct emu_uregs *sample_uregs __attribute__((tls_model("initial-exec")));
+
 /* ------------------------------------------------------------------------------------------ overflow */
 static uint64_t sample_time(struct emu_thread *t)
 {
@@ -337,7 +341,7 @@ static void pes_drain(struct emu_thread *t, int interrupt)
 			struct emu_event *e = event_on_counter(ctx, recs[i].counter);
 			if (!e)
 				continue; /* cannot happen: every schedule change drains first */
-			emu_sample_write(e, recs[i].pc, recs[i].time, &recs[i]);
+			emu_sample_write(e, recs[i].pc, recs[i].time, &recs[i], NULL);
 			e->pes_pending++;
 		}
 		if (n < sizeof(recs) / sizeof(recs[0]))
@@ -438,7 +442,7 @@ static void take_interrupt(struct emu_event *ev, uint64_t ip)
 		ev->limit_reached = 1;
 		ev->hup = 1;
 	}
-	emu_sample_write(ev, ip, sample_time(ev->target), NULL);
+	emu_sample_write(ev, ip, sample_time(ev->target), NULL, sample_uregs);
 	if (ev->async)
 		emu_queue_signal(ev, code);
 }
@@ -729,13 +733,6 @@ static uint64_t interrupted_pc(void *ucv)
 	(void)uc;
 	return 0;
 #endif
-}
-
-static __thread const struct emu_uregs *sample_uregs __attribute__((tls_model("initial-exec")));
-
-const struct emu_uregs *emu_sample_uregs(void)
-{
-	return sample_uregs;
 }
 
 static void uregs_from(const void *ucv, struct emu_uregs *r)

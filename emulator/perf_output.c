@@ -357,7 +357,7 @@ static size_t put_callchain(const struct emu_event *ev, uint64_t ip, const struc
 }
 
 /* perf_output_sample_regs: the abi, then each register of the mask, lowest first; ABI_NONE alone where
- * there are no registers (a sample taken in the kernel or from a PES record, see emu_sample_uregs). */
+ * there are no registers (a sample taken in the kernel or from a PES record, emu_sample_write's regs). */
 static size_t put_regs(uint64_t mask, const struct emu_uregs *regs, uint64_t *out)
 {
 	size_t n = 0;
@@ -385,12 +385,11 @@ struct sample_parts {
 };
 
 static int build_sample(struct emu_event *ev, uint64_t ip, uint64_t time_ns,
-                        const struct rvemu_pes_record *pes, uint64_t *rec, size_t max, uint64_t *tail,
-                        struct sample_parts *sp)
+                        const struct rvemu_pes_record *pes, const struct emu_uregs *regs, uint64_t *rec,
+                        size_t max, uint64_t *tail, struct sample_parts *sp)
 {
 	uint64_t st = ev->attr.sample_type;
 	struct emu_thread *t = ev->target;
-	const struct emu_uregs *regs = emu_sample_uregs();
 	if (pes || ip == EMU_IP_KERNEL || (regs && regs->r[EMU_REG_PC] != ip))
 		regs = NULL;
 	size_t n = 1, m = 0; /* rec[0] = header */
@@ -500,14 +499,15 @@ void emu_sample_lost(struct emu_event *ev)
 
 /* perf_output_begin: a pending loss is reported, in the same reservation, before the next record that
  * fits; a record that does not fit is dropped and counted. */
-void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns, const struct rvemu_pes_record *pes)
+void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns, const struct rvemu_pes_record *pes,
+                      const struct emu_uregs *regs)
 {
 	/* header, 9 fixed fields, a group's read values, a call chain, raw, user registers, the stack size */
 	uint64_t rec[11 + 3 + 3 * 64 + 1 + EMU_MAX_STACK + EMU_MAX_CONTEXTS + 1 + 1 + EMU_PERF_REGS + 1];
 	uint64_t tail[8 + 1 + EMU_PERF_REGS];
 	struct sample_parts parts;
 	struct emu_event *rb = output_of(ev);
-	int bad = build_sample(ev, ip, time_ns, pes, rec, sizeof(rec) / sizeof(rec[0]), tail, &parts);
+	int bad = build_sample(ev, ip, time_ns, pes, regs, rec, sizeof(rec) / sizeof(rec[0]), tail, &parts);
 	if (!rb->page || !rb->data_size || bad || rb->paused) {
 		emu_sample_lost(ev);
 		return;

@@ -127,9 +127,7 @@ struct emu_uregs {
 };
 
 /* perf_ctx.c */
-/* The registers of the program the sampling alarm interrupted, while its samples are written; NULL anywhere
- * else (a sample taken in a system call, the control API, a PES drain). */
-const struct emu_uregs *emu_sample_uregs(void);
+
 void perf_fork_child_unlock(void);
 struct emu_ctx *emu_ctx_of(struct emu_thread *t);
 void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip);
@@ -162,8 +160,10 @@ size_t emu_read_values(const struct emu_event *ev, const struct rvemu_pes_record
 int emu_ring_map(struct emu_event *ev, size_t len);
 void emu_ring_unmap(struct emu_event *ev);
 /* `pes`: the PES record this sample comes from (exact PC, counters at the sample), NULL otherwise. */
-void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns,
-                      const struct rvemu_pes_record *pes);
+/* `regs`: the program's registers at the sample (CALLCHAIN, REGS_*, STACK_USER), NULL where there are none.
+ */
+void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns, const struct rvemu_pes_record *pes,
+                      const struct emu_uregs *regs);
 void emu_sample_lost(struct emu_event *ev); /* a sample that could not be written, counted */
 void emu_ring_write_throttle(struct emu_event *ev, int throttle, uint64_t time_ns);
 void emu_ring_update_page(struct emu_event *ev);
