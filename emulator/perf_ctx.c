@@ -285,14 +285,6 @@ void emu_ctx_insert(struct emu_event *ev)
 static __thread const struct emu_uregs *sample_uregs __attribute__((tls_model("initial-exec")));
 
 /* ------------------------------------------------------------------------------------------ overflow */
-static uint64_t sample_time(struct emu_thread *t)
-{
-	if (emu_clock_is_virtual())
-		return emu_cycles_to_ns(t->perf->last_cycles);
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int refresh_too_fast(const struct emu_event *e);
 
@@ -309,7 +301,7 @@ static int account_interrupt(struct emu_event *ev, uint64_t samples)
 		return 0;
 	ev->throttled = 1;
 	EMU_STAT_ADD(throttles, 1);
-	emu_ring_write_throttle(ev, 1, sample_time(ev->target));
+	emu_ring_write_throttle(ev, 1, emu_event_time(ev->target));
 	return 1;
 }
 
@@ -409,7 +401,7 @@ static void pes_sample(struct emu_event *ev, uint64_t ip)
 	    ip == EMU_IP_KERNEL ? 1 : 0; /* every modelled event happens in user mode; S: in the emulator */
 	r.hart = emu_cpu_hart_id(t->hart);
 	r.pc = ip;
-	r.time = sample_time(t);
+	r.time = emu_event_time(t);
 	for_each_group(t->perf, g) for_each_member(g, e)
 	{
 		int k = emu_pes_slot(e->hw_idx);
@@ -442,7 +434,7 @@ static void take_interrupt(struct emu_event *ev, uint64_t ip)
 		ev->limit_reached = 1;
 		ev->hup = 1;
 	}
-	emu_sample_write(ev, ip, sample_time(ev->target), NULL, sample_uregs);
+	emu_sample_write(ev, ip, emu_event_time(ev->target), NULL, sample_uregs);
 	if (ev->async)
 		emu_queue_signal(ev, code);
 }
@@ -592,7 +584,7 @@ static void ctx_tick(struct emu_ctx *ctx)
 		e->tick_interrupts = 0;
 		if (e->throttled) {
 			e->throttled = 0;
-			emu_ring_write_throttle(e, 0, sample_time(e->target));
+			emu_ring_write_throttle(e, 0, emu_event_time(e->target));
 		}
 	}
 }

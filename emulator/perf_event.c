@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -20,6 +21,8 @@
 #include "perf_priv.h"
 
 static struct emu_event *all_events; /* of this process, newest first */
+static void sideband_existing(struct emu_event *ev);
+static void sideband_track(const struct emu_event *ev, int delta);
 static uint64_t next_id = 1;
 
 /* ------------------------------------------------------------------------- snapshots for fork children */
@@ -339,10 +342,12 @@ int perf_open(const struct perf_event_attr *uattr, int pid, int cpu, struct emu_
 	emu_ctx_insert(ev);
 	ev->next_all = all_events;
 	all_events = ev;
+	sideband_track(ev, 1);
 	emu_ctx_schedule(ev->target);
 	emu_event_publish(ev);
 	emu_timer_rearm(ev->target);
 	emu_unlock();
+	sideband_existing(ev); /* enabled into a buffer it shares (PERF_FLAG_FD_OUTPUT) */
 	*out = ev;
 	return 0;
 }
@@ -503,6 +508,12 @@ int perf_ioctl(struct emu_event *ev, unsigned long req, unsigned long arg)
 		for (struct emu_event *e = ev->leader; e; e = e->sibling)
 			emu_event_publish(e);
 	emu_unlock();
+	if (!r && !is_foreign(ev) && (req == PERF_EVENT_IOC_ENABLE || req == PERF_EVENT_IOC_REFRESH)) {
+		sideband_existing(ev);
+		if (arg & PERF_IOC_FLAG_GROUP && req == PERF_EVENT_IOC_ENABLE)
+			for (struct emu_event *e = ev->leader; e; e = e->sibling)
+				sideband_existing(e);
+	}
 	return r;
 }
 
@@ -523,6 +534,8 @@ int perf_set_output(struct emu_event *ev, struct emu_event *to, int to_valid)
 	else
 		ev->output = to->output ? to->output : to;
 	emu_unlock();
+	if (!r && to_valid && !is_foreign(ev))
+		sideband_existing(ev);
 	return r;
 }
 
@@ -573,6 +586,8 @@ int perf_mmap(struct emu_event *ev, size_t len, int flags, off_t off)
 		emu_event_publish(ev);
 	}
 	emu_unlock();
+	if (!err && !is_foreign(ev))
+		sideband_existing(ev);
 	return err;
 }
 
@@ -634,6 +649,7 @@ static void event_destroy(struct emu_event *ev)
 		if (e->output == ev)
 			e->output = NULL;
 	emu_ring_unmap(ev);
+	sideband_track(ev, -1);
 	if (ev->acc && !ev->inherited)
 		EMU_REAL(munmap)(ev->acc, sizeof(*ev->acc));
 	if (!is_foreign(ev)) {
@@ -805,4 +821,109 @@ int perf_user_counter_read(unsigned csr, uint64_t *value)
 	}
 	emu_unlock();
 	return r;
+}
+
+/* -------------------------------------------------------------------------------- side-band records */
+/* Live events that asked for side-band records: while there are none, the front end's reports cost nothing
+ * and never register a thread with the machine (which would give it a hart). */
+static int sideband_events;
+
+static void sideband_track(const struct emu_event *ev, int delta)
+{
+	const struct perf_event_attr *a = &ev->attr;
+	if (a->comm || a->mmap || a->mmap2 || a->mmap_data || a->task)
+		__atomic_add_fetch(&sideband_events, delta, __ATOMIC_RELAXED);
+}
+
+static int sideband_wanted(void)
+{
+	return __atomic_load_n(&sideband_events, __ATOMIC_RELAXED) > 0;
+}
+
+void perf_record_mmap(const struct perf_mmap_info *m)
+{
+	if (!sideband_wanted())
+		return;
+	struct emu_thread *t = emu_thread_self();
+	emu_lock();
+	emu_sb_mmap(t, m);
+	emu_unlock();
+}
+
+void perf_record_comm(const char *comm, int exec)
+{
+	if (!sideband_wanted())
+		return;
+	struct emu_thread *t = emu_thread_self();
+	emu_lock();
+	emu_sb_comm(t, comm, exec);
+	emu_unlock();
+}
+
+void perf_record_fork(pid_t parent_tid, pid_t pid, pid_t tid)
+{
+	if (!sideband_wanted())
+		return;
+	struct emu_thread *t = parent_tid == emu_gettid() ? emu_thread_self() : emu_thread_by_tid(parent_tid);
+	if (!t)
+		return;
+	emu_lock();
+	emu_sb_fork(t, pid, tid);
+	emu_unlock();
+}
+
+void perf_record_exit(void)
+{
+	if (!sideband_wanted())
+		return;
+	struct emu_thread *t = emu_thread_self();
+	emu_lock();
+	emu_sb_exit(t);
+	emu_unlock();
+}
+
+void perf_record_mmaps_of(uint32_t maj, uint32_t min, uint64_t ino)
+{
+	if (!sideband_wanted())
+		return;
+	size_t len = 0;
+	char *maps = emu_read_proc("/proc/self/maps", &len);
+	struct perf_mmap_info m;
+	int exec;
+	for (char *line = maps; line;) {
+		line = emu_next_maps_line(line, &m, &exec);
+		if (exec && m.maj == maj && m.min == min && m.ino == ino)
+			perf_record_mmap(&m);
+	}
+	free(maps);
+}
+
+/* The thread's name and executable mappings as they were before the event had a buffer: what exec would
+ * have written had the event existed then (perf record names functions by them). Once per event, when it
+ * is enabled and has a buffer; /proc is read outside the lock. */
+static void sideband_existing(struct emu_event *ev)
+{
+	emu_lock();
+	int due = emu_sb_existing_due(ev);
+	pid_t tid = ev->target->tid;
+	emu_unlock();
+	if (!due)
+		return;
+	char *comm = NULL, *maps = NULL;
+	size_t len = 0;
+	if (ev->attr.comm) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
+		comm = emu_read_proc(path, &len);
+		if (comm && len && comm[len - 1] == '\n')
+			comm[len - 1] = 0;
+	}
+	if (ev->attr.mmap || ev->attr.mmap2)
+		maps = emu_read_proc("/proc/self/maps", &len);
+	emu_lock();
+	if (emu_sb_existing_due(ev))
+		emu_sb_existing(ev, comm, maps);
+	emu_unlock();
+	free(comm);
+	free(maps);
 }

@@ -5,6 +5,9 @@
  * (data_head, data_offset, data_size): user space may scribble on the page without harming the emulator,
  * only data_tail is read back, and it is never trusted beyond the buffer's size. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -420,10 +423,8 @@ static int build_sample(struct emu_event *ev, uint64_t ip, uint64_t time_ns,
 	if (st & PERF_SAMPLE_CALLCHAIN)
 		n += put_callchain(ev, ip, regs, rec + n);
 	if (st & PERF_SAMPLE_RAW) {
-		struct {
-			uint32_t size, data;
-		} raw = {sizeof(uint32_t), 0};
-		memcpy(&rec[n++], &raw, sizeof(raw));
+		uint32_t raw[2] = {sizeof(uint32_t), 0}; /* u32 size, then the 4 bytes of data */
+		memcpy(&rec[n++], raw, sizeof(raw));
 	}
 	if (st & PERF_SAMPLE_REGS_USER)
 		n += put_regs(ev->attr.sample_regs_user, regs, rec + n);
@@ -551,4 +552,280 @@ void emu_ring_write_throttle(struct emu_event *ev, int throttle, uint64_t time_n
 	uint64_t head = rb->data_head;
 	ring_put(rb, &head, r, sizeof(r));
 	ring_commit(rb, head);
+}
+
+/* The time of a record (PERF_SAMPLE_TIME, side-band records): the virtual clock's ns, or CLOCK_MONOTONIC. */
+uint64_t emu_event_time(struct emu_thread *t)
+{
+	if (emu_clock_is_virtual())
+		return emu_cycles_to_ns(t->perf ? t->perf->last_cycles : emu_cycles_of(t));
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ----------------------------------------------------------------------------------- side-band records */
+/* perf_event_comm, perf_event_mmap, perf_event_task: records that say what the task did, for the events of
+ * the task's own context that asked (attr.comm, attr.mmap / mmap2, attr.task; comm/mmap events get task
+ * records too, perf_event_task_match), each followed by the sample_id trailer when attr.sample_id_all
+ * (perf_event__output_id_sample: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER of the task writing it). */
+struct sideband {
+	uint16_t type, misc;
+	const uint64_t *body; /* after the header, padded to 8 bytes */
+	size_t words;
+	pid_t cur_pid, cur_tid; /* the task the record is written for (sample_id's TID) */
+	uint64_t time;
+};
+
+static size_t put_sample_id(const struct emu_event *ev, const struct sideband *sb, uint64_t *out)
+{
+	uint64_t st = ev->attr.sample_type;
+	size_t n = 0;
+	if (!ev->attr.sample_id_all)
+		return 0;
+	if (st & PERF_SAMPLE_TID)
+		out[n++] = (uint64_t)(uint32_t)sb->cur_pid | (uint64_t)(uint32_t)sb->cur_tid << 32;
+	if (st & PERF_SAMPLE_TIME)
+		out[n++] = sb->time;
+	if (st & PERF_SAMPLE_ID)
+		out[n++] = ev->id;
+	if (st & PERF_SAMPLE_STREAM_ID)
+		out[n++] = ev->id;
+	if (st & PERF_SAMPLE_CPU)
+		out[n++] = ev->target->hart;
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		out[n++] = ev->id;
+	return n;
+}
+
+/* perf_output_begin for a side-band record: nothing without a buffer; a paused or full buffer drops it and
+ * counts it lost (the PERF_RECORD_LOST is written before the next sample that fits). */
+static void sideband_write(struct emu_event *ev, const struct sideband *sb)
+{
+	struct emu_event *rb = output_of(ev);
+	if (!rb->page || !rb->data_size)
+		return;
+	uint64_t id[6];
+	size_t nid = put_sample_id(ev, sb, id), size = (1 + sb->words + nid) * 8;
+	if (rb->paused || size > 0xffff || !ring_has_room(rb, size)) {
+		emu_sample_lost(ev);
+		return;
+	}
+	uint64_t hdr;
+	struct perf_event_header h = {sb->type, sb->misc, (uint16_t)size};
+	memcpy(&hdr, &h, sizeof(h));
+	uint64_t head = rb->data_head, old = head;
+	ring_put(rb, &head, &hdr, sizeof(hdr));
+	ring_put(rb, &head, sb->body, sb->words * 8);
+	ring_put(rb, &head, id, nid * 8);
+	ring_commit(rb, head);
+	if (ev->attr.watermark) { /* side-band records count toward a watermark, not toward wakeup_events */
+		uint64_t wm = ev->attr.wakeup_watermark ? ev->attr.wakeup_watermark : rb->data_size / 2;
+		if (rb->data_head / wm != old / wm)
+			rb->wakeups++;
+	}
+}
+
+enum sb_kind { SB_COMM, SB_MMAP, SB_TASK };
+
+static int wants(const struct emu_event *ev, enum sb_kind k)
+{
+	const struct perf_event_attr *a = &ev->attr;
+	switch (k) {
+	case SB_COMM:
+		return a->comm;
+	case SB_MMAP:
+		return a->mmap || a->mmap2;
+	default:
+		return a->comm || a->mmap || a->mmap2 || a->mmap_data || a->task;
+	}
+}
+
+/* A string field: NUL-terminated, padded with zeros to 8 bytes (perf_event_comm: at least one NUL). */
+static size_t put_string(uint64_t *out, size_t max_words, const char *str)
+{
+	size_t len = strnlen(str, max_words * 8 - 1), words = (len + 8) / 8;
+	memset(out, 0, words * 8);
+	memcpy(out, str, len);
+	return words;
+}
+
+static void comm_write(struct emu_event *ev, const char *comm, int exec)
+{
+	uint64_t body[1 + 3];
+	struct emu_thread *t = ev->target;
+	body[0] = (uint64_t)(uint32_t)t->pid | (uint64_t)(uint32_t)t->tid << 32;
+	size_t n = 1 + put_string(body + 1, 3, comm); /* TASK_COMM_LEN: 16 */
+	struct sideband sb = {
+	    PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0, body, n, t->pid, t->tid,
+	    emu_event_time(t)};
+	sideband_write(ev, &sb);
+}
+
+#define EMU_PATH_WORDS 512 /* PATH_MAX bytes */
+
+/* PERF_RECORD_MMAP2 {pid, tid, addr, len, pgoff, maj, min, ino, ino_generation, prot, flags, filename}, or
+ * PERF_RECORD_MMAP {pid, tid, addr, len, pgoff, filename} for an event without attr.mmap2. */
+static void mmap_write(struct emu_event *ev, const struct perf_mmap_info *m)
+{
+	uint64_t body[8 + EMU_PATH_WORDS];
+	struct emu_thread *t = ev->target;
+	size_t n = 0;
+	body[n++] = (uint64_t)(uint32_t)t->pid | (uint64_t)(uint32_t)t->tid << 32;
+	body[n++] = m->addr;
+	body[n++] = m->len;
+	body[n++] = m->pgoff;
+	if (ev->attr.mmap2) {
+		body[n++] = (uint64_t)m->maj | (uint64_t)m->min << 32;
+		body[n++] = m->ino;
+		body[n++] = m->ino_generation;
+		body[n++] = (uint64_t)m->prot | (uint64_t)m->flags << 32;
+	}
+	n += put_string(body + n, EMU_PATH_WORDS, m->filename);
+	struct sideband sb = {ev->attr.mmap2 ? PERF_RECORD_MMAP2 : PERF_RECORD_MMAP,
+	                      PERF_RECORD_MISC_USER,
+	                      body,
+	                      n,
+	                      t->pid,
+	                      t->tid,
+	                      emu_event_time(t)};
+	sideband_write(ev, &sb);
+}
+
+/* PERF_RECORD_FORK / EXIT {pid, ppid, tid, ptid, time} (perf_event_task_output). */
+static void task_write(struct emu_event *ev, int fork, uint32_t pid, uint32_t ppid, uint32_t tid,
+                       uint32_t ptid)
+{
+	struct emu_thread *t = ev->target;
+	uint64_t body[3];
+	uint64_t time = emu_event_time(t);
+	body[0] = (uint64_t)pid | (uint64_t)ppid << 32;
+	body[1] = (uint64_t)tid | (uint64_t)ptid << 32;
+	body[2] = time;
+	struct sideband sb = {fork ? PERF_RECORD_FORK : PERF_RECORD_EXIT, 0, body, 3, t->pid, t->tid, time};
+	sideband_write(ev, &sb);
+}
+
+/* The events of a thread's context that may get records now (perf_iterate_ctx: enabled ones). The callers
+ * hold the perf lock. */
+#define for_each_sideband_event(t, e, kind)                                                                  \
+	for_each_group(t->perf, g) for_each_member(g, e) if (e->state >= EV_INACTIVE && wants(e, kind))
+
+void emu_sb_mmap(struct emu_thread *t, const struct perf_mmap_info *m)
+{
+	if (t->perf)
+		for_each_sideband_event(t, e, SB_MMAP) mmap_write(e, m);
+}
+
+void emu_sb_comm(struct emu_thread *t, const char *comm, int exec)
+{
+	if (t->perf)
+		for_each_sideband_event(t, e, SB_COMM) comm_write(e, comm, exec);
+}
+
+/* PERF_RECORD_FORK for the creating thread's events: ppid and ptid are the creator's pid and tid. */
+void emu_sb_fork(struct emu_thread *t, pid_t pid, pid_t tid)
+{
+	if (t->perf)
+		for_each_sideband_event(t, e, SB_TASK)
+		    task_write(e, 1, (uint32_t)pid, (uint32_t)t->pid, (uint32_t)tid, (uint32_t)t->tid);
+}
+
+/* perf_event_exit_task_context: the exiting task's own events get EXIT; ppid and ptid are both the pid of
+ * its real parent (the process's parent, for a thread too). */
+void emu_sb_exit(struct emu_thread *t)
+{
+	uint32_t ppid = (uint32_t)getppid();
+	if (t->perf)
+		for_each_sideband_event(t, e, SB_TASK)
+		    task_write(e, 0, (uint32_t)t->pid, ppid, (uint32_t)t->tid, ppid);
+}
+
+/* --------------------------------------------------------------------- what existed before the buffer */
+/* Reads a whole /proc file with the real open/read (no stdio: this runs inside perf system calls). */
+char *emu_read_proc(const char *path, size_t *len)
+{
+	int fd = EMU_REAL(open)(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 16384, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		if (n + 1 >= cap) {
+			char *b = realloc(buf, cap * 2);
+			if (!b) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = b;
+			cap *= 2;
+		}
+		ssize_t r = EMU_REAL(read)(fd, buf + n, cap - n - 1);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	EMU_REAL(close)(fd);
+	if (buf)
+		buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+/* The next line of a /proc/self/maps text (cut in place) as an MMAP2 record's fields; returns the rest of
+ * the text, NULL at its end. *exec = 0 for a mapping that is not executable. */
+char *emu_next_maps_line(char *text, struct perf_mmap_info *m, int *exec)
+{
+	if (!text || !*text)
+		return NULL;
+	char *next = strchr(text, '\n');
+	if (next)
+		*next++ = 0;
+	else
+		next = text + strlen(text);
+	unsigned long long lo, hi, off, ino;
+	unsigned maj, min;
+	char perms[5];
+	int name = 0;
+	*exec = 0;
+	if (sscanf(text, "%llx-%llx %4s %llx %x:%x %llu %n", &lo, &hi, perms, &off, &maj, &min, &ino, &name) <
+	        7 ||
+	    perms[2] != 'x')
+		return next;
+	const char *path = text + name;
+	memset(m, 0, sizeof(*m));
+	m->addr = lo;
+	m->len = hi - lo;
+	m->pgoff = off;
+	m->maj = maj;
+	m->min = min;
+	m->ino = ino;
+	m->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
+	m->flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+	m->filename = *path ? path : "//anon";
+	*exec = 1;
+	return next;
+}
+
+/* The COMM and MMAP records of what existed before the event had a buffer, once per event (under the lock;
+ * `comm` and `maps` read before). */
+int emu_sb_existing_due(struct emu_event *ev)
+{
+	return !ev->sideband_done && output_of(ev)->page && ev->state >= EV_INACTIVE &&
+	       (ev->attr.comm || ev->attr.mmap || ev->attr.mmap2);
+}
+
+void emu_sb_existing(struct emu_event *ev, const char *comm, char *maps)
+{
+	ev->sideband_done = 1;
+	if (comm && ev->attr.comm)
+		comm_write(ev, comm, 0);
+	struct perf_mmap_info m;
+	int exec;
+	for (char *line = maps; line;) {
+		line = emu_next_maps_line(line, &m, &exec);
+		if (exec && (ev->attr.mmap || ev->attr.mmap2))
+			mmap_write(ev, &m);
+	}
 }

@@ -67,6 +67,7 @@ struct emu_event {
 	struct perf_event_mmap_page *page;
 	size_t map_len;
 	uint64_t data_size, data_head;
+	int sideband_done; /* the COMM and MMAP2 records of what existed before the buffer were written */
 	int paused; /* PERF_EVENT_IOC_PAUSE_OUTPUT: records are dropped and counted lost (rb->paused) */
 	/* fcntl state mirrored from the user's calls */
 	int async;
@@ -167,6 +168,16 @@ void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns, const
 void emu_sample_lost(struct emu_event *ev); /* a sample that could not be written, counted */
 void emu_ring_write_throttle(struct emu_event *ev, int throttle, uint64_t time_ns);
 void emu_ring_update_page(struct emu_event *ev);
+/* Side-band records for a thread's events (callers hold the perf lock), and reading /proc/self/maps. */
+void emu_sb_mmap(struct emu_thread *t, const struct perf_mmap_info *m);
+void emu_sb_comm(struct emu_thread *t, const char *comm, int exec);
+void emu_sb_fork(struct emu_thread *t, pid_t pid, pid_t tid);
+void emu_sb_exit(struct emu_thread *t);
+int emu_sb_existing_due(struct emu_event *ev);
+void emu_sb_existing(struct emu_event *ev, const char *comm, char *maps);
+char *emu_read_proc(const char *path, size_t *len); /* malloc'd, NUL-terminated; NULL if unreadable */
+char *emu_next_maps_line(char *text, struct perf_mmap_info *m, int *exec);
+uint64_t emu_event_time(struct emu_thread *t); /* the perf clock of a record's time */
 
 /* perf_signal.c: overflow signals, sent when the perf lock is released */
 void emu_queue_signal(struct emu_event *ev, int code);

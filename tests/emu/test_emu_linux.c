@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -813,6 +815,7 @@ static void *volatile spin_return; /* where spin_with_frame returns to: the call
  * the frame pointer and a stack dump from its sp that holds the canary. */
 __attribute__((noinline, optimize("no-omit-frame-pointer"))) static void spin_with_frame(uint64_t ns)
 {
+	// cppcheck-suppress constVariable ; volatile: it must be stored in the frame
 	volatile uint64_t canary[2] = {STACK_CANARY, STACK_CANARY};
 	spin_return = __builtin_return_address(0);
 	if (virtual_clock) {
@@ -933,6 +936,234 @@ static void test_sample_fields(void)
 	close(fd);
 }
 
+/* -------------------------------------------------------------------------------- side-band records */
+#define SB_MAX_RECORDS 512
+struct sb_record {
+	struct perf_event_header h;
+	uint64_t w[520]; /* the record after its header */
+};
+
+/* The records in a ring, copied out (wrapping) and consumed. */
+static unsigned sb_collect(struct perf_event_mmap_page *pg, struct sb_record *out, unsigned max)
+{
+	const unsigned char *data = (const unsigned char *)pg + pg->data_offset;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), tail = pg->data_tail;
+	unsigned n = 0;
+	while (tail < head && n < max) {
+		struct sb_record *r = &out[n];
+		for (size_t i = 0; i < sizeof(r->h); i++)
+			((unsigned char *)&r->h)[i] = data[(tail + i) % pg->data_size];
+		if (r->h.size < sizeof(r->h) || r->h.size > sizeof(*r))
+			break;
+		for (size_t i = sizeof(r->h); i < r->h.size; i++)
+			((unsigned char *)r)[i] = data[(tail + i) % pg->data_size];
+		tail += r->h.size;
+		n++;
+	}
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	return n;
+}
+
+/* The sample_id trailer (TID | TIME) is the record's last two words. */
+static int sb_trailer_ok(const struct sb_record *r, pid_t tid)
+{
+	size_t words = (r->h.size - sizeof(r->h)) / 8;
+	uint64_t tidw = r->w[words - 2], time = r->w[words - 1];
+	return tidw == ((uint64_t)(uint32_t)getpid() | (uint64_t)(uint32_t)tid << 32) &&
+	       (time > 0 || virtual_clock);
+}
+
+/* An MMAP2 record covering `addr` whose file is `ino`, or NULL. */
+static const struct sb_record *sb_mmap2_at(const struct sb_record *r, unsigned n, uint64_t addr, uint64_t ino)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (r[i].h.type == PERF_RECORD_MMAP2 && r[i].w[1] <= addr && addr < r[i].w[1] + r[i].w[2] &&
+		    r[i].w[5] == ino)
+			return &r[i];
+	return NULL;
+}
+
+static int sb_count(const struct sb_record *r, unsigned n, uint32_t type)
+{
+	int c = 0;
+	for (unsigned i = 0; i < n; i++)
+		c += r[i].h.type == type;
+	return c;
+}
+
+static void sb_attr(struct perf_event_attr *a)
+{
+	attr_init(a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY); /* what perf record opens for side-band */
+	a->size = sizeof(*a);
+	a->comm = 1;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->task = 1;
+	a->sample_id_all = 1;
+	a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+}
+
+static pid_t sb_thread_tid;
+static void *sb_thread_quiet(void *arg)
+{
+	(void)arg;
+	sb_thread_tid = test_gettid();
+	return NULL;
+}
+
+struct sb_own {
+	int fd;
+	struct perf_event_mmap_page *pg;
+	pid_t tid;
+};
+/* A thread that opens a task event on itself and exits: its EXIT record stays in the ring. */
+static void *sb_thread_own(void *arg)
+{
+	struct sb_own *o = arg;
+	struct perf_event_attr a;
+	sb_attr(&a);
+	o->tid = test_gettid();
+	o->fd = perf_open(&a, 0, -1, -1, 0);
+	if (o->fd < 0)
+		return NULL;
+	o->pg = mmap(NULL, ring_len(), PROT_READ | PROT_WRITE, MAP_SHARED, o->fd, 0);
+	if (o->pg != MAP_FAILED)
+		ioctl(o->fd, PERF_EVENT_IOC_ENABLE, 0);
+	return NULL;
+}
+
+/* perf_event_comm, perf_event_mmap, perf_event_task for the calling process: once the event is enabled into
+ * a buffer, COMM (the thread's name) and MMAP2 of every executable mapping that already exists (what exec
+ * would have written: the program's own text, with its inode); then MMAP2 for mmap(PROT_EXEC) of a file and
+ * of anonymous memory ("//anon") and for the text of a library dlopen loads; COMM for prctl(PR_SET_NAME);
+ * FORK for a thread created (in its creator's events) and for fork(); EXIT for an exiting thread (in its own
+ * events). Each with the sample_id trailer of sample_id_all. */
+static void test_sideband(void)
+{
+	static struct sb_record recs[SB_MAX_RECORDS];
+	struct perf_event_attr a;
+	sb_attr(&a);
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	const size_t len = page_size() * 33;
+	struct perf_event_mmap_page *pg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(pg != MAP_FAILED);
+	CU_ASSERT_EQUAL(pg->data_head, 0); /* nothing before the event is enabled */
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	unsigned n = sb_collect(pg, recs, SB_MAX_RECORDS);
+	char name[32] = "";
+	CU_ASSERT_EQUAL(prctl(PR_GET_NAME, name), 0);
+	struct stat exe;
+	CU_ASSERT_FATAL(stat("/proc/self/exe", &exe) == 0);
+	CU_ASSERT(n >= 2);
+	CU_ASSERT_EQUAL(recs[0].h.type, PERF_RECORD_COMM);
+	CU_ASSERT_EQUAL(recs[0].w[0], (uint64_t)(uint32_t)getpid() | (uint64_t)(uint32_t)test_gettid() << 32);
+	CU_ASSERT_STRING_EQUAL((const char *)&recs[0].w[1], name);
+	const struct sb_record *text = sb_mmap2_at(recs, n, (uint64_t)(uintptr_t)&test_sideband, exe.st_ino);
+	CU_ASSERT_PTR_NOT_NULL(text);
+	unsigned bad = 0;
+	for (unsigned i = 0; i < n; i++)
+		bad += !sb_trailer_ok(&recs[i], test_gettid());
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	CU_ASSERT_EQUAL(sb_collect(pg, recs, SB_MAX_RECORDS), 0); /* once per event */
+
+	/* mmap(PROT_EXEC) of a file, and of anonymous memory */
+	int exefd = open("/proc/self/exe", O_RDONLY);
+	CU_ASSERT_FATAL(exefd >= 0);
+	void *p = mmap(NULL, page_size(), PROT_READ | PROT_EXEC, MAP_PRIVATE, exefd, 0);
+	CU_ASSERT_FATAL(p != MAP_FAILED);
+	void *anon = mmap(NULL, page_size(), PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CU_ASSERT_FATAL(anon != MAP_FAILED);
+	void *data = mmap(NULL, page_size(), PROT_READ, MAP_PRIVATE, exefd, 0); /* not executable: nothing */
+	CU_ASSERT_FATAL(data != MAP_FAILED);
+	n = sb_collect(pg, recs, SB_MAX_RECORDS);
+	CU_ASSERT_EQUAL(n, 2);
+	if (n >= 2) {
+		CU_ASSERT_EQUAL(recs[0].h.type, PERF_RECORD_MMAP2);
+		CU_ASSERT_EQUAL(recs[0].w[1], (uint64_t)(uintptr_t)p);
+		CU_ASSERT_EQUAL(recs[0].w[2], page_size());
+		CU_ASSERT_EQUAL(recs[0].w[3], 0);          /* pgoff */
+		CU_ASSERT_EQUAL(recs[0].w[5], exe.st_ino); /* ino */
+		CU_ASSERT_EQUAL((uint32_t)recs[0].w[7], PROT_READ | PROT_EXEC);
+		CU_ASSERT_EQUAL(recs[0].h.misc, PERF_RECORD_MISC_USER);
+		CU_ASSERT_EQUAL(recs[1].w[1], (uint64_t)(uintptr_t)anon);
+		CU_ASSERT_STRING_EQUAL((const char *)&recs[1].w[8], "//anon");
+		CU_ASSERT(sb_trailer_ok(&recs[0], test_gettid()));
+	}
+	munmap(p, page_size());
+	munmap(anon, page_size());
+	munmap(data, page_size());
+	close(exefd);
+
+	/* dlopen of a library not loaded yet: its text; again: nothing (no new mapping) */
+	CU_ASSERT_PTR_NULL(dlopen("libutil.so.1", RTLD_LAZY | RTLD_NOLOAD));
+	void *h = dlopen("libutil.so.1", RTLD_LAZY);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+	n = sb_collect(pg, recs, SB_MAX_RECORDS);
+	CU_ASSERT(n >= 1 && sb_count(recs, n, PERF_RECORD_MMAP2) == (int)n);
+	if (n >= 1)
+		CU_ASSERT_PTR_NOT_NULL(strstr((const char *)&recs[0].w[8], "libutil"));
+	void *h2 = dlopen("libutil.so.1", RTLD_LAZY);
+	CU_ASSERT_EQUAL(sb_collect(pg, recs, SB_MAX_RECORDS), 0);
+	dlclose(h2);
+	dlclose(h);
+
+	/* prctl(PR_SET_NAME) */
+	CU_ASSERT_EQUAL(prctl(PR_SET_NAME, "emu-sideband"), 0);
+	n = sb_collect(pg, recs, SB_MAX_RECORDS);
+	CU_ASSERT_EQUAL(n, 1);
+	CU_ASSERT_EQUAL(recs[0].h.type, PERF_RECORD_COMM);
+	CU_ASSERT_STRING_EQUAL((const char *)&recs[0].w[1], "emu-sideband");
+	prctl(PR_SET_NAME, name);
+	sb_collect(pg, recs, SB_MAX_RECORDS);
+
+	/* a thread: FORK {pid, ppid = pid, tid, ptid = creator} in its creator's events */
+	pthread_t th;
+	CU_ASSERT_FATAL(pthread_create(&th, NULL, sb_thread_quiet, NULL) == 0);
+	pthread_join(th, NULL);
+	n = sb_collect(pg, recs, SB_MAX_RECORDS);
+	CU_ASSERT_EQUAL(n, 1);
+	CU_ASSERT_EQUAL(recs[0].h.type, PERF_RECORD_FORK);
+	CU_ASSERT_EQUAL(recs[0].w[0], (uint64_t)(uint32_t)getpid() | (uint64_t)(uint32_t)getpid() << 32);
+	CU_ASSERT_EQUAL(recs[0].w[1], (uint64_t)(uint32_t)sb_thread_tid | (uint64_t)(uint32_t)test_gettid()
+	                                                                      << 32);
+	CU_ASSERT(sb_trailer_ok(&recs[0], test_gettid()));
+
+	/* fork(): FORK {child, parent, child, this thread} */
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0)
+		_exit(0);
+	waitpid(child, NULL, 0);
+	n = sb_collect(pg, recs, SB_MAX_RECORDS);
+	CU_ASSERT_EQUAL(n, 1);
+	CU_ASSERT_EQUAL(recs[0].h.type, PERF_RECORD_FORK);
+	CU_ASSERT_EQUAL(recs[0].w[0], (uint64_t)(uint32_t)child | (uint64_t)(uint32_t)getpid() << 32);
+	CU_ASSERT_EQUAL(recs[0].w[1], (uint64_t)(uint32_t)child | (uint64_t)(uint32_t)test_gettid() << 32);
+
+	/* a thread's own event: EXIT {pid, ppid, tid, ptid = ppid} when it returns */
+	struct sb_own own = {-1, MAP_FAILED, 0};
+	CU_ASSERT_FATAL(pthread_create(&th, NULL, sb_thread_own, &own) == 0);
+	pthread_join(th, NULL);
+	CU_ASSERT_FATAL(own.fd >= 0 && own.pg != MAP_FAILED);
+	n = sb_collect(own.pg, recs, SB_MAX_RECORDS);
+	CU_ASSERT(n >= 1);
+	CU_ASSERT_EQUAL(sb_count(recs, n, PERF_RECORD_EXIT), 1);
+	const struct sb_record *ex = n ? &recs[n - 1] : NULL;
+	if (ex) {
+		CU_ASSERT_EQUAL(ex->h.type, PERF_RECORD_EXIT);
+		CU_ASSERT_EQUAL(ex->w[0], (uint64_t)(uint32_t)getpid() | (uint64_t)(uint32_t)getppid() << 32);
+		CU_ASSERT_EQUAL(ex->w[1], (uint64_t)(uint32_t)own.tid | (uint64_t)(uint32_t)getppid() << 32);
+		CU_ASSERT(sb_trailer_ok(ex, own.tid));
+	}
+	munmap(own.pg, ring_len());
+	close(own.fd);
+	munmap(pg, len);
+	close(fd);
+}
+
 void add_linux_suites(void)
 {
 	CU_pSuite s = CU_add_suite("faithful to Linux", NULL, NULL);
@@ -954,6 +1185,8 @@ void add_linux_suites(void)
 	CU_add_test(s, "PAUSE_OUTPUT drops and counts records (rb_toggle_paused)", test_pause_output);
 	CU_add_test(s, "sample_type checks (perf_copy_attr, get_callchain_buffers)", test_sample_type_checks);
 	CU_add_test(s, "sample fields in the kernel's layout (perf_output_sample)", test_sample_fields);
+	CU_add_test(s, "COMM, MMAP2, FORK, EXIT records (perf_event_comm, perf_event_mmap, perf_event_task)",
+	            test_sideband);
 	CU_add_test(s, "attr size and E2BIG write back VER8 (perf_copy_attr)", test_attr_size);
 }
 
