@@ -706,10 +706,16 @@ static void task_write(struct emu_event *ev, int fork, uint32_t pid, uint32_t pp
 	sideband_write(ev, &sb);
 }
 
-/* The events of a thread's context that may get records now (perf_iterate_ctx: enabled ones). The callers
- * hold the perf lock. */
+/* Whether an event gets a thread's side-band record now (perf_iterate_ctx: an enabled event that
+ * event_filter_match takes, so of per-CPU events only the one on the thread's CPU). */
+static int sideband_takes(const struct emu_event *e, const struct emu_thread *t, enum sb_kind kind)
+{
+	return e->state >= EV_INACTIVE && wants(e, kind) && (e->cpu < 0 || (unsigned)e->cpu == t->hart);
+}
+
+/* The events of a thread's context that may get records now. The callers hold the perf lock. */
 #define for_each_sideband_event(t, e, kind)                                                                  \
-	for_each_group(t->perf, g) for_each_member(g, e) if (e->state >= EV_INACTIVE && wants(e, kind))
+	for_each_group(t->perf, g) for_each_member(g, e) if (sideband_takes(e, t, kind))
 
 void emu_sb_mmap(struct emu_thread *t, const struct perf_mmap_info *m)
 {
@@ -809,11 +815,11 @@ char *emu_next_maps_line(char *text, struct perf_mmap_info *m, int *exec)
 }
 
 /* The COMM and MMAP records of what existed before the event had a buffer, once per event (under the lock;
- * `comm` and `maps` read before). */
+ * `comm` and `maps` read before). Of per-CPU events, the one on the thread's CPU gets them, once. */
 int emu_sb_existing_due(struct emu_event *ev)
 {
-	return !ev->sideband_done && output_of(ev)->page && ev->state >= EV_INACTIVE &&
-	       (ev->attr.comm || ev->attr.mmap || ev->attr.mmap2);
+	return !ev->sideband_done && output_of(ev)->page &&
+	       (ev->attr.comm || ev->attr.mmap || ev->attr.mmap2) && sideband_takes(ev, ev->target, SB_COMM);
 }
 
 void emu_sb_existing(struct emu_event *ev, const char *comm, char *maps)

@@ -1164,6 +1164,45 @@ static void test_sideband(void)
 	close(fd);
 }
 
+/* perf_iterate_ctx with event_filter_match: of one event per CPU on this thread (perf record's layout), only
+ * the one on the thread's CPU gets its records, existing mappings and a COMM alike (perf test 28 counts
+ * exactly one COMM per prctl). */
+static void test_sideband_per_cpu(void)
+{
+	static struct sb_record recs[SB_MAX_RECORDS];
+	enum { NCPU = 4 };
+	int fds[NCPU];
+	struct perf_event_mmap_page *pgs[NCPU];
+	char name[32] = "";
+	CU_ASSERT_EQUAL(prctl(PR_GET_NAME, name), 0);
+	for (int c = 0; c < NCPU; c++) {
+		struct perf_event_attr a;
+		sb_attr(&a);
+		fds[c] = perf_open(&a, 0, c, -1, 0);
+		CU_ASSERT_FATAL(fds[c] >= 0);
+		pgs[c] = mmap(NULL, page_size() * 17, PROT_READ | PROT_WRITE, MAP_SHARED, fds[c], 0);
+		CU_ASSERT_FATAL(pgs[c] != MAP_FAILED);
+		CU_ASSERT_EQUAL(ioctl(fds[c], PERF_EVENT_IOC_ENABLE, 0), 0);
+	}
+	unsigned with_existing = 0, with_comm = 0;
+	for (int c = 0; c < NCPU; c++)
+		with_existing += sb_collect(pgs[c], recs, SB_MAX_RECORDS) > 0;
+	CU_ASSERT_EQUAL(prctl(PR_SET_NAME, "emu-percpu"), 0);
+	for (int c = 0; c < NCPU; c++) {
+		unsigned n = sb_collect(pgs[c], recs, SB_MAX_RECORDS);
+		with_comm += n;
+		if (n)
+			CU_ASSERT_STRING_EQUAL((const char *)&recs[0].w[1], "emu-percpu");
+	}
+	CU_ASSERT_EQUAL(with_existing, 1);
+	CU_ASSERT_EQUAL(with_comm, 1);
+	prctl(PR_SET_NAME, name);
+	for (int c = 0; c < NCPU; c++) {
+		munmap(pgs[c], page_size() * 17);
+		close(fds[c]);
+	}
+}
+
 void add_linux_suites(void)
 {
 	CU_pSuite s = CU_add_suite("faithful to Linux", NULL, NULL);
@@ -1187,6 +1226,7 @@ void add_linux_suites(void)
 	CU_add_test(s, "sample fields in the kernel's layout (perf_output_sample)", test_sample_fields);
 	CU_add_test(s, "COMM, MMAP2, FORK, EXIT records (perf_event_comm, perf_event_mmap, perf_event_task)",
 	            test_sideband);
+	CU_add_test(s, "side-band records of per-CPU events (event_filter_match)", test_sideband_per_cpu);
 	CU_add_test(s, "attr size and E2BIG write back VER8 (perf_copy_attr)", test_attr_size);
 }
 
