@@ -300,9 +300,9 @@ struct user_map {
 static struct user_map user_maps[MAX_USER_MAPS];
 static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* perf_event_mmap: an executable mapping the program makes is told to the events that asked (attr.mmap,
- * mmap2) with the file's name, device and inode; an anonymous one is "//anon". */
-static void report_exec_mapping(void *p, size_t len, int prot, int flags, int fd, off_t off)
+/* perf_event_mmap: a mapping the program makes is told to the events that asked (attr.mmap / mmap2 for an
+ * executable one, mmap_data for the others) with the file's name, device and inode; anonymous: "//anon". */
+static void report_mapping(void *p, size_t len, int prot, int flags, int fd, off_t off)
 {
 	struct perf_mmap_info m = {.addr = (uint64_t)(uintptr_t)p, .len = len, .prot = (uint32_t)prot};
 	m.flags = (uint32_t)(flags & (MAP_SHARED | MAP_PRIVATE));
@@ -327,9 +327,9 @@ EMU_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 	struct emu_event *ev = event_of_fd(fd);
 	if (!ev) {
 		void *p = EMU_REAL(mmap)(addr, len, prot, flags, fd, off);
-		if (p != MAP_FAILED && (prot & PROT_EXEC)) {
+		if (p != MAP_FAILED && perf_mmap_records_wanted()) {
 			int saved = errno;
-			report_exec_mapping(p, len, prot, flags, fd, off);
+			report_mapping(p, len, prot, flags, fd, off);
 			errno = saved;
 		}
 		return p;
@@ -357,6 +357,22 @@ EMU_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 EMU_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	return mmap(addr, len, prot, flags, fd, off);
+}
+
+/* mprotect_fixup ends with perf_event_mmap for each vma it changed: JIT code made executable is named. */
+EMU_EXPORT int mprotect(void *addr, size_t len, int prot)
+{
+	static void *next_mprotect;
+	if (!__atomic_load_n(&next_mprotect, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&next_mprotect, dlsym(RTLD_NEXT, "mprotect"), __ATOMIC_RELEASE);
+	int (*real)(void *, size_t, int) = (int (*)(void *, size_t, int))next_mprotect;
+	int r = real(addr, len, prot);
+	if (r == 0 && perf_mmap_records_wanted()) {
+		int saved = errno;
+		perf_record_mmaps_in((uint64_t)(uintptr_t)addr, (uint64_t)(uintptr_t)addr + len);
+		errno = saved;
+	}
+	return r;
 }
 
 EMU_EXPORT int munmap(void *addr, size_t len)

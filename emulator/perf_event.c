@@ -892,7 +892,28 @@ void perf_record_mmaps_of(uint32_t maj, uint32_t min, uint64_t ino)
 	int exec;
 	for (char *line = maps; line;) {
 		line = emu_next_maps_line(line, &m, &exec);
-		if (exec && m.maj == maj && m.min == min && m.ino == ino)
+		if (exec == 1 && m.maj == maj && m.min == min && m.ino == ino)
+			perf_record_mmap(&m);
+	}
+	free(maps);
+}
+
+int perf_mmap_records_wanted(void)
+{
+	return sideband_wanted();
+}
+
+void perf_record_mmaps_in(uint64_t lo, uint64_t hi)
+{
+	if (!sideband_wanted())
+		return;
+	size_t len = 0;
+	char *maps = emu_read_proc("/proc/self/maps", &len);
+	struct perf_mmap_info m;
+	int exec;
+	for (char *line = maps; line;) {
+		line = emu_next_maps_line(line, &m, &exec);
+		if (exec >= 0 && m.addr < hi && lo < m.addr + m.len)
 			perf_record_mmap(&m);
 	}
 	free(maps);
@@ -918,7 +939,7 @@ static void sideband_existing(struct emu_event *ev)
 		if (comm && len && comm[len - 1] == '\n')
 			comm[len - 1] = 0;
 	}
-	if (ev->attr.mmap || ev->attr.mmap2)
+	if (ev->attr.mmap || ev->attr.mmap2 || ev->attr.mmap_data)
 		maps = emu_read_proc("/proc/self/maps", &len);
 	emu_lock();
 	if (emu_sb_existing_due(ev))

@@ -626,7 +626,7 @@ static void sideband_write(struct emu_event *ev, const struct sideband *sb)
 	}
 }
 
-enum sb_kind { SB_COMM, SB_MMAP, SB_TASK };
+enum sb_kind { SB_COMM, SB_MMAP, SB_MMAP_DATA, SB_TASK };
 
 static int wants(const struct emu_event *ev, enum sb_kind k)
 {
@@ -634,8 +634,10 @@ static int wants(const struct emu_event *ev, enum sb_kind k)
 	switch (k) {
 	case SB_COMM:
 		return a->comm;
-	case SB_MMAP:
+	case SB_MMAP: /* perf_event_mmap_match: an executable mapping */
 		return a->mmap || a->mmap2;
+	case SB_MMAP_DATA:
+		return a->mmap_data;
 	default:
 		return a->comm || a->mmap || a->mmap2 || a->mmap_data || a->task;
 	}
@@ -683,7 +685,8 @@ static void mmap_write(struct emu_event *ev, const struct perf_mmap_info *m)
 	}
 	n += put_string(body + n, EMU_PATH_WORDS, m->filename);
 	struct sideband sb = {ev->attr.mmap2 ? PERF_RECORD_MMAP2 : PERF_RECORD_MMAP,
-	                      PERF_RECORD_MISC_USER,
+	                      PERF_RECORD_MISC_USER |
+	                          ((m->prot & PROT_EXEC) ? 0 : PERF_RECORD_MISC_MMAP_DATA),
 	                      body,
 	                      n,
 	                      t->pid,
@@ -720,7 +723,8 @@ static int sideband_takes(const struct emu_event *e, const struct emu_thread *t,
 void emu_sb_mmap(struct emu_thread *t, const struct perf_mmap_info *m)
 {
 	if (t->perf)
-		for_each_sideband_event(t, e, SB_MMAP) mmap_write(e, m);
+		for_each_sideband_event(t, e, (m->prot & PROT_EXEC) ? SB_MMAP : SB_MMAP_DATA)
+		    mmap_write(e, m);
 }
 
 void emu_sb_comm(struct emu_thread *t, const char *comm, int exec)
@@ -780,7 +784,7 @@ char *emu_read_proc(const char *path, size_t *len)
 }
 
 /* The next line of a /proc/self/maps text (cut in place) as an MMAP2 record's fields; returns the rest of
- * the text, NULL at its end. *exec = 0 for a mapping that is not executable. */
+ * the text, NULL at its end. *exec: 1 executable, 0 data, -1 a line that could not be read. */
 char *emu_next_maps_line(char *text, struct perf_mmap_info *m, int *exec)
 {
 	if (!text || !*text)
@@ -794,10 +798,9 @@ char *emu_next_maps_line(char *text, struct perf_mmap_info *m, int *exec)
 	unsigned maj, min;
 	char perms[5];
 	int name = 0;
-	*exec = 0;
+	*exec = -1;
 	if (sscanf(text, "%llx-%llx %4s %llx %x:%x %llu %n", &lo, &hi, perms, &off, &maj, &min, &ino, &name) <
-	        7 ||
-	    perms[2] != 'x')
+	    7)
 		return next;
 	const char *path = text + name;
 	memset(m, 0, sizeof(*m));
@@ -807,10 +810,11 @@ char *emu_next_maps_line(char *text, struct perf_mmap_info *m, int *exec)
 	m->maj = maj;
 	m->min = min;
 	m->ino = ino;
-	m->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
+	m->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+	          (perms[2] == 'x' ? PROT_EXEC : 0);
 	m->flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
 	m->filename = *path ? path : "//anon";
-	*exec = 1;
+	*exec = perms[2] == 'x';
 	return next;
 }
 
@@ -819,7 +823,8 @@ char *emu_next_maps_line(char *text, struct perf_mmap_info *m, int *exec)
 int emu_sb_existing_due(struct emu_event *ev)
 {
 	return !ev->sideband_done && output_of(ev)->page &&
-	       (ev->attr.comm || ev->attr.mmap || ev->attr.mmap2) && sideband_takes(ev, ev->target, SB_COMM);
+	       (ev->attr.comm || ev->attr.mmap || ev->attr.mmap2 || ev->attr.mmap_data) &&
+	       sideband_takes(ev, ev->target, SB_TASK);
 }
 
 void emu_sb_existing(struct emu_event *ev, const char *comm, char *maps)
@@ -831,7 +836,7 @@ void emu_sb_existing(struct emu_event *ev, const char *comm, char *maps)
 	int exec;
 	for (char *line = maps; line;) {
 		line = emu_next_maps_line(line, &m, &exec);
-		if (exec && (ev->attr.mmap || ev->attr.mmap2))
+		if ((exec == 1 && (ev->attr.mmap || ev->attr.mmap2)) || (exec == 0 && ev->attr.mmap_data))
 			mmap_write(ev, &m);
 	}
 }

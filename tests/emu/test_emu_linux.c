@@ -1203,6 +1203,58 @@ static void test_sideband_per_cpu(void)
 	}
 }
 
+/* perf_event_mmap_match: an event with only attr.mmap2 gets the executable mappings (no COMM), one with
+ * only mmap_data the others (PERF_RECORD_MISC_MMAP_DATA, a file's or "//anon"); mprotect_fixup: a page made
+ * executable later is reported again, now executable. */
+static void test_sideband_mmap_kinds(void)
+{
+	static struct sb_record recs[SB_MAX_RECORDS];
+	struct perf_event_attr a;
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
+	a.size = sizeof(a);
+	a.mmap2 = 1;
+	int fx = perf_open(&a, 0, -1, -1, 0);
+	a.mmap2 = 0;
+	a.mmap_data = 1;
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fx >= 0 && fd >= 0);
+	const size_t len = page_size() * 33;
+	struct perf_event_mmap_page *px = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fx, 0);
+	struct perf_event_mmap_page *pd = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(px != MAP_FAILED && pd != MAP_FAILED);
+	CU_ASSERT_EQUAL(ioctl(fx, PERF_EVENT_IOC_ENABLE, 0), 0);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	unsigned n = sb_collect(px, recs, SB_MAX_RECORDS), bad = 0;
+	CU_ASSERT(n >= 1);
+	for (unsigned i = 0; i < n; i++)
+		bad += recs[i].h.type != PERF_RECORD_MMAP2 || !((uint32_t)recs[i].w[7] & PROT_EXEC);
+	n = sb_collect(pd, recs, SB_MAX_RECORDS);
+	CU_ASSERT(n >= 1);
+	for (unsigned i = 0; i < n; i++) /* PERF_RECORD_MMAP: no mmap2 asked for */
+		bad += recs[i].h.type != PERF_RECORD_MMAP ||
+		       recs[i].h.misc != (PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_DATA);
+	CU_ASSERT_EQUAL(bad, 0);
+	char *page = mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CU_ASSERT_FATAL(page != MAP_FAILED);
+	CU_ASSERT_EQUAL(sb_collect(px, recs, SB_MAX_RECORDS), 0); /* data: not for the mmap2 event */
+	n = sb_collect(pd, recs, SB_MAX_RECORDS);
+	CU_ASSERT_EQUAL(n, 1);
+	CU_ASSERT_EQUAL(recs[0].w[1], (uint64_t)(uintptr_t)page);
+	CU_ASSERT_STRING_EQUAL((const char *)&recs[0].w[4], "//anon");
+	CU_ASSERT_EQUAL(mprotect(page, page_size(), PROT_READ | PROT_EXEC), 0);
+	n = sb_collect(px, recs, SB_MAX_RECORDS);
+	CU_ASSERT_EQUAL(n, 1); /* the vma holding the page (it may have merged with a neighbour) */
+	CU_ASSERT(recs[0].w[1] <= (uint64_t)(uintptr_t)page &&
+	          (uint64_t)(uintptr_t)page < recs[0].w[1] + recs[0].w[2]);
+	CU_ASSERT_EQUAL((uint32_t)recs[0].w[7], PROT_READ | PROT_EXEC);
+	CU_ASSERT_EQUAL(sb_collect(pd, recs, SB_MAX_RECORDS), 0);
+	munmap(page, page_size());
+	munmap(px, len);
+	munmap(pd, len);
+	close(fx);
+	close(fd);
+}
+
 void add_linux_suites(void)
 {
 	CU_pSuite s = CU_add_suite("faithful to Linux", NULL, NULL);
@@ -1227,6 +1279,8 @@ void add_linux_suites(void)
 	CU_add_test(s, "COMM, MMAP2, FORK, EXIT records (perf_event_comm, perf_event_mmap, perf_event_task)",
 	            test_sideband);
 	CU_add_test(s, "side-band records of per-CPU events (event_filter_match)", test_sideband_per_cpu);
+	CU_add_test(s, "mmap, mmap2, mmap_data and mprotect records (perf_event_mmap_match)",
+	            test_sideband_mmap_kinds);
 	CU_add_test(s, "attr size and E2BIG write back VER8 (perf_copy_attr)", test_attr_size);
 }
 
