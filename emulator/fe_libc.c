@@ -6,6 +6,8 @@
  * Every emulated event is a real fd (a memfd), so fd numbers never collide with the program's own files.
  */
 #include <dirent.h>
+#include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -17,6 +19,8 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -99,6 +103,7 @@ __attribute__((constructor)) static void fe_constructor(void)
 {
 	emu_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	atexit(perf_record_exit); /* exit(): the thread calling it ends with the process */
 	fe_trap_install();
 }
 
@@ -295,11 +300,40 @@ struct user_map {
 static struct user_map user_maps[MAX_USER_MAPS];
 static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* perf_event_mmap: a mapping the program makes is told to the events that asked (attr.mmap / mmap2 for an
+ * executable one, mmap_data for the others) with the file's name, device and inode; anonymous: "//anon". */
+static void report_mapping(void *p, size_t len, int prot, int flags, int fd, off_t off)
+{
+	struct perf_mmap_info m = {.addr = (uint64_t)(uintptr_t)p, .len = len, .prot = (uint32_t)prot};
+	m.flags = (uint32_t)(flags & (MAP_SHARED | MAP_PRIVATE));
+	char path[4096] = "//anon";
+	struct stat st;
+	if (!(flags & MAP_ANONYMOUS) && fd >= 0 && fstat(fd, &st) == 0) {
+		char link[64];
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(link, path, sizeof(path) - 1);
+		path[n > 0 ? n : 0] = 0;
+		m.pgoff = (uint64_t)off;
+		m.maj = major(st.st_dev);
+		m.min = minor(st.st_dev);
+		m.ino = st.st_ino;
+	}
+	m.filename = path;
+	perf_record_mmap(&m);
+}
+
 EMU_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	struct emu_event *ev = event_of_fd(fd);
-	if (!ev)
-		return EMU_REAL(mmap)(addr, len, prot, flags, fd, off);
+	if (!ev) {
+		void *p = EMU_REAL(mmap)(addr, len, prot, flags, fd, off);
+		if (p != MAP_FAILED && perf_mmap_records_wanted()) {
+			int saved = errno;
+			report_mapping(p, len, prot, flags, fd, off);
+			errno = saved;
+		}
+		return p;
+	}
 	EMU_STAT_ADD(syscalls_emulated, 1);
 	int err = perf_mmap(ev, len, flags, off);
 	if (err) {
@@ -323,6 +357,22 @@ EMU_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 EMU_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	return mmap(addr, len, prot, flags, fd, off);
+}
+
+/* mprotect_fixup ends with perf_event_mmap for each vma it changed: JIT code made executable is named. */
+EMU_EXPORT int mprotect(void *addr, size_t len, int prot)
+{
+	static void *next_mprotect;
+	if (!__atomic_load_n(&next_mprotect, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&next_mprotect, dlsym(RTLD_NEXT, "mprotect"), __ATOMIC_RELEASE);
+	int (*real)(void *, size_t, int) = (int (*)(void *, size_t, int))next_mprotect;
+	int r = real(addr, len, prot);
+	if (r == 0 && perf_mmap_records_wanted()) {
+		int saved = errno;
+		perf_record_mmaps_in((uint64_t)(uintptr_t)addr, (uint64_t)(uintptr_t)addr + len);
+		errno = saved;
+	}
+	return r;
 }
 
 EMU_EXPORT int munmap(void *addr, size_t len)
@@ -415,7 +465,14 @@ EMU_EXPORT int prctl(int option, ...)
 		perf_task_events_enable(option == PR_TASK_PERF_EVENTS_ENABLE);
 		return 0;
 	}
-	return EMU_REAL(prctl)(option, a[0], a[1], a[2], a[3]);
+	int r = EMU_REAL(prctl)(option, a[0], a[1], a[2], a[3]);
+	if (r == 0 && option == PR_SET_NAME && a[0]) { /* __set_task_comm -> perf_event_comm */
+		char comm[16];
+		strncpy(comm, (const char *)a[0], sizeof(comm) - 1);
+		comm[sizeof(comm) - 1] = 0;
+		perf_record_comm(comm, 0);
+	}
+	return r;
 }
 
 /* --------------------------------------------------------------------------------- close and dup */
@@ -506,6 +563,7 @@ EMU_EXPORT int dup3(int fd, int newfd, int flags)
  * not attributed to the parent's events. */
 EMU_EXPORT void _exit(int status)
 {
+	perf_record_exit();
 	perf_exit_flush();
 	EMU_REAL(_exit)(status);
 	__builtin_unreachable();
@@ -513,6 +571,7 @@ EMU_EXPORT void _exit(int status)
 
 EMU_EXPORT void _Exit(int status)
 {
+	perf_record_exit();
 	perf_exit_flush();
 	EMU_REAL(_Exit)(status);
 	__builtin_unreachable();
@@ -815,4 +874,89 @@ EMU_EXPORT int get_nprocs(void)
 EMU_EXPORT int get_nprocs_conf(void)
 {
 	return (int)emu_nharts();
+}
+
+/* ------------------------------------------------------------------ tasks and libraries (side-band) */
+/* The libc functions below are not in the machine's table of real functions: they are front-end only. */
+static void *next_fn(void **slot, const char *name)
+{
+	void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	if (!f) {
+		f = dlsym(RTLD_NEXT, name);
+		__atomic_store_n(slot, f, __ATOMIC_RELEASE);
+	}
+	return f;
+}
+#define NEXT(fn) ((__typeof__(&fn))next_fn((void **)&next_##fn, #fn))
+static void *next_dlopen, *next_fork, *next_pthread_create, *next_pthread_exit;
+
+/* dlopen: the executable mappings of a library it loads (not of one already loaded: no new mapping) are
+ * reported as the loader's mmap calls would be in the kernel; ld.so maps them itself, past our mmap. */
+EMU_EXPORT void *dlopen(const char *file, int mode)
+{
+	void *(*real)(const char *, int) = NEXT(dlopen);
+	void *known = file ? real(file, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+	void *h = real(file, mode);
+	if (known) {
+		dlclose(known);
+	} else if (h) {
+		struct link_map *lm = NULL;
+		struct stat st;
+		if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && stat(lm->l_name, &st) == 0)
+			perf_record_mmaps_of(major(st.st_dev), minor(st.st_dev), st.st_ino);
+	}
+	return h;
+}
+
+/* fork: PERF_RECORD_FORK for the forking thread's events (the child's pid is its tid). */
+EMU_EXPORT pid_t fork(void)
+{
+	pid_t (*real)(void) = NEXT(fork);
+	pid_t r = real();
+	if (r > 0) {
+		int saved = errno;
+		perf_record_fork(emu_gettid(), r, r);
+		errno = saved;
+	}
+	return r;
+}
+
+/* A thread: PERF_RECORD_FORK for its creator's events when it starts, PERF_RECORD_EXIT for its own when its
+ * start routine returns or it calls pthread_exit. */
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+	pid_t creator;
+};
+
+static void *thread_trampoline(void *p)
+{
+	struct thread_start s = *(struct thread_start *)p;
+	free(p);
+	perf_record_fork(s.creator, getpid(), emu_gettid());
+	void *r = s.fn(s.arg);
+	perf_record_exit();
+	return r;
+}
+
+EMU_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) = NEXT(pthread_create);
+	struct thread_start *s = malloc(sizeof(*s));
+	if (!s)
+		return real(th, attr, fn,
+		            arg); /* no memory for the wrapper: the thread just gets no records */
+	*s = (struct thread_start){fn, arg, emu_gettid()};
+	int r = real(th, attr, thread_trampoline, s);
+	if (r != 0)
+		free(s);
+	return r;
+}
+
+EMU_EXPORT void pthread_exit(void *value)
+{
+	void (*real)(void *) = NEXT(pthread_exit);
+	perf_record_exit();
+	real(value);
+	__builtin_unreachable();
 }

@@ -43,6 +43,25 @@ void perf_fork_parent(void);
 void perf_fork_child(void);
 void perf_exit_flush(void); /* exit, _exit, exec: inherited counts go to the parent's events */
 
+/* Side-band records (attr.comm / mmap / mmap2 / task) for the events of the calling thread's context, as
+ * perf_event_comm, perf_event_mmap and perf_event_task write them; the front end reports what happened. */
+struct perf_mmap_info {
+	uint64_t addr, len, pgoff, ino, ino_generation;
+	uint32_t maj, min, prot, flags;
+	const char *filename; /* "//anon" for an anonymous mapping */
+};
+/* A mapping was made: executable ones go to attr.mmap / mmap2 events, others to attr.mmap_data ones. */
+void perf_record_mmap(const struct perf_mmap_info *m);
+void perf_record_comm(const char *comm, int exec); /* the thread's name changed (prctl PR_SET_NAME) */
+/* Thread parent_tid of this process created a task (a thread: pid = getpid(); a process: pid = tid). */
+void perf_record_fork(pid_t parent_tid, pid_t pid, pid_t tid);
+/* The executable mappings of the file (dev, ino) now in /proc/self/maps were made (dlopen). */
+void perf_record_mmaps_of(uint32_t maj, uint32_t min, uint64_t ino);
+/* The mappings now in /proc/self/maps that overlap [lo, hi) changed (mprotect: perf_event_mmap per vma). */
+void perf_record_mmaps_in(uint64_t lo, uint64_t hi);
+int perf_mmap_records_wanted(void); /* whether any event may want a mapping's record (cheap) */
+void perf_record_exit(void);        /* the calling thread exits */
+
 /* The control API's operations on the calling thread. */
 void perf_advance_self(uint64_t cycles, uint64_t ip); /* virtual clock */
 void perf_inject_self(size_t ev, uint64_t n, uint64_t ip);

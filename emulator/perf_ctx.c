@@ -280,15 +280,11 @@ void emu_ctx_insert(struct emu_event *ev)
 	*pp = ev;
 }
 
+/* The registers of the program the sampling alarm interrupted, while its samples are written (tick_handler);
+ * NULL anywhere else: a sample taken in a system call, the control API, a PES drain. */
+static __thread const struct emu_uregs *sample_uregs __attribute__((tls_model("initial-exec")));
+
 /* ------------------------------------------------------------------------------------------ overflow */
-static uint64_t sample_time(struct emu_thread *t)
-{
-	if (emu_clock_is_virtual())
-		return emu_cycles_to_ns(t->perf->last_cycles);
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int refresh_too_fast(const struct emu_event *e);
 
@@ -305,7 +301,7 @@ static int account_interrupt(struct emu_event *ev, uint64_t samples)
 		return 0;
 	ev->throttled = 1;
 	EMU_STAT_ADD(throttles, 1);
-	emu_ring_write_throttle(ev, 1, sample_time(ev->target));
+	emu_ring_write_throttle(ev, 1, emu_event_time(ev->target));
 	return 1;
 }
 
@@ -337,7 +333,7 @@ static void pes_drain(struct emu_thread *t, int interrupt)
 			struct emu_event *e = event_on_counter(ctx, recs[i].counter);
 			if (!e)
 				continue; /* cannot happen: every schedule change drains first */
-			emu_sample_write(e, recs[i].pc, recs[i].time, &recs[i]);
+			emu_sample_write(e, recs[i].pc, recs[i].time, &recs[i], NULL);
 			e->pes_pending++;
 		}
 		if (n < sizeof(recs) / sizeof(recs[0]))
@@ -405,7 +401,7 @@ static void pes_sample(struct emu_event *ev, uint64_t ip)
 	    ip == EMU_IP_KERNEL ? 1 : 0; /* every modelled event happens in user mode; S: in the emulator */
 	r.hart = emu_cpu_hart_id(t->hart);
 	r.pc = ip;
-	r.time = sample_time(t);
+	r.time = emu_event_time(t);
 	for_each_group(t->perf, g) for_each_member(g, e)
 	{
 		int k = emu_pes_slot(e->hw_idx);
@@ -438,7 +434,7 @@ static void take_interrupt(struct emu_event *ev, uint64_t ip)
 		ev->limit_reached = 1;
 		ev->hup = 1;
 	}
-	emu_sample_write(ev, ip, sample_time(ev->target), NULL);
+	emu_sample_write(ev, ip, emu_event_time(ev->target), NULL, sample_uregs);
 	if (ev->async)
 		emu_queue_signal(ev, code);
 }
@@ -588,7 +584,7 @@ static void ctx_tick(struct emu_ctx *ctx)
 		e->tick_interrupts = 0;
 		if (e->throttled) {
 			e->throttled = 0;
-			emu_ring_write_throttle(e, 0, sample_time(e->target));
+			emu_ring_write_throttle(e, 0, emu_event_time(e->target));
 		}
 	}
 }
@@ -731,6 +727,27 @@ static uint64_t interrupted_pc(void *ucv)
 #endif
 }
 
+static void uregs_from(const void *ucv, struct emu_uregs *r)
+{
+	const ucontext_t *uc = ucv;
+	memset(r, 0, sizeof(*r));
+#if defined(__riscv)
+	for (int i = 0; i < EMU_PERF_REGS; i++) /* __gregs: pc, then x1..x31, as the PERF_REG order */
+		r->r[i] = (uint64_t)uc->uc_mcontext.__gregs[i];
+#elif defined(__x86_64__)
+	r->r[EMU_REG_PC] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	r->r[EMU_REG_SP] = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+	r->r[EMU_REG_S0] = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+#elif defined(__aarch64__)
+	r->r[EMU_REG_PC] = (uint64_t)uc->uc_mcontext.pc;
+	r->r[EMU_REG_SP] = (uint64_t)uc->uc_mcontext.sp;
+	r->r[EMU_REG_S0] = (uint64_t)uc->uc_mcontext.regs[29];
+	r->r[EMU_REG_RA] = (uint64_t)uc->uc_mcontext.regs[30];
+#else
+	(void)uc;
+#endif
+}
+
 /* CPU time of the calling thread, ns. */
 static uint64_t thread_cpu_ns(void)
 {
@@ -773,11 +790,16 @@ static void tick_handler(int sig, siginfo_t *si, void *uc)
 	uint64_t t0 = thread_cpu_ns();
 	struct emu_thread *t = emu_thread_self();
 	uint64_t pc = interrupted_pc(uc);
+	struct emu_uregs regs;
 	if (in_emulator(pc)) /* an interposed call or control API that runs with signals open */
 		pc = EMU_IP_KERNEL;
+	else
+		uregs_from(uc, &regs);
 	emu_lock();
 	in_tick_handler = 1; /* the handlers' own re-arming (PAPI's IOC_DISABLE, IOC_REFRESH) is done below */
+	sample_uregs = pc == EMU_IP_KERNEL ? NULL : &regs;
 	emu_ctx_sync(t, emu_cycles_of(t), pc);
+	sample_uregs = NULL;
 	emu_unlock(); /* the overflow handlers run here */
 	emu_lock();
 	in_tick_handler = 0;

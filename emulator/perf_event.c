@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -20,6 +21,8 @@
 #include "perf_priv.h"
 
 static struct emu_event *all_events; /* of this process, newest first */
+static void sideband_existing(struct emu_event *ev);
+static void sideband_track(const struct emu_event *ev, int delta);
 static uint64_t next_id = 1;
 
 /* ------------------------------------------------------------------------- snapshots for fork children */
@@ -61,20 +64,56 @@ static int is_foreign(const struct emu_event *ev)
 }
 
 /* ------------------------------------------------------------------------------------ open & validate */
+/* perf_reg_validate (arch/riscv/kernel/perf_regs.c): a non-empty mask within the riscv PERF_REG set. */
+static int regs_mask_ok(uint64_t mask)
+{
+	return mask && !(mask >> EMU_PERF_REGS);
+}
+
+/* The sample_type checks of perf_copy_attr, for every event (sampling or not), in the kernel's order. */
+static int check_sample_attr(struct perf_event_attr *a)
+{
+	uint64_t st = a->sample_type;
+	if (st & PERF_SAMPLE_BRANCH_STACK) {
+		uint64_t mask = a->branch_sample_type;
+		if ((mask & ~(uint64_t)(PERF_SAMPLE_BRANCH_MAX - 1)) || !(mask & ~PERF_SAMPLE_BRANCH_PLM_ALL))
+			return -EINVAL;
+	}
+	if ((st & PERF_SAMPLE_REGS_USER) && !regs_mask_ok(a->sample_regs_user))
+		return -EINVAL;
+	/* HAVE_PERF_USER_STACK_DUMP (riscv has it): a u16-sized, u64-aligned dump */
+	if ((st & PERF_SAMPLE_STACK_USER) && (a->sample_stack_user >= 0xffff || a->sample_stack_user % 8))
+		return -EINVAL;
+	if (!a->sample_max_stack)
+		a->sample_max_stack = EMU_MAX_STACK;
+	if ((st & PERF_SAMPLE_REGS_INTR) && !regs_mask_ok(a->sample_regs_intr))
+		return -EINVAL;
+	if ((st & PERF_SAMPLE_WEIGHT) && (st & PERF_SAMPLE_WEIGHT_STRUCT))
+		return -EINVAL;
+	return 0;
+}
+
+/* The attr size Linux 6.3+ knows (PERF_ATTR_SIZE_VER8: config3 at byte 128), what it writes back on E2BIG.
+ * Debian 12's headers stop at config2 (128 bytes); config3 (bytes 128..135) is copied by the kernel and no
+ * riscv PMU reads it, so a non-zero config3 is accepted and ignored here too. */
+#define EMU_ATTR_SIZE_VER8 136u
+
+/* perf_copy_attr: a size below VER0 or above a page, or non-zero bytes past what the kernel knows, is E2BIG
+ * with the kernel's size written back. */
 static int copy_attr(const struct perf_event_attr *u, struct perf_event_attr *a)
 {
 	if (!u)
 		return -EFAULT;
 	uint32_t size = u->size ? u->size : PERF_ATTR_SIZE_VER0;
 	if (size < PERF_ATTR_SIZE_VER0 || size > 4096) {
-		((struct perf_event_attr *)u)->size = sizeof(*a); /* the kernel writes back what it knows */
+		((struct perf_event_attr *)u)->size = EMU_ATTR_SIZE_VER8;
 		return -E2BIG;
 	}
 	memset(a, 0, sizeof(*a));
 	memcpy(a, u, size < sizeof(*a) ? size : sizeof(*a));
-	for (size_t i = sizeof(*a); i < size; i++)
+	for (size_t i = EMU_ATTR_SIZE_VER8; i < size; i++)
 		if (((const unsigned char *)u)[i]) {
-			((struct perf_event_attr *)u)->size = sizeof(*a);
+			((struct perf_event_attr *)u)->size = EMU_ATTR_SIZE_VER8;
 			return -E2BIG;
 		}
 	a->size = size;
@@ -85,7 +124,7 @@ static int copy_attr(const struct perf_event_attr *u, struct perf_event_attr *a)
 		return -EINVAL;
 	if (!a->freq && (a->sample_period >> 63) != 0)
 		return -EINVAL; /* a period must fit in 63 bits */
-	return 0;
+	return check_sample_attr(a);
 }
 
 /* security_perf_event_open and perf_allow_kernel (kernel/events/core.c): paranoid 3 and 4 (Debian's and
@@ -103,10 +142,10 @@ static int check_permissions(const struct perf_event_attr *a)
 	return 0;
 }
 
-#define EMU_SAMPLE_SUPPORTED                                                                                 \
-	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |           \
-	 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ |                   \
-	 PERF_SAMPLE_IDENTIFIER)
+/* What a sampling event may not ask for: AUX data (no riscv PMU has an AUX area) and the cgroup (not
+ * emulated: the emulator does not know the task's perf cgroup). Everything else Linux 6.6 on riscv
+ * accepts is written (perf_output.c), BRANCH_STACK being refused by every riscv PMU (below). */
+#define EMU_SAMPLE_REFUSED (PERF_SAMPLE_AUX | PERF_SAMPLE_CGROUP)
 
 static int has_exclude(const struct perf_event_attr *a)
 {
@@ -152,11 +191,14 @@ static int check_capabilities(const struct perf_event_attr *a, const struct emu_
 	 * just counts (x86 accepts `perf stat -e cycles:pp` too). A core without PES refuses any precise
 	 * level (EOPNOTSUPP, as x86 refuses what it cannot give; perf then retries less precise), so no
 	 * sample is ever shown as precise that is not. */
+	/* riscv_pmu_event_init, perf_swevent_init, cpu/task_clock_event_init: no branch stack */
+	if (a->sample_type & PERF_SAMPLE_BRANCH_STACK)
+		return -EOPNOTSUPP;
 	if (a->precise_ip) {
 		if (!emu_cfg()->pes || ev->kind == EK_SOFTWARE)
 			return -EOPNOTSUPP;
 		if (is_sampling(ev)) {
-			if (a->sample_type & ~(uint64_t)EMU_SAMPLE_SUPPORTED)
+			if (a->sample_type & EMU_SAMPLE_REFUSED)
 				return -EINVAL;
 			return !emu_cfg()->sscofpmf && has_exclude(a) ? -EINVAL : 0;
 		} /* a counting event: the checks of any counting event */
@@ -174,7 +216,7 @@ static int check_capabilities(const struct perf_event_attr *a, const struct emu_
 		if (is_sampling(ev))
 			return -EOPNOTSUPP;
 	}
-	if (is_sampling(ev) && (a->sample_type & ~(uint64_t)EMU_SAMPLE_SUPPORTED))
+	if (is_sampling(ev) && (a->sample_type & EMU_SAMPLE_REFUSED))
 		return -EINVAL;
 	return 0;
 }
@@ -254,9 +296,16 @@ int perf_open(const struct perf_event_attr *uattr, int pid, int cpu, struct emu_
 		return err;
 	if (tmp.attr.freq && tmp.attr.sample_freq > emu_cfg()->max_sample_rate)
 		return -EINVAL; /* perf_event_max_sample_rate */
+	/* "Only privileged users can get physical addresses": perf_allow_kernel */
+	if ((tmp.attr.sample_type & PERF_SAMPLE_PHYS_ADDR) && !emu_cfg()->cap_perfmon &&
+	    emu_cfg()->paranoid > 1)
+		return -EACCES;
 	if ((err = decode_event(&tmp.attr, &tmp)) || (err = check_capabilities(&tmp.attr, &tmp)) ||
 	    (err = resolve_target(pid, cpu, &tmp.target)))
 		return err;
+	/* get_callchain_buffers, once the PMU took the event: deeper than sysctl perf_event_max_stack */
+	if ((tmp.attr.sample_type & PERF_SAMPLE_CALLCHAIN) && tmp.attr.sample_max_stack > EMU_MAX_STACK)
+		return -EOVERFLOW;
 	tmp.cpu = cpu;
 	emu_lock();
 	if ((err = attach_group(&tmp, group, has_group, flags))) {
@@ -293,10 +342,12 @@ int perf_open(const struct perf_event_attr *uattr, int pid, int cpu, struct emu_
 	emu_ctx_insert(ev);
 	ev->next_all = all_events;
 	all_events = ev;
+	sideband_track(ev, 1);
 	emu_ctx_schedule(ev->target);
 	emu_event_publish(ev);
 	emu_timer_rearm(ev->target);
 	emu_unlock();
+	sideband_existing(ev); /* enabled into a buffer it shares (PERF_FLAG_FD_OUTPUT) */
 	*out = ev;
 	return 0;
 }
@@ -421,7 +472,16 @@ static int ioctl_locked(struct emu_event *ev, unsigned long req, unsigned long a
 		return 0;
 	case PERF_EVENT_IOC_MODIFY_ATTRIBUTES:
 		return -EOPNOTSUPP; /* perf_event_modify_attr: breakpoints only */
-	case PERF_EVENT_IOC_PAUSE_OUTPUT:
+	case PERF_EVENT_IOC_PAUSE_OUTPUT: {
+		/* perf_ioctl -> rb_toggle_paused: the buffer the event writes to (its own, or the SET_OUTPUT
+		 * one); no buffer mapped is EINVAL. While paused perf_output_begin drops every record and
+		 * counts it lost (PERF_RECORD_LOST once output resumes, read_format LOST). */
+		struct emu_event *rb = ev->output ? ev->output : ev;
+		if (!rb->page || !rb->data_size)
+			return -EINVAL;
+		rb->paused = arg != 0;
+		return 0;
+	}
 	case PERF_EVENT_IOC_SET_FILTER:
 	case PERF_EVENT_IOC_SET_BPF:
 	case PERF_EVENT_IOC_QUERY_BPF:
@@ -448,6 +508,12 @@ int perf_ioctl(struct emu_event *ev, unsigned long req, unsigned long arg)
 		for (struct emu_event *e = ev->leader; e; e = e->sibling)
 			emu_event_publish(e);
 	emu_unlock();
+	if (!r && !is_foreign(ev) && (req == PERF_EVENT_IOC_ENABLE || req == PERF_EVENT_IOC_REFRESH)) {
+		sideband_existing(ev);
+		if (arg & PERF_IOC_FLAG_GROUP && req == PERF_EVENT_IOC_ENABLE)
+			for (struct emu_event *e = ev->leader; e; e = e->sibling)
+				sideband_existing(e);
+	}
 	return r;
 }
 
@@ -468,6 +534,8 @@ int perf_set_output(struct emu_event *ev, struct emu_event *to, int to_valid)
 	else
 		ev->output = to->output ? to->output : to;
 	emu_unlock();
+	if (!r && to_valid && !is_foreign(ev))
+		sideband_existing(ev);
 	return r;
 }
 
@@ -518,6 +586,8 @@ int perf_mmap(struct emu_event *ev, size_t len, int flags, off_t off)
 		emu_event_publish(ev);
 	}
 	emu_unlock();
+	if (!err && !is_foreign(ev))
+		sideband_existing(ev);
 	return err;
 }
 
@@ -579,6 +649,7 @@ static void event_destroy(struct emu_event *ev)
 		if (e->output == ev)
 			e->output = NULL;
 	emu_ring_unmap(ev);
+	sideband_track(ev, -1);
 	if (ev->acc && !ev->inherited)
 		EMU_REAL(munmap)(ev->acc, sizeof(*ev->acc));
 	if (!is_foreign(ev)) {
@@ -750,4 +821,130 @@ int perf_user_counter_read(unsigned csr, uint64_t *value)
 	}
 	emu_unlock();
 	return r;
+}
+
+/* -------------------------------------------------------------------------------- side-band records */
+/* Live events that asked for side-band records: while there are none, the front end's reports cost nothing
+ * and never register a thread with the machine (which would give it a hart). */
+static int sideband_events;
+
+static void sideband_track(const struct emu_event *ev, int delta)
+{
+	const struct perf_event_attr *a = &ev->attr;
+	if (a->comm || a->mmap || a->mmap2 || a->mmap_data || a->task)
+		__atomic_add_fetch(&sideband_events, delta, __ATOMIC_RELAXED);
+}
+
+static int sideband_wanted(void)
+{
+	return __atomic_load_n(&sideband_events, __ATOMIC_RELAXED) > 0;
+}
+
+void perf_record_mmap(const struct perf_mmap_info *m)
+{
+	if (!sideband_wanted())
+		return;
+	struct emu_thread *t = emu_thread_self();
+	emu_lock();
+	emu_sb_mmap(t, m);
+	emu_unlock();
+}
+
+void perf_record_comm(const char *comm, int exec)
+{
+	if (!sideband_wanted())
+		return;
+	struct emu_thread *t = emu_thread_self();
+	emu_lock();
+	emu_sb_comm(t, comm, exec);
+	emu_unlock();
+}
+
+void perf_record_fork(pid_t parent_tid, pid_t pid, pid_t tid)
+{
+	if (!sideband_wanted())
+		return;
+	struct emu_thread *t = parent_tid == emu_gettid() ? emu_thread_self() : emu_thread_by_tid(parent_tid);
+	if (!t)
+		return;
+	emu_lock();
+	emu_sb_fork(t, pid, tid);
+	emu_unlock();
+}
+
+void perf_record_exit(void)
+{
+	if (!sideband_wanted())
+		return;
+	struct emu_thread *t = emu_thread_self();
+	emu_lock();
+	emu_sb_exit(t);
+	emu_unlock();
+}
+
+void perf_record_mmaps_of(uint32_t maj, uint32_t min, uint64_t ino)
+{
+	if (!sideband_wanted())
+		return;
+	size_t len = 0;
+	char *maps = emu_read_proc("/proc/self/maps", &len);
+	struct perf_mmap_info m;
+	int exec;
+	for (char *line = maps; line;) {
+		line = emu_next_maps_line(line, &m, &exec);
+		if (exec == 1 && m.maj == maj && m.min == min && m.ino == ino)
+			perf_record_mmap(&m);
+	}
+	free(maps);
+}
+
+int perf_mmap_records_wanted(void)
+{
+	return sideband_wanted();
+}
+
+void perf_record_mmaps_in(uint64_t lo, uint64_t hi)
+{
+	if (!sideband_wanted())
+		return;
+	size_t len = 0;
+	char *maps = emu_read_proc("/proc/self/maps", &len);
+	struct perf_mmap_info m;
+	int exec;
+	for (char *line = maps; line;) {
+		line = emu_next_maps_line(line, &m, &exec);
+		if (exec >= 0 && m.addr < hi && lo < m.addr + m.len)
+			perf_record_mmap(&m);
+	}
+	free(maps);
+}
+
+/* The thread's name and executable mappings as they were before the event had a buffer: what exec would
+ * have written had the event existed then (perf record names functions by them). Once per event, when it
+ * is enabled and has a buffer; /proc is read outside the lock. */
+static void sideband_existing(struct emu_event *ev)
+{
+	emu_lock();
+	int due = emu_sb_existing_due(ev);
+	pid_t tid = ev->target->tid;
+	emu_unlock();
+	if (!due)
+		return;
+	char *comm = NULL, *maps = NULL;
+	size_t len = 0;
+	if (ev->attr.comm) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
+		comm = emu_read_proc(path, &len);
+		if (comm && len && comm[len - 1] == '\n')
+			comm[len - 1] = 0;
+	}
+	if (ev->attr.mmap || ev->attr.mmap2 || ev->attr.mmap_data)
+		maps = emu_read_proc("/proc/self/maps", &len);
+	emu_lock();
+	if (emu_sb_existing_due(ev))
+		emu_sb_existing(ev, comm, maps);
+	emu_unlock();
+	free(comm);
+	free(maps);
 }

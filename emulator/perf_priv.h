@@ -67,6 +67,8 @@ struct emu_event {
 	struct perf_event_mmap_page *page;
 	size_t map_len;
 	uint64_t data_size, data_head;
+	int sideband_done; /* the COMM and MMAP2 records of what existed before the buffer were written */
+	int paused; /* PERF_EVENT_IOC_PAUSE_OUTPUT: records are dropped and counted lost (rb->paused) */
 	/* fcntl state mirrored from the user's calls */
 	int async;
 	int has_owner;  /* F_SETOWN / F_SETOWN_EX called */
@@ -110,7 +112,23 @@ static inline int is_sampling(const struct emu_event *ev)
  * the kernel: an overflow noticed there is taken at the next point in the program (the next alarm). */
 #define EMU_IP_KERNEL 0xffffffff80000000ull
 
+/* sysctl kernel.perf_event_max_stack and perf_event_max_contexts_per_stack at their defaults
+ * (PERF_MAX_STACK_DEPTH, PERF_MAX_CONTEXTS_PER_STACK): the bounds of a PERF_SAMPLE_CALLCHAIN. */
+#define EMU_MAX_STACK    127
+#define EMU_MAX_CONTEXTS 8
+/* The riscv PERF_REG set (arch/riscv/include/uapi/asm/perf_regs.h): pc, then x1..x31 by number. */
+#define EMU_PERF_REGS 32
+enum { EMU_REG_PC = 0, EMU_REG_RA = 1, EMU_REG_SP = 2, EMU_REG_S0 = 8 };
+
+/* The program's registers where a sample was taken, in the riscv PERF_REG order. Built for riscv64 they are
+ * the interrupted program's own (its signal ucontext); on another host only pc, sp and the frame pointer
+ * (s0) are filled from the host's equivalents and the rest read 0. */
+struct emu_uregs {
+	uint64_t r[EMU_PERF_REGS];
+};
+
 /* perf_ctx.c */
+
 void perf_fork_child_unlock(void);
 struct emu_ctx *emu_ctx_of(struct emu_thread *t);
 void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip);
@@ -143,11 +161,23 @@ size_t emu_read_values(const struct emu_event *ev, const struct rvemu_pes_record
 int emu_ring_map(struct emu_event *ev, size_t len);
 void emu_ring_unmap(struct emu_event *ev);
 /* `pes`: the PES record this sample comes from (exact PC, counters at the sample), NULL otherwise. */
-void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns,
-                      const struct rvemu_pes_record *pes);
+/* `regs`: the program's registers at the sample (CALLCHAIN, REGS_*, STACK_USER), NULL where there are none.
+ */
+void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns, const struct rvemu_pes_record *pes,
+                      const struct emu_uregs *regs);
 void emu_sample_lost(struct emu_event *ev); /* a sample that could not be written, counted */
 void emu_ring_write_throttle(struct emu_event *ev, int throttle, uint64_t time_ns);
 void emu_ring_update_page(struct emu_event *ev);
+/* Side-band records for a thread's events (callers hold the perf lock), and reading /proc/self/maps. */
+void emu_sb_mmap(struct emu_thread *t, const struct perf_mmap_info *m);
+void emu_sb_comm(struct emu_thread *t, const char *comm, int exec);
+void emu_sb_fork(struct emu_thread *t, pid_t pid, pid_t tid);
+void emu_sb_exit(struct emu_thread *t);
+int emu_sb_existing_due(struct emu_event *ev);
+void emu_sb_existing(struct emu_event *ev, const char *comm, char *maps);
+char *emu_read_proc(const char *path, size_t *len); /* malloc'd, NUL-terminated; NULL if unreadable */
+char *emu_next_maps_line(char *text, struct perf_mmap_info *m, int *exec);
+uint64_t emu_event_time(struct emu_thread *t); /* the perf clock of a record's time */
 
 /* perf_signal.c: overflow signals, sent when the perf lock is released */
 void emu_queue_signal(struct emu_event *ev, int code);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -624,6 +626,635 @@ static void test_throttle(void)
 	close(fd);
 }
 
+/* perf_copy_attr (Linux 6.3+): on E2BIG the kernel writes back the size it knows, PERF_ATTR_SIZE_VER8 = 136
+ * (config3 at byte 128); bytes up to 136 are the kernel's (config3, which no riscv PMU reads), zero bytes
+ * past them are accepted, a non-zero one is E2BIG. */
+static void test_attr_size(void)
+{
+	union {
+		struct perf_event_attr a;
+		unsigned char b[256];
+	} u;
+	memset(&u, 0, sizeof(u));
+	attr_init(&u.a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	u.a.size = 32; /* below PERF_ATTR_SIZE_VER0 */
+	CU_ASSERT_EQUAL(perf_open(&u.a, 0, -1, -1, 0), -1);
+	CU_ASSERT_EQUAL(errno, E2BIG);
+	CU_ASSERT_EQUAL(u.a.size, 136);
+	u.a.size = 200;
+	u.b[140] = 1; /* past what the kernel knows */
+	CU_ASSERT_EQUAL(perf_open(&u.a, 0, -1, -1, 0), -1);
+	CU_ASSERT_EQUAL(errno, E2BIG);
+	CU_ASSERT_EQUAL(u.a.size, 136);
+	u.a.size = 200;
+	u.b[140] = 0;
+	u.b[130] = 7; /* config3: the kernel's own field */
+	int fd = perf_open(&u.a, 0, -1, -1, 0);
+	CU_ASSERT(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	u.a.size = 5000; /* above a page */
+	CU_ASSERT_EQUAL(perf_open(&u.a, 0, -1, -1, 0), -1);
+	CU_ASSERT_EQUAL(errno, E2BIG);
+	CU_ASSERT_EQUAL(u.a.size, 136);
+}
+
+/* perf_ioctl PERF_EVENT_IOC_PAUSE_OUTPUT (rb_toggle_paused): EINVAL without a buffer; with one, 0, and while
+ * paused perf_output_begin writes nothing and counts every record lost: read_format LOST says how many, and
+ * the first record after resuming is a PERF_RECORD_LOST with that number. */
+static void test_pause_output(void)
+{
+	struct perf_event_attr a;
+	clock_sampling_attr(&a, 1000000); /* 1 ms */
+	a.read_format = PERF_FORMAT_LOST;
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1), -1);
+	CU_ASSERT_EQUAL(errno, EINVAL);
+	struct perf_event_mmap_page *pg = mmap(NULL, ring_len(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(pg != MAP_FAILED);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1), 0);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	run_for_ns(20000000); /* 20 ms */
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	CU_ASSERT_EQUAL(__atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), 0); /* nothing written */
+	uint64_t v[2] = {0};
+	CU_ASSERT_EQUAL(read(fd, v, sizeof(v)), (ssize_t)sizeof(v));
+	if (virtual_clock) {
+		CU_ASSERT_EQUAL(v[1], 20);
+	} else {
+		CU_ASSERT(v[1] >= 10);
+	}
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0), 0);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	run_for_ns(10000000);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	const unsigned char *data = (const unsigned char *)pg + pg->data_offset;
+	struct perf_event_header h;
+	uint64_t lost[2] = {0}; /* id, lost */
+	CU_ASSERT_FATAL(__atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE) >= sizeof(h) + sizeof(lost));
+	memcpy(&h, data, sizeof(h));
+	memcpy(lost, data + sizeof(h), sizeof(lost));
+	CU_ASSERT_EQUAL(h.type, PERF_RECORD_LOST);
+	CU_ASSERT_EQUAL(lost[1], v[1]);
+	unsigned samples = 0;
+	walk_records(pg, &samples, NULL, NULL, NULL, 0);
+	CU_ASSERT(samples >= 1);
+	munmap(pg, ring_len());
+	close(fd);
+}
+
+/* ------------------------------------------------------------------------------ sample_type fields */
+static void open_sampling_expect(uint64_t sample_type, void (*tweak)(struct perf_event_attr *), int err,
+                                 const char *what)
+{
+	struct perf_event_attr a;
+	clock_sampling_attr(&a, 1000000);
+	a.size = sizeof(a); /* the fields past PERF_ATTR_SIZE_VER0 count */
+	a.sample_type = sample_type;
+	if (tweak)
+		tweak(&a);
+	errno = 0;
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	if (err) {
+		CU_ASSERT_EQUAL(fd, -1);
+		CU_ASSERT_EQUAL(errno, err);
+	} else {
+		CU_ASSERT(fd >= 0);
+	}
+	if ((err && (fd != -1 || errno != err)) || (!err && fd < 0))
+		fprintf(stderr, "  %s: fd %d errno %d, expected %d\n", what, fd, errno, err);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void regs_pc_sp(struct perf_event_attr *a)
+{
+	a->sample_regs_user = 1u << 0 | 1u << 2;
+	a->sample_regs_intr = 1u << 0;
+	a->sample_stack_user = 64;
+}
+static void regs_none(struct perf_event_attr *a)
+{
+	a->sample_regs_user = 0;
+}
+static void regs_outside(struct perf_event_attr *a)
+{
+	a->sample_regs_user = 1ull << 32; /* past PERF_REG_RISCV_MAX */
+}
+static void intr_outside(struct perf_event_attr *a)
+{
+	a->sample_regs_intr = 1ull << 40;
+}
+static void stack_too_big(struct perf_event_attr *a)
+{
+	a->sample_stack_user = 0xffff;
+}
+static void stack_unaligned(struct perf_event_attr *a)
+{
+	a->sample_stack_user = 12;
+}
+static void max_stack_127(struct perf_event_attr *a)
+{
+	a->sample_max_stack = 127;
+}
+static void max_stack_128(struct perf_event_attr *a)
+{
+	a->sample_max_stack = 128;
+}
+static void branch_any(struct perf_event_attr *a)
+{
+	a->branch_sample_type = PERF_SAMPLE_BRANCH_ANY;
+}
+static void branch_plm_only(struct perf_event_attr *a)
+{
+	a->branch_sample_type = PERF_SAMPLE_BRANCH_USER;
+}
+
+/* perf_copy_attr, perf_reg_validate (riscv), get_callchain_buffers, riscv_pmu_event_init: every sample_type
+ * bit Linux 6.6 on riscv accepts opens; the masks, the stack dump size and sample_max_stack are checked as
+ * the kernel does (EOVERFLOW past sysctl perf_event_max_stack = 127); no riscv PMU has a branch stack. */
+static void test_sample_type_checks(void)
+{
+	const uint64_t accepted[] = {PERF_SAMPLE_CALLCHAIN,      PERF_SAMPLE_REGS_USER,
+	                             PERF_SAMPLE_STACK_USER,     PERF_SAMPLE_RAW,
+	                             PERF_SAMPLE_REGS_INTR,      PERF_SAMPLE_WEIGHT,
+	                             PERF_SAMPLE_DATA_SRC,       PERF_SAMPLE_TRANSACTION,
+	                             PERF_SAMPLE_PHYS_ADDR,      PERF_SAMPLE_DATA_PAGE_SIZE,
+	                             PERF_SAMPLE_CODE_PAGE_SIZE, PERF_SAMPLE_WEIGHT_STRUCT};
+	for (size_t i = 0; i < sizeof(accepted) / sizeof(accepted[0]); i++)
+		open_sampling_expect(PERF_SAMPLE_IP | accepted[i], regs_pc_sp, 0,
+		                     "an accepted sample_type bit");
+	open_sampling_expect(PERF_SAMPLE_REGS_USER, regs_none, EINVAL, "REGS_USER, empty mask");
+	open_sampling_expect(PERF_SAMPLE_REGS_USER, regs_outside, EINVAL, "REGS_USER, bit 32");
+	open_sampling_expect(PERF_SAMPLE_REGS_INTR, intr_outside, EINVAL, "REGS_INTR, bit 40");
+	open_sampling_expect(PERF_SAMPLE_REGS_INTR, NULL, EINVAL, "REGS_INTR, empty mask");
+	open_sampling_expect(PERF_SAMPLE_STACK_USER, stack_too_big, EINVAL, "STACK_USER 65535");
+	open_sampling_expect(PERF_SAMPLE_STACK_USER, stack_unaligned, EINVAL, "STACK_USER 12");
+	open_sampling_expect(PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT, NULL, EINVAL, "both weights");
+	open_sampling_expect(PERF_SAMPLE_CALLCHAIN, max_stack_127, 0, "sample_max_stack 127");
+	open_sampling_expect(PERF_SAMPLE_CALLCHAIN, max_stack_128, EOVERFLOW, "sample_max_stack 128");
+	open_sampling_expect(PERF_SAMPLE_IP, max_stack_128, 0, "sample_max_stack without CALLCHAIN");
+	open_sampling_expect(PERF_SAMPLE_BRANCH_STACK, branch_any, EOPNOTSUPP, "BRANCH_STACK");
+	open_sampling_expect(PERF_SAMPLE_BRANCH_STACK, branch_plm_only, EINVAL,
+	                     "BRANCH_STACK, no branch type");
+	/* a counting event is checked the same way (perf_copy_attr does not look at the period) */
+	struct perf_event_attr a;
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+	a.size = sizeof(a);
+	a.sample_type = PERF_SAMPLE_CALLCHAIN;
+	a.sample_max_stack = 200;
+	CU_ASSERT_EQUAL(perf_open(&a, 0, -1, -1, 0), -1);
+	CU_ASSERT_EQUAL(errno, EOVERFLOW);
+}
+
+#define STACK_CANARY 0x5a17c0de0ddba11ull
+static void *volatile spin_return; /* where spin_with_frame returns to: the call chain's third entry */
+
+/* A loop with a frame pointer and a canary in its frame: the samples taken in it have a call chain through
+ * the frame pointer and a stack dump from its sp that holds the canary. */
+__attribute__((noinline, optimize("no-omit-frame-pointer"))) static void spin_with_frame(uint64_t ns)
+{
+	// cppcheck-suppress constVariable ; volatile: it must be stored in the frame
+	volatile uint64_t canary[2] = {STACK_CANARY, STACK_CANARY};
+	spin_return = __builtin_return_address(0);
+	if (virtual_clock) {
+		run_for_ns(ns);
+	} else { /* the loop itself, so the samples are taken in this frame */
+		struct timespec t0, t;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+		volatile uint64_t x = 0;
+		do {
+			for (int i = 0; i < 10000; i++)
+				x += (uint64_t)i * 3;
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+		} while ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t.tv_nsec -
+		             (uint64_t)t0.tv_nsec <
+		         ns);
+	}
+	CU_ASSERT_EQUAL(canary[0] + canary[1], 2 * STACK_CANARY);
+}
+
+/* perf_output_sample and perf_prepare_sample on riscv: CALLCHAIN (get_perf_callchain, riscv's frame-pointer
+ * perf_callchain_user), RAW (4 zero bytes for a PMU without raw data), REGS_USER / REGS_INTR (the abi and
+ * the registers of the mask, from the interrupted program), STACK_USER (size, the stack from sp, dyn_size),
+ * WEIGHT 0, DATA_SRC PERF_MEM_NA, TRANSACTION 0, PHYS_ADDR 0, DATA_PAGE_SIZE 0 (no data address),
+ * CODE_PAGE_SIZE of the pc's page. Samples taken with no program registers (virtual clock: in the control
+ * API; a system call) have ABI_NONE, no stack and a one-entry user chain. */
+static void test_sample_fields(void)
+{
+	struct perf_event_attr a;
+	clock_sampling_attr(&a, 1000000);
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER |
+	                PERF_SAMPLE_STACK_USER | PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC |
+	                PERF_SAMPLE_TRANSACTION | PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_PHYS_ADDR |
+	                PERF_SAMPLE_DATA_PAGE_SIZE | PERF_SAMPLE_CODE_PAGE_SIZE;
+	a.size = sizeof(a);
+	a.sample_regs_user = 1u << 0 | 1u << 2; /* pc, sp */
+	a.sample_regs_intr = 1u << 0;
+	a.sample_stack_user = 256;
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	const size_t len = page_size() * 17;
+	struct perf_event_mmap_page *pg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(pg != MAP_FAILED);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	spin_with_frame(20000000);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	const uint64_t mem_na = PERF_MEM_S(OP, NA) | PERF_MEM_S(LVL, NA) | PERF_MEM_S(SNOOP, NA) |
+	                        PERF_MEM_S(LOCK, NA) | PERF_MEM_S(TLB, NA) | PERF_MEM_S(LVLNUM, NA);
+	const unsigned char *data = (const unsigned char *)pg + pg->data_offset;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), tail = 0;
+	unsigned samples = 0, with_regs = 0, canary_seen = 0, caller_seen = 0, bad = 0;
+	static uint64_t w[8192];
+	while (tail < head && head - tail <= pg->data_size) {
+		struct perf_event_header h;
+		memcpy(&h, data + tail % pg->data_size, sizeof(h));
+		if (h.size < sizeof(h))
+			break;
+		for (size_t i = 0; i < h.size; i++)
+			((unsigned char *)w)[i] = data[(tail + i) % pg->data_size];
+		tail += h.size;
+		if (h.type != PERF_RECORD_SAMPLE)
+			continue;
+		samples++;
+		size_t k = 1, end = h.size / 8;
+		int kernel = (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+		uint64_t ip = w[k++], nr = w[k++];
+		bad += nr < 2 || nr > 1 + 127 || w[k] != (kernel ? PERF_CONTEXT_KERNEL : PERF_CONTEXT_USER) ||
+		       w[k + 1] != ip;
+		if (nr >= 3 && w[k + 2] == (uint64_t)(uintptr_t)spin_return)
+			caller_seen++;
+		k += nr;
+		uint32_t raw[2];
+		memcpy(raw, &w[k++], sizeof(raw));
+		bad += raw[0] != 4 || raw[1] != 0;
+		uint64_t abi = w[k++];
+		uint64_t sp = 0;
+		if (abi == PERF_SAMPLE_REGS_ABI_64) {
+			with_regs++;
+			bad += w[k] != ip;
+			sp = w[k + 1];
+			k += 2;
+		} else {
+			bad += abi != PERF_SAMPLE_REGS_ABI_NONE || !(virtual_clock || kernel || nr == 2);
+		}
+		uint64_t ssize = w[k++];
+		bad += ssize != (abi == PERF_SAMPLE_REGS_ABI_64 ? 256 : 0) || !sp != !ssize;
+		if (ssize) {
+			for (size_t i = 0; i + 1 < ssize / 8; i++)
+				if (w[k + i] == STACK_CANARY && w[k + i + 1] == STACK_CANARY)
+					canary_seen++;
+			k += ssize / 8;
+			bad += w[k++] > ssize; /* dyn_size */
+		}
+		bad += w[k++] != 0;      /* weight */
+		bad += w[k++] != mem_na; /* data_src */
+		bad += w[k++] != 0;      /* transaction */
+		uint64_t iabi = w[k++];
+		bad += iabi != abi;
+		if (iabi == PERF_SAMPLE_REGS_ABI_64)
+			bad += w[k++] != ip;
+		bad += w[k++] != 0; /* phys_addr */
+		bad += w[k++] != 0; /* data page size */
+		bad += w[k++] != (kernel ? 0 : page_size());
+		bad += k != end;
+	}
+	CU_ASSERT(samples >= (virtual_clock ? 20u : 10u));
+	CU_ASSERT_EQUAL(bad, 0);
+	if (!virtual_clock) { /* the alarm interrupted the program: its registers, stack and callers */
+		CU_ASSERT(with_regs >= 1);
+		CU_ASSERT(canary_seen >= 1);
+		CU_ASSERT(caller_seen >= 1);
+	} else {
+		CU_ASSERT_EQUAL(with_regs, 0);
+	}
+	if (bad || (!virtual_clock && (!canary_seen || !caller_seen)))
+		fprintf(stderr, "  samples %u with registers %u canary %u caller %u bad %u\n", samples,
+		        with_regs, canary_seen, caller_seen, bad);
+	munmap(pg, len);
+	close(fd);
+}
+
+/* -------------------------------------------------------------------------------- side-band records */
+#define SB_MAX_RECORDS 512
+struct sb_record {
+	struct perf_event_header h;
+	uint64_t w[520]; /* the record after its header */
+};
+
+/* The records in a ring, copied out (wrapping) and consumed. */
+static unsigned sb_collect(struct perf_event_mmap_page *pg, struct sb_record *out, unsigned max)
+{
+	const unsigned char *data = (const unsigned char *)pg + pg->data_offset;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), tail = pg->data_tail;
+	unsigned n = 0;
+	while (tail < head && n < max) {
+		struct sb_record *r = &out[n];
+		for (size_t i = 0; i < sizeof(r->h); i++)
+			((unsigned char *)&r->h)[i] = data[(tail + i) % pg->data_size];
+		if (r->h.size < sizeof(r->h) || r->h.size > sizeof(*r))
+			break;
+		for (size_t i = sizeof(r->h); i < r->h.size; i++)
+			((unsigned char *)r)[i] = data[(tail + i) % pg->data_size];
+		tail += r->h.size;
+		n++;
+	}
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	return n;
+}
+
+/* The sample_id trailer (TID | TIME) is the record's last two words. */
+static int sb_trailer_ok(const struct sb_record *r, pid_t tid)
+{
+	size_t words = (r->h.size - sizeof(r->h)) / 8;
+	uint64_t tidw = r->w[words - 2], time = r->w[words - 1];
+	return tidw == ((uint64_t)(uint32_t)getpid() | (uint64_t)(uint32_t)tid << 32) &&
+	       (time > 0 || virtual_clock);
+}
+
+/* An MMAP2 record covering `addr` whose file is `ino`, or NULL. */
+static const struct sb_record *sb_mmap2_at(const struct sb_record *r, unsigned n, uint64_t addr, uint64_t ino)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (r[i].h.type == PERF_RECORD_MMAP2 && r[i].w[1] <= addr && addr < r[i].w[1] + r[i].w[2] &&
+		    r[i].w[5] == ino)
+			return &r[i];
+	return NULL;
+}
+
+static int sb_count(const struct sb_record *r, unsigned n, uint32_t type)
+{
+	int c = 0;
+	for (unsigned i = 0; i < n; i++)
+		c += r[i].h.type == type;
+	return c;
+}
+
+static void sb_attr(struct perf_event_attr *a)
+{
+	attr_init(a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY); /* what perf record opens for side-band */
+	a->size = sizeof(*a);
+	a->comm = 1;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->task = 1;
+	a->sample_id_all = 1;
+	a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+}
+
+static pid_t sb_thread_tid;
+static void *sb_thread_quiet(void *arg)
+{
+	(void)arg;
+	sb_thread_tid = test_gettid();
+	return NULL;
+}
+
+struct sb_own {
+	int fd;
+	struct perf_event_mmap_page *pg;
+	pid_t tid;
+};
+/* A thread that opens a task event on itself and exits: its EXIT record stays in the ring. */
+static void *sb_thread_own(void *arg)
+{
+	struct sb_own *o = arg;
+	struct perf_event_attr a;
+	sb_attr(&a);
+	o->tid = test_gettid();
+	o->fd = perf_open(&a, 0, -1, -1, 0);
+	if (o->fd < 0)
+		return NULL;
+	o->pg = mmap(NULL, ring_len(), PROT_READ | PROT_WRITE, MAP_SHARED, o->fd, 0);
+	if (o->pg != MAP_FAILED)
+		ioctl(o->fd, PERF_EVENT_IOC_ENABLE, 0);
+	return NULL;
+}
+
+/* perf_event_comm, perf_event_mmap, perf_event_task for the calling process: once the event is enabled into
+ * a buffer, COMM (the thread's name) and MMAP2 of every executable mapping that already exists (what exec
+ * would have written: the program's own text, with its inode); then MMAP2 for mmap(PROT_EXEC) of a file and
+ * of anonymous memory ("//anon") and for the text of a library dlopen loads; COMM for prctl(PR_SET_NAME);
+ * FORK for a thread created (in its creator's events) and for fork(); EXIT for an exiting thread (in its own
+ * events). Each with the sample_id trailer of sample_id_all. */
+static void test_sideband(void)
+{
+	static struct sb_record recs[SB_MAX_RECORDS];
+	struct perf_event_attr a;
+	sb_attr(&a);
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	const size_t len = page_size() * 33;
+	struct perf_event_mmap_page *pg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(pg != MAP_FAILED);
+	CU_ASSERT_EQUAL(pg->data_head, 0); /* nothing before the event is enabled */
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	unsigned n = sb_collect(pg, recs, SB_MAX_RECORDS);
+	char name[32] = "";
+	CU_ASSERT_EQUAL(prctl(PR_GET_NAME, name), 0);
+	struct stat exe;
+	CU_ASSERT_FATAL(stat("/proc/self/exe", &exe) == 0);
+	CU_ASSERT(n >= 2);
+	CU_ASSERT_EQUAL(recs[0].h.type, PERF_RECORD_COMM);
+	CU_ASSERT_EQUAL(recs[0].w[0], (uint64_t)(uint32_t)getpid() | (uint64_t)(uint32_t)test_gettid() << 32);
+	CU_ASSERT_STRING_EQUAL((const char *)&recs[0].w[1], name);
+	const struct sb_record *text = sb_mmap2_at(recs, n, (uint64_t)(uintptr_t)&test_sideband, exe.st_ino);
+	CU_ASSERT_PTR_NOT_NULL(text);
+	unsigned bad = 0;
+	for (unsigned i = 0; i < n; i++)
+		bad += !sb_trailer_ok(&recs[i], test_gettid());
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	CU_ASSERT_EQUAL(sb_collect(pg, recs, SB_MAX_RECORDS), 0); /* once per event */
+
+	/* mmap(PROT_EXEC) of a file, and of anonymous memory */
+	int exefd = open("/proc/self/exe", O_RDONLY);
+	CU_ASSERT_FATAL(exefd >= 0);
+	void *p = mmap(NULL, page_size(), PROT_READ | PROT_EXEC, MAP_PRIVATE, exefd, 0);
+	CU_ASSERT_FATAL(p != MAP_FAILED);
+	void *anon = mmap(NULL, page_size(), PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CU_ASSERT_FATAL(anon != MAP_FAILED);
+	void *data = mmap(NULL, page_size(), PROT_READ, MAP_PRIVATE, exefd, 0); /* not executable: nothing */
+	CU_ASSERT_FATAL(data != MAP_FAILED);
+	n = sb_collect(pg, recs, SB_MAX_RECORDS);
+	CU_ASSERT_EQUAL(n, 2);
+	if (n >= 2) {
+		CU_ASSERT_EQUAL(recs[0].h.type, PERF_RECORD_MMAP2);
+		CU_ASSERT_EQUAL(recs[0].w[1], (uint64_t)(uintptr_t)p);
+		CU_ASSERT_EQUAL(recs[0].w[2], page_size());
+		CU_ASSERT_EQUAL(recs[0].w[3], 0);          /* pgoff */
+		CU_ASSERT_EQUAL(recs[0].w[5], exe.st_ino); /* ino */
+		CU_ASSERT_EQUAL((uint32_t)recs[0].w[7], PROT_READ | PROT_EXEC);
+		CU_ASSERT_EQUAL(recs[0].h.misc, PERF_RECORD_MISC_USER);
+		CU_ASSERT_EQUAL(recs[1].w[1], (uint64_t)(uintptr_t)anon);
+		CU_ASSERT_STRING_EQUAL((const char *)&recs[1].w[8], "//anon");
+		CU_ASSERT(sb_trailer_ok(&recs[0], test_gettid()));
+	}
+	munmap(p, page_size());
+	munmap(anon, page_size());
+	munmap(data, page_size());
+	close(exefd);
+
+	/* dlopen of a library not loaded yet: its text; again: nothing (no new mapping) */
+	CU_ASSERT_PTR_NULL(dlopen("libutil.so.1", RTLD_LAZY | RTLD_NOLOAD));
+	void *h = dlopen("libutil.so.1", RTLD_LAZY);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+	n = sb_collect(pg, recs, SB_MAX_RECORDS);
+	CU_ASSERT(n >= 1 && sb_count(recs, n, PERF_RECORD_MMAP2) == (int)n);
+	if (n >= 1)
+		CU_ASSERT_PTR_NOT_NULL(strstr((const char *)&recs[0].w[8], "libutil"));
+	void *h2 = dlopen("libutil.so.1", RTLD_LAZY);
+	CU_ASSERT_EQUAL(sb_collect(pg, recs, SB_MAX_RECORDS), 0);
+	dlclose(h2);
+	dlclose(h);
+
+	/* prctl(PR_SET_NAME) */
+	CU_ASSERT_EQUAL(prctl(PR_SET_NAME, "emu-sideband"), 0);
+	n = sb_collect(pg, recs, SB_MAX_RECORDS);
+	CU_ASSERT_EQUAL(n, 1);
+	CU_ASSERT_EQUAL(recs[0].h.type, PERF_RECORD_COMM);
+	CU_ASSERT_STRING_EQUAL((const char *)&recs[0].w[1], "emu-sideband");
+	prctl(PR_SET_NAME, name);
+	sb_collect(pg, recs, SB_MAX_RECORDS);
+
+	/* a thread: FORK {pid, ppid = pid, tid, ptid = creator} in its creator's events */
+	pthread_t th;
+	CU_ASSERT_FATAL(pthread_create(&th, NULL, sb_thread_quiet, NULL) == 0);
+	pthread_join(th, NULL);
+	n = sb_collect(pg, recs, SB_MAX_RECORDS);
+	CU_ASSERT_EQUAL(n, 1);
+	CU_ASSERT_EQUAL(recs[0].h.type, PERF_RECORD_FORK);
+	CU_ASSERT_EQUAL(recs[0].w[0], (uint64_t)(uint32_t)getpid() | (uint64_t)(uint32_t)getpid() << 32);
+	CU_ASSERT_EQUAL(recs[0].w[1], (uint64_t)(uint32_t)sb_thread_tid | (uint64_t)(uint32_t)test_gettid()
+	                                                                      << 32);
+	CU_ASSERT(sb_trailer_ok(&recs[0], test_gettid()));
+
+	/* fork(): FORK {child, parent, child, this thread} */
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0)
+		_exit(0);
+	waitpid(child, NULL, 0);
+	n = sb_collect(pg, recs, SB_MAX_RECORDS);
+	CU_ASSERT_EQUAL(n, 1);
+	CU_ASSERT_EQUAL(recs[0].h.type, PERF_RECORD_FORK);
+	CU_ASSERT_EQUAL(recs[0].w[0], (uint64_t)(uint32_t)child | (uint64_t)(uint32_t)getpid() << 32);
+	CU_ASSERT_EQUAL(recs[0].w[1], (uint64_t)(uint32_t)child | (uint64_t)(uint32_t)test_gettid() << 32);
+
+	/* a thread's own event: EXIT {pid, ppid, tid, ptid = ppid} when it returns */
+	struct sb_own own = {-1, MAP_FAILED, 0};
+	CU_ASSERT_FATAL(pthread_create(&th, NULL, sb_thread_own, &own) == 0);
+	pthread_join(th, NULL);
+	CU_ASSERT_FATAL(own.fd >= 0 && own.pg != MAP_FAILED);
+	n = sb_collect(own.pg, recs, SB_MAX_RECORDS);
+	CU_ASSERT(n >= 1);
+	CU_ASSERT_EQUAL(sb_count(recs, n, PERF_RECORD_EXIT), 1);
+	const struct sb_record *ex = n ? &recs[n - 1] : NULL;
+	if (ex) {
+		CU_ASSERT_EQUAL(ex->h.type, PERF_RECORD_EXIT);
+		CU_ASSERT_EQUAL(ex->w[0], (uint64_t)(uint32_t)getpid() | (uint64_t)(uint32_t)getppid() << 32);
+		CU_ASSERT_EQUAL(ex->w[1], (uint64_t)(uint32_t)own.tid | (uint64_t)(uint32_t)getppid() << 32);
+		CU_ASSERT(sb_trailer_ok(ex, own.tid));
+	}
+	munmap(own.pg, ring_len());
+	close(own.fd);
+	munmap(pg, len);
+	close(fd);
+}
+
+/* perf_iterate_ctx with event_filter_match: of one event per CPU on this thread (perf record's layout), only
+ * the one on the thread's CPU gets its records, existing mappings and a COMM alike (perf test 28 counts
+ * exactly one COMM per prctl). */
+static void test_sideband_per_cpu(void)
+{
+	static struct sb_record recs[SB_MAX_RECORDS];
+	enum { NCPU = 4 };
+	int fds[NCPU];
+	struct perf_event_mmap_page *pgs[NCPU];
+	char name[32] = "";
+	CU_ASSERT_EQUAL(prctl(PR_GET_NAME, name), 0);
+	for (int c = 0; c < NCPU; c++) {
+		struct perf_event_attr a;
+		sb_attr(&a);
+		fds[c] = perf_open(&a, 0, c, -1, 0);
+		CU_ASSERT_FATAL(fds[c] >= 0);
+		pgs[c] = mmap(NULL, page_size() * 17, PROT_READ | PROT_WRITE, MAP_SHARED, fds[c], 0);
+		CU_ASSERT_FATAL(pgs[c] != MAP_FAILED);
+		CU_ASSERT_EQUAL(ioctl(fds[c], PERF_EVENT_IOC_ENABLE, 0), 0);
+	}
+	unsigned with_existing = 0, with_comm = 0;
+	for (int c = 0; c < NCPU; c++)
+		with_existing += sb_collect(pgs[c], recs, SB_MAX_RECORDS) > 0;
+	CU_ASSERT_EQUAL(prctl(PR_SET_NAME, "emu-percpu"), 0);
+	for (int c = 0; c < NCPU; c++) {
+		unsigned n = sb_collect(pgs[c], recs, SB_MAX_RECORDS);
+		with_comm += n;
+		if (n)
+			CU_ASSERT_STRING_EQUAL((const char *)&recs[0].w[1], "emu-percpu");
+	}
+	CU_ASSERT_EQUAL(with_existing, 1);
+	CU_ASSERT_EQUAL(with_comm, 1);
+	prctl(PR_SET_NAME, name);
+	for (int c = 0; c < NCPU; c++) {
+		munmap(pgs[c], page_size() * 17);
+		close(fds[c]);
+	}
+}
+
+/* perf_event_mmap_match: an event with only attr.mmap2 gets the executable mappings (no COMM), one with
+ * only mmap_data the others (PERF_RECORD_MISC_MMAP_DATA, a file's or "//anon"); mprotect_fixup: a page made
+ * executable later is reported again, now executable. */
+static void test_sideband_mmap_kinds(void)
+{
+	static struct sb_record recs[SB_MAX_RECORDS];
+	struct perf_event_attr a;
+	attr_init(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
+	a.size = sizeof(a);
+	a.mmap2 = 1;
+	int fx = perf_open(&a, 0, -1, -1, 0);
+	a.mmap2 = 0;
+	a.mmap_data = 1;
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fx >= 0 && fd >= 0);
+	const size_t len = page_size() * 33;
+	struct perf_event_mmap_page *px = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fx, 0);
+	struct perf_event_mmap_page *pd = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(px != MAP_FAILED && pd != MAP_FAILED);
+	CU_ASSERT_EQUAL(ioctl(fx, PERF_EVENT_IOC_ENABLE, 0), 0);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	unsigned n = sb_collect(px, recs, SB_MAX_RECORDS), bad = 0;
+	CU_ASSERT(n >= 1);
+	for (unsigned i = 0; i < n; i++)
+		bad += recs[i].h.type != PERF_RECORD_MMAP2 || !((uint32_t)recs[i].w[7] & PROT_EXEC);
+	n = sb_collect(pd, recs, SB_MAX_RECORDS);
+	CU_ASSERT(n >= 1);
+	for (unsigned i = 0; i < n; i++) /* PERF_RECORD_MMAP: no mmap2 asked for */
+		bad += recs[i].h.type != PERF_RECORD_MMAP ||
+		       recs[i].h.misc != (PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_DATA);
+	CU_ASSERT_EQUAL(bad, 0);
+	char *page = mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CU_ASSERT_FATAL(page != MAP_FAILED);
+	CU_ASSERT_EQUAL(sb_collect(px, recs, SB_MAX_RECORDS), 0); /* data: not for the mmap2 event */
+	n = sb_collect(pd, recs, SB_MAX_RECORDS);
+	CU_ASSERT_EQUAL(n, 1);
+	CU_ASSERT_EQUAL(recs[0].w[1], (uint64_t)(uintptr_t)page);
+	CU_ASSERT_STRING_EQUAL((const char *)&recs[0].w[4], "//anon");
+	CU_ASSERT_EQUAL(mprotect(page, page_size(), PROT_READ | PROT_EXEC), 0);
+	n = sb_collect(px, recs, SB_MAX_RECORDS);
+	CU_ASSERT_EQUAL(n, 1); /* the vma holding the page (it may have merged with a neighbour) */
+	CU_ASSERT(recs[0].w[1] <= (uint64_t)(uintptr_t)page &&
+	          (uint64_t)(uintptr_t)page < recs[0].w[1] + recs[0].w[2]);
+	CU_ASSERT_EQUAL((uint32_t)recs[0].w[7], PROT_READ | PROT_EXEC);
+	CU_ASSERT_EQUAL(sb_collect(pd, recs, SB_MAX_RECORDS), 0);
+	munmap(page, page_size());
+	munmap(px, len);
+	munmap(pd, len);
+	close(fx);
+	close(fd);
+}
+
 void add_linux_suites(void)
 {
 	CU_pSuite s = CU_add_suite("faithful to Linux", NULL, NULL);
@@ -642,6 +1273,15 @@ void add_linux_suites(void)
 	CU_add_test(s, "mmap page and user-space counter reads (arch_perf_update_userpage)",
 	            test_mmap_page_user_read);
 	CU_add_test(s, "throttling (__perf_event_account_interrupt)", test_throttle);
+	CU_add_test(s, "PAUSE_OUTPUT drops and counts records (rb_toggle_paused)", test_pause_output);
+	CU_add_test(s, "sample_type checks (perf_copy_attr, get_callchain_buffers)", test_sample_type_checks);
+	CU_add_test(s, "sample fields in the kernel's layout (perf_output_sample)", test_sample_fields);
+	CU_add_test(s, "COMM, MMAP2, FORK, EXIT records (perf_event_comm, perf_event_mmap, perf_event_task)",
+	            test_sideband);
+	CU_add_test(s, "side-band records of per-CPU events (event_filter_match)", test_sideband_per_cpu);
+	CU_add_test(s, "mmap, mmap2, mmap_data and mprotect records (perf_event_mmap_match)",
+	            test_sideband_mmap_kinds);
+	CU_add_test(s, "attr size and E2BIG write back VER8 (perf_copy_attr)", test_attr_size);
 }
 
 /* ------------------------------------------------------------------------------------- permissions */
