@@ -4,6 +4,8 @@
  *
  * RISCV_CORE_LIST(M) calls M(id, ID, n) for each model: riscv_<id>_support is its
  * pfmlib_pmu_t (pfmlib_riscv_cores.c), PFM_PMU_RISCV_CORE_FIRST + n its pfm_pmu_t id.
+ * n is the model's pfm_id in models.csv: fixed once given (an ABI value programs
+ * store), so a new model never renumbers another.
  * The events headers are included only where RISCV_CORE_EVENTS is defined
  * (pfmlib_riscv_cores.c): pfmlib_priv.h needs the list alone.
  *
