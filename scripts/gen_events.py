@@ -4,8 +4,9 @@
 
 The CSV files in events/ are the one source of truth. This script turns them into
   --libpfm DIR   libpfm4 event headers (riscv_<model>_events.h, riscv_isa_bases.h) in libpfm4's format,
-                 committed as libpfm4-riscv/lib/events/
-  --papi-ids FILE  PAPI's RISC-V identification rules, committed as papi-component/overlay/riscv_cpuinfo_ids.h
+                 (riscv_cores.h lists the core models); never committed: builds generate them
+  --papi-ids FILE  PAPI's RISC-V identification rules (riscv_cpuinfo_ids.h, written into PAPI's tree by
+                 papi-component/apply.sh)
   --tests DIR    riscv_known_machines.h (the machines of models.csv, for the detection tests)
   --emulator DIR emulator tables (rvemu_tables.h / rvemu_tables.c)
   --docs FILE    the event reference (Markdown)
@@ -317,7 +318,7 @@ def write(path, text):
 
 # ------------------------------------------------------------------------------------ libpfm4 event headers
 # Written in libpfm4's own format (as lib/events/arm_cortex_a53_events.h): a comment citing the source of the
-# table, then one field per line. Committed as libpfm4-riscv/lib/events/ (make check keeps them current).
+# table, then one field per line. Generated at build time (libpfm4-riscv/apply.sh copies them into the tree).
 
 def source_comment(*tables):
     """The leading '#' comment lines of events/<table> (they cite where the table comes from)."""
@@ -646,7 +647,7 @@ def gen_known_machines(t, outdir):
 
 
 def gen_papi_ids(t, path):
-    """PAPI's copy of the identification rules (papi-component/overlay/riscv_cpuinfo_ids.h, committed)."""
+    """PAPI's copy of the identification rules (riscv_cpuinfo_ids.h, written into PAPI's src/ by papi-component/apply.sh)."""
     ids = t["ids"]
     match = {"uarch": "RISCV_MATCH_UARCH", "ids": "RISCV_MATCH_IDS", "isa_ext": "RISCV_MATCH_ISA_EXT",
              "perf_id": "RISCV_MATCH_PERF_ID"}
