@@ -222,14 +222,16 @@ static void test_pfm_ids(void)
 	CU_ASSERT_EQUAL_FATAL(pfm_reinit(NULL, cpuinfo_fixture("x86_64.txt")), PFM_SUCCESS);
 	for (size_t i = 0; i < sizeof(riscv_known_machines) / sizeof(riscv_known_machines[0]); i++) {
 		const struct riscv_known_machine *m = riscv_known_machines + i;
-		pfm_pmu_t id = m->pfm_id < 0 ? PFM_PMU_RISCV_GENERIC : (pfm_pmu_t)(PFM_PMU_RISCV_CORE_FIRST + m->pfm_id);
+		pfm_pmu_t id =
+		    m->pfm_id < 0 ? PFM_PMU_RISCV_GENERIC : (pfm_pmu_t)(PFM_PMU_RISCV_CORE_FIRST + m->pfm_id);
 		pfm_pmu_info_t info;
 
 		memset(&info, 0, sizeof(info));
 		info.size = sizeof(info);
 		CU_ASSERT_EQUAL_FATAL(pfm_get_pmu_info(id, &info), PFM_SUCCESS);
 		if (strcmp(info.name, m->core_pmu))
-			fprintf(stderr, "\n  %s: pfm_pmu_t %d is %s, not %s\n", m->model, (int)id, info.name, m->core_pmu);
+			fprintf(stderr, "\n  %s: pfm_pmu_t %d is %s, not %s\n", m->model, (int)id, info.name,
+			        m->core_pmu);
 		CU_ASSERT_STRING_EQUAL(info.name, m->core_pmu);
 		CU_ASSERT_EQUAL(info.pmu, id);
 	}
