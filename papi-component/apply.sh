@@ -3,6 +3,8 @@
 # Apply our RISC-V overlay to a pristine PAPI 7.0.0 tree (as unpacked by scripts/fetch-upstream.sh).
 #   papi-component/apply.sh PAPI_TREE [PRESETS_CSV]
 # 1. copies our own files (overlay/*) into PAPI_TREE/src, and our component (riscv_hpc/) into src/components,
+#    and writes src/riscv_cpuinfo_ids.h, PAPI's RISC-V identification rules, with scripts/gen_events.py from
+#    events/ (generated, never committed: a new model is a change of the tables alone),
 # 2. applies the patch series, one directory after the other, each in file-name order:
 #      patches/upstream/NN-*.patch       meant for upstream PAPI (git format-patch files, one concern each)
 #      patches/emulator-host/NN-*.patch  needed only because our emulator runs x86_64 builds of PAPI
@@ -24,9 +26,13 @@ src=$tree/src
 [ -f "$src/papi.c" ] && [ -f "$src/papi_events.csv" ] || die "$tree is not a PAPI source tree (no src/papi.c)"
 [ -f "$presets" ] || die "presets file $presets not found"
 
+ids=$(mktemp)
+trap 'rm -f "$ids"' EXIT
+python3 "$top/scripts/gen_events.py" --papi-ids "$ids" >/dev/null || die "generating riscv_cpuinfo_ids.h from events/ failed"
 overlay_hash() {
 	(cd "$here" && find overlay patches riscv_hpc -type f | LC_ALL=C sort | xargs sha256sum
-	 sha256sum < "$presets") | sha256sum | cut -d' ' -f1
+	 sha256sum < "$presets"
+	 sha256sum < "$ids") | sha256sum | cut -d' ' -f1
 }
 stamp=$tree/.rvpapi-papi-overlay
 want=$(overlay_hash)
@@ -40,6 +46,9 @@ for f in "$here"/overlay/*; do
 	cp "$f" "$src/"
 	echo "apply: added src/$(basename "$f")"
 done
+cp "$ids" "$src/riscv_cpuinfo_ids.h"
+chmod 644 "$src/riscv_cpuinfo_ids.h"
+echo "apply: added src/riscv_cpuinfo_ids.h (generated from events/cpu_ids.csv)"
 cp -r "$here/riscv_hpc" "$src/components/"
 echo "apply: added src/components/riscv_hpc"
 series_dirs=(upstream emulator-host)

@@ -4,8 +4,9 @@
 
 The CSV files in events/ are the one source of truth. This script turns them into
   --libpfm DIR   libpfm4 event headers (riscv_<model>_events.h, riscv_isa_bases.h) in libpfm4's format,
-                 committed as libpfm4-riscv/lib/events/
-  --papi-ids FILE  PAPI's RISC-V identification rules, committed as papi-component/overlay/riscv_cpuinfo_ids.h
+                 (riscv_cores.h lists the core models); never committed: builds generate them
+  --papi-ids FILE  PAPI's RISC-V identification rules (riscv_cpuinfo_ids.h, written into PAPI's tree by
+                 papi-component/apply.sh)
   --tests DIR    riscv_known_machines.h (the machines of models.csv, for the detection tests)
   --emulator DIR emulator tables (rvemu_tables.h / rvemu_tables.c)
   --docs FILE    the event reference (Markdown)
@@ -82,7 +83,7 @@ def check_names(rows, where):
 
 MODEL_COLUMNS = ["model", "description", "core_pmu", "bank_pmu", "uarch", "mvendorid", "marchid", "mimpid", "isa", "mmu",
                  "prog_counters", "prog_width", "freq_mhz", "overflow_irq", "event_encoding", "first_hart", "caches",
-                 "pes", "event_table", "profile", "cpuinfo_fixture"]
+                 "pes", "event_table", "profile", "cpuinfo_fixture", "pfm_id"]
 FIXTURES = os.path.join(os.path.dirname(HERE), "tests", "pfm", "cpuinfo")
 # overflow_irq of models.csv: how the core signals a counter overflow to Linux (riscv_pmu_sbi)
 OVERFLOW_IRQ = ("sscofpmf", "andes", "thead", "no")
@@ -181,18 +182,27 @@ def load():
         if pmu == "riscv_generic":
             if m["event_table"]:
                 raise TableError(f"{w}: riscv_generic has the fixed counters only; event_table must be empty")
+            if m["pfm_id"]:
+                raise TableError(f"{w}: riscv_generic has libpfm4's fixed id PFM_PMU_RISCV_GENERIC; pfm_id must be empty")
             continue
         if pmu in BANK_PMUS:
             raise TableError(f"{w}: {pmu} is a counter bank, not a core PMU")
         if not m["event_table"]:
             raise TableError(f"{w}: core_pmu {pmu} needs an event_table (events/<file>.csv)")
+        if not re.match(r"^(0|[1-9][0-9]*)$", m["pfm_id"]) or int(m["pfm_id"]) >= RISCV_MAX_CORE_PMUS:
+            raise TableError(f"{w}: pfm_id '{m['pfm_id']}' is not a number 0..{RISCV_MAX_CORE_PMUS - 1} (the core PMU's "
+                             f"libpfm4 id is PFM_PMU_RISCV_CORE_FIRST + pfm_id)")
         if pmu in cores:
             c = cores[pmu]
-            for col in ("event_table", "event_encoding", "prog_counters", "overflow_irq", "pes"):
+            for col in ("event_table", "event_encoding", "prog_counters", "overflow_irq", "pes", "pfm_id"):
                 if c["model"][col] != m[col]:
                     raise TableError(f"{w}: {pmu} has {col} '{m[col]}' here, '{c['model'][col]}' at "
                                      f"{c['model']['_where']}")
             continue
+        other = next((c for c in cores.values() if c["model"]["pfm_id"] == m["pfm_id"]), None)
+        if other:
+            raise TableError(f"{w}: pfm_id {m['pfm_id']} is already {other['pmu']}'s ({other['model']['_where']}): "
+                             f"an id is a libpfm4 ABI value, never shared or reused; take an unused one")
         rows, classes = load_core_table(m["event_table"], m["event_encoding"], w)
         check_names(t["generic"] + rows, pmu)
         flat = {r["name"].upper() for r in t["generic"] + rows} | \
@@ -201,9 +211,6 @@ def load():
             if c.upper() in flat:
                 raise TableError(f"{os.path.join(EVENTS, m['event_table'])}: class name {c} collides with an event name")
         cores[pmu] = {"pmu": pmu, "model": m, "rows": rows, "classes": classes, "table": m["event_table"]}
-    if len(cores) > RISCV_MAX_CORE_PMUS:
-        raise TableError(f"{os.path.join(EVENTS, 'models.csv')}: {len(cores)} core PMUs; libpfm4 reserves "
-                         f"{RISCV_MAX_CORE_PMUS} ids (PFM_PMU_RISCV_CORE_FIRST..LAST, patch 0004)")
     t["cores"] = cores
     check_names(t["boom"], "riscv_ucb_boom")
     t["profiles"] = load_profiles(t)
@@ -215,7 +222,7 @@ def load():
     return t
 
 
-RISCV_MAX_CORE_PMUS = 64  # PFM_PMU_RISCV_CORE_FIRST + 0..63 in libpfm4's pfm_pmu_t (patch 0004)
+RISCV_MAX_CORE_PMUS = 64  # PFM_PMU_RISCV_CORE_FIRST + 0..63 in libpfm4's pfm_pmu_t (patch 0004): pfm_id's range
 
 
 def simple_profile(fname, names, cycles_name):
@@ -311,7 +318,7 @@ def write(path, text):
 
 # ------------------------------------------------------------------------------------ libpfm4 event headers
 # Written in libpfm4's own format (as lib/events/arm_cortex_a53_events.h): a comment citing the source of the
-# table, then one field per line. Committed as libpfm4-riscv/lib/events/ (make check keeps them current).
+# table, then one field per line. Generated at build time (libpfm4-riscv/apply.sh copies them into the tree).
 
 def source_comment(*tables):
     """The leading '#' comment lines of events/<table> (they cite where the table comes from)."""
@@ -564,19 +571,21 @@ def gen_libpfm(t, outdir):
     for core in t["cores"].values():
         ident, lines = core_events_header(t, core)
         emit(f"riscv_{ident}_events.h", lines)
-        idents.append(ident)
+        idents.append((ident, int(core["model"]["pfm_id"])))
 
     lines = libpfm_banner("RISC-V core models: the list every core PMU of libpfm4 is made from",
                           ["models.csv", "cpu_ids.csv"],
                           ["RISCV_CORE_LIST(M) calls M(id, ID, n) for each model: riscv_<id>_support is its",
                            "pfmlib_pmu_t (pfmlib_riscv_cores.c), PFM_PMU_RISCV_CORE_FIRST + n its pfm_pmu_t id.",
+                           "n is the model's pfm_id in models.csv: fixed once given (an ABI value programs",
+                           "store), so a new model never renumbers another.",
                            "The events headers are included only where RISCV_CORE_EVENTS is defined",
                            "(pfmlib_riscv_cores.c): pfmlib_priv.h needs the list alone."])
     lines += ["", "#ifndef __RISCV_CORES_H__", "#define __RISCV_CORES_H__", "",
               f"#define RISCV_CORE_COUNT\t{len(idents)}", "", "#define RISCV_CORE_LIST(M) \\"]
-    lines += [f"\tM({i}, {i.upper()}, {n}) \\" for n, i in enumerate(idents)]
+    lines += [f"\tM({i}, {i.upper()}, {n}) \\" for i, n in idents]
     lines += ["", "#endif /* __RISCV_CORES_H__ */", "", "#ifdef RISCV_CORE_EVENTS"]
-    lines += [f'#include "events/riscv_{i}_events.h"' for i in idents]
+    lines += [f'#include "events/riscv_{i}_events.h"' for i, _ in idents]
     lines += ["#endif"]
     emit("riscv_cores.h", lines)
 
@@ -624,10 +633,12 @@ def gen_libpfm(t, outdir):
 def gen_known_machines(t, outdir):
     lines = [banner("Machines known to the RISC-V port (events/models.csv), for detection tests"),
              "static const struct riscv_known_machine { const char *model, *core_pmu, *bank_pmu, *uarch, *mvendorid,"
-             " *marchid, *mimpid, *isa, *cpuinfo_fixture; } riscv_known_machines[] = {"]
+             " *marchid, *mimpid, *isa, *cpuinfo_fixture; int pfm_id; /* -1: riscv_generic's fixed id */ }"
+             " riscv_known_machines[] = {"]
     for m in t["models"]:
         lines.append("\t{ " + ", ".join(c_str(m[k]) for k in ("model", "core_pmu", "bank_pmu", "uarch", "mvendorid",
-                                                              "marchid", "mimpid", "isa", "cpuinfo_fixture")) + " },")
+                                                              "marchid", "mimpid", "isa", "cpuinfo_fixture"))
+                     + f", {m['pfm_id'] or -1} }},")
     lines.append("};")
     pmus = list(t["cores"]) + ["riscv_generic"] + list(BANK_PMUS)
     lines += ["/* every RISC-V PMU of the port: the core models of events/models.csv, the generic core, the banks */",
@@ -636,7 +647,7 @@ def gen_known_machines(t, outdir):
 
 
 def gen_papi_ids(t, path):
-    """PAPI's copy of the identification rules (papi-component/overlay/riscv_cpuinfo_ids.h, committed)."""
+    """PAPI's copy of the identification rules (riscv_cpuinfo_ids.h, written into PAPI's src/ by papi-component/apply.sh)."""
     ids = t["ids"]
     match = {"uarch": "RISCV_MATCH_UARCH", "ids": "RISCV_MATCH_IDS", "isa_ext": "RISCV_MATCH_ISA_EXT",
              "perf_id": "RISCV_MATCH_PERF_ID"}

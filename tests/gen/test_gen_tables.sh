@@ -111,12 +111,22 @@ check "unknown overflow interrupt" "models.csv:[0-9]+: overflow_irq 'maybe' is n
 check "andes overflow without xandespmu" "models.csv:[0-9]+: overflow_irq andes needs xandespmu" \
 	sed -i 's/,sscofpmf,class_mask,/,andes,class_mask,/' models.csv
 check "missing cpuinfo fixture" "models.csv:[0-9]+: cpuinfo_fixture 'nope.txt' is not a file" \
-	sed -i 's/,cva6.txt$/,nope.txt/' models.csv
+	sed -i 's/,cva6.txt,/,nope.txt,/' models.csv
 check "model named twice" "models.csv:[0-9]+: model cva6 already defined" \
 	sed -i '/^cva6,/p' models.csv
 check "bad perf_id pattern" "cpu_ids.csv:[0-9]+: perf_id .* is not a regular expression" \
 	sed -i '$ a riscv_openhwgroup_cva6,perf_id,0x602-0x3-0x(,CVA6' cpu_ids.csv
 check "core model without presets" "presets.csv: no CPU,riscv_openhwgroup_cva6 section" \
 	sed -i '/^CPU,riscv_openhwgroup_cva6$/,/^#/d' presets.csv
+check "pfm_id given twice" "models.csv:[0-9]+: pfm_id 0 is already riscv_sifive_u74's" \
+	sed -i 's/,cva6.txt,1$/,cva6.txt,0/' models.csv
+check "pfm_id not a number" "models.csv:[0-9]+: pfm_id 'x1' is not a number 0..63" \
+	sed -i 's/,cva6.txt,1$/,cva6.txt,x1/' models.csv
+check "pfm_id out of libpfm4's range" "models.csv:[0-9]+: pfm_id '64' is not a number 0..63" \
+	sed -i 's/,cva6.txt,1$/,cva6.txt,64/' models.csv
+check "core model without pfm_id" "models.csv:[0-9]+: pfm_id '' is not a number" \
+	sed -i 's/,cva6.txt,1$/,cva6.txt,/' models.csv
+check "pfm_id on a riscv_generic machine" "models.csv:[0-9]+: riscv_generic has libpfm4's fixed id" \
+	sed -i 's/,boom.txt,$/,boom.txt,5/' models.csv
 echo "gen tables: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -215,6 +215,28 @@ static void test_unknown_marchid_of_known_vendor(void)
 	expect_detected("thead_unknown_marchid.txt", "riscv_generic");
 }
 
+/* each core PMU has the pfm_pmu_t id its pfm_id column of events/models.csv gives (PFM_PMU_RISCV_CORE_FIRST +
+ * pfm_id; riscv_generic has its own): ids are ABI, so they follow that column, never the rows' order */
+static void test_pfm_ids(void)
+{
+	CU_ASSERT_EQUAL_FATAL(pfm_reinit(NULL, cpuinfo_fixture("x86_64.txt")), PFM_SUCCESS);
+	for (size_t i = 0; i < sizeof(riscv_known_machines) / sizeof(riscv_known_machines[0]); i++) {
+		const struct riscv_known_machine *m = riscv_known_machines + i;
+		pfm_pmu_t id =
+		    m->pfm_id < 0 ? PFM_PMU_RISCV_GENERIC : (pfm_pmu_t)(PFM_PMU_RISCV_CORE_FIRST + m->pfm_id);
+		pfm_pmu_info_t info;
+
+		memset(&info, 0, sizeof(info));
+		info.size = sizeof(info);
+		CU_ASSERT_EQUAL_FATAL(pfm_get_pmu_info(id, &info), PFM_SUCCESS);
+		if (strcmp(info.name, m->core_pmu))
+			fprintf(stderr, "\n  %s: pfm_pmu_t %d is %s, not %s\n", m->model, (int)id, info.name,
+			        m->core_pmu);
+		CU_ASSERT_STRING_EQUAL(info.name, m->core_pmu);
+		CU_ASSERT_EQUAL(info.pmu, id);
+	}
+}
+
 /* LIBPFM_FORCE_PMU activates exactly the named model, even on a host that is not RISC-V */
 static void test_force_each_model(void)
 {
@@ -252,5 +274,6 @@ int main(void)
 	CU_add_test(s, "board cpuinfo fixtures of events/models.csv", test_board_fixtures);
 	CU_add_test(s, "unknown marchid of a known vendor", test_unknown_marchid_of_known_vendor);
 	CU_add_test(s, "LIBPFM_FORCE_PMU activates each model", test_force_each_model);
+	CU_add_test(s, "pfm_pmu_t ids follow models.csv's pfm_id", test_pfm_ids);
 	return cunit_run_all();
 }
