@@ -88,9 +88,21 @@ static int kernel_time_measured(void)
 	return !emu_clock_is_virtual() && !emu_count_source()->thread_cycles;
 }
 
+/* The source hears of the privilege change first on entry and last on exit, so the emulator's own
+ * bookkeeping here counts as the kernel's too. */
+static void source_kernel_mode(enum emu_kernel_mode mode)
+{
+	const struct emu_count_source *src = emu_count_source();
+	if (src->kernel_mode)
+		src->kernel_mode(mode);
+}
+
 void emu_kernel_enter(void)
 {
-	if (kernel_depth++ || !kernel_time_measured())
+	if (kernel_depth++)
+		return;
+	source_kernel_mode(EMU_KERNEL_ENTER);
+	if (!kernel_time_measured())
 		return;
 	uint64_t now = cputime_ns(emu_gettid());
 	kernel_since = now == UINT64_MAX ? 0 : now;
@@ -100,21 +112,26 @@ void emu_kernel_enter(void)
 
 void emu_kernel_leave(void)
 {
-	if (!kernel_depth || --kernel_depth || !kernel_since)
+	if (!kernel_depth || --kernel_depth)
 		return;
-	uint64_t now = cputime_ns(emu_gettid());
-	struct emu_thread *t = self; /* may have been made in the emulator: its kernel time is its own */
-	if (t && now != UINT64_MAX && now > kernel_since)
-		__atomic_fetch_add(&t->kernel_ns, now - kernel_since, __ATOMIC_RELAXED);
-	if (t)
-		__atomic_store_n(&t->kernel_since, 0, __ATOMIC_RELAXED);
-	kernel_since = 0;
+	if (kernel_since) {
+		uint64_t now = cputime_ns(emu_gettid());
+		struct emu_thread *t =
+		    self; /* may have been made in the emulator: its kernel time is its own */
+		if (t && now != UINT64_MAX && now > kernel_since)
+			__atomic_fetch_add(&t->kernel_ns, now - kernel_since, __ATOMIC_RELAXED);
+		if (t)
+			__atomic_store_n(&t->kernel_since, 0, __ATOMIC_RELAXED);
+		kernel_since = 0;
+	}
+	source_kernel_mode(EMU_KERNEL_LEAVE);
 }
 
 void emu_kernel_forget(void)
 {
 	kernel_depth = 0;
 	kernel_since = 0;
+	source_kernel_mode(EMU_KERNEL_FORGET);
 }
 
 clockid_t emu_thread_cpuclock(pid_t tid)

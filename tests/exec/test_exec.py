@@ -441,6 +441,46 @@ def test_end_to_end(args):
           got[21000][2] - got[1000][2] >= 4 * extra, True)
 
 
+def emulator_run(args, lib, binary, argv, name, qemu_env=()):
+    """binary under qemu with the plugin and the riscv64 emulator's exec source; returns its stdout."""
+    shm = os.path.join(args.shm_dir, f"rvexec-test-{os.getpid()}-{name}")
+    if os.path.exists(shm):
+        os.unlink(shm)
+    try:
+        return run([QEMU, "-L", SYSROOT, "-E", f"LD_PRELOAD={lib}", "-E", "RVEMU_MODEL=sifive-u74",
+                    "-E", "RVEMU_COUNT_SOURCE=exec", "-E", f"RVEXEC_SHM={shm}"] +
+                   [a for e in qemu_env for a in ("-E", e)] +
+                   ["-plugin", f"{args.plugin},shm={shm}", binary] + argv, env=clean_env()).stdout
+    finally:
+        if os.path.exists(shm):
+            os.unlink(shm)
+
+
+def test_kernel_mode(args):
+    print("== kernel mode: the emulator's own code counts as supervisor mode, never as the user's")
+    lib = riscv64_emulator(args)
+    binary = build(args, "kernel_mode.c", "kernel_mode", ["-O2", "-I", os.path.join(args.top, "plugin")])
+    got = {}
+    for n in (100, 200, 300):
+        # exclude_kernel needs Sscofpmf's privilege filtering on the U74 (without it the kernel refuses it)
+        out = emulator_run(args, lib, binary, [str(n)], "kernel-mode", ["RVEMU_SSCOFPMF=1"])
+        m = re.search(r"calls (\d+) event (\d+) user (\d+) supervisor (\d+)", out)
+        if not m:
+            raise SystemExit(f"test_exec: kernel_mode printed: {out}")
+        got[n] = dict(zip(("event", "user", "supervisor"), (int(x) for x in m.groups()[1:])))
+        print(f"kernel_mode {n} calls: " + " ".join(f"{k} {v}" for k, v in got[n].items()))
+    per_call = {k: (got[200][k] - got[100][k]) / 100 for k in got[100]}
+    print("kernel_mode per emulated read(): " + " ".join(f"{k} {v:g}" for k, v in per_call.items()))
+    for k in ("user", "supervisor", "event"):  # the same code path each call: exactly linear
+        check(f"kernel mode: {k} instret grows by the same amount per call",
+              got[300][k] - got[200][k], got[200][k] - got[100][k])
+    check("kernel mode: the emulator's work is supervisor instret (per call, > 0)", per_call["supervisor"] > 0, True)
+    check("kernel mode: per call, the user's share (the call into the emulator and back) is less than a fifth "
+          "of the emulator's", per_call["user"] * 5 < per_call["supervisor"], True)
+    check("kernel mode: an exclude_kernel event counts the user's instructions only (its growth == the slot's "
+          "user growth)", got[300]["event"] - got[100]["event"], got[300]["user"] - got[100]["user"])
+
+
 def test_bad_input(args):
     print("== bad input: clear errors")
     binary = build(args, "classes.S", "classes-bad-input", ["-nostdlib", "-static", "-DITERS=1"])
@@ -517,7 +557,8 @@ def main():
     tests = {"instret": test_instret, "classes": test_classes, "stride": test_stride,
              "gemm_chase": test_gemm_chase, "threads": test_threads, "fork": test_fork, "mode": test_mode,
              "alarm": test_alarm,
-             "end_to_end": test_end_to_end, "bad_input": test_bad_input}
+             "end_to_end": test_end_to_end, "kernel_mode": test_kernel_mode,
+             "bad_input": test_bad_input}
     for name, t in tests.items():
         if not args.only or name in args.only:
             t(args)
