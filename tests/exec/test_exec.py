@@ -481,6 +481,66 @@ def test_kernel_mode(args):
           "user growth)", got[300]["event"] - got[100]["event"], got[300]["user"] - got[100]["user"])
 
 
+def rvemu_run(args, argv, env_extra, name):
+    """emulator/rvemu-run.sh ARGV with the riscv64 emulator and the plugin of the build; (rc, stdout, stderr)."""
+    env = clean_env()
+    env.update(env_extra)
+    env.setdefault("RVEMU_LIB", riscv64_emulator.lib)
+    env.setdefault("RVEXEC_PLUGIN", args.plugin)
+    env["TMPDIR"] = os.path.join(args.work, f"tmp-{name}")
+    os.makedirs(env["TMPDIR"], exist_ok=True)
+    r = subprocess.run(["sh", os.path.join(args.top, "emulator", "rvemu-run.sh")] + argv, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    return r.returncode, r.stdout, r.stderr
+
+
+def test_rvemu_run(args):
+    print("== rvemu-run --exec: the launcher")
+    riscv64_emulator.lib = riscv64_emulator(args)
+    binary = build(args, "perf_loop.c", "perf_loop", ["-O2"])
+    got = {}
+    for n in (1000, 21000):
+        rc, out, err = rvemu_run(args, ["--exec", "--model", "sifive-u74", "--", binary, str(n)], {}, "loop")
+        m = re.search(r"instructions (\d+) loads (\d+) cycles (\d+)", out)
+        if rc != 0 or not m:
+            raise SystemExit(f"test_exec: rvemu-run --exec perf_loop: rc {rc}\n{out}{err}")
+        got[n] = tuple(int(x) for x in m.groups())
+        print(f"rvemu-run --exec perf_loop {n}: instructions {got[n][0]} loads {got[n][1]} cycles {got[n][2]}")
+    check("rvemu-run --exec: 20000 more iterations = 80000 more instructions, 20000 more loads",
+          (got[21000][0] - got[1000][0], got[21000][1] - got[1000][1]), (80000, 20000))
+    check("rvemu-run --exec: its temporary count file is removed",
+          os.listdir(os.path.join(args.work, "tmp-loop")), [])
+    kept = os.path.join(args.shm_dir, f"rvexec-test-{os.getpid()}-kept")
+    if os.path.exists(kept):
+        os.unlink(kept)
+    try:
+        rc, out, err = rvemu_run(args, ["--exec", binary, "1000"], {"RVEXEC_SHM": kept}, "kept")
+        dump = run([args.dump, kept]).stdout
+    finally:
+        if os.path.exists(kept):
+            os.unlink(kept)
+    check("rvemu-run --exec with RVEXEC_SHM: the count file is kept, user and supervisor lines of one thread",
+          (rc, sorted(re.findall(r"mode=(\w+)", dump))), (0, ["supervisor", "user"]))
+    rc, out, err = rvemu_run(args, ["--help"], {}, "help")
+    check("rvemu-run --help describes --exec", (rc, "--exec" in out and "RVEMU_COUNT_SOURCE=exec" in out), (0, True))
+
+    def refused(what, argv, env, message):
+        rc, out, err = rvemu_run(args, argv, env, "refused")
+        check(f"rvemu-run --exec refuses {what}: status != 0 and '{message}'", (rc != 0, message in err, out),
+              (True, True, ""))
+
+    refused("a missing qemu", ["--exec", binary], {"QEMU_RISCV64": "/nonexistent/qemu-riscv64"},
+            "--exec needs /nonexistent/qemu-riscv64")
+    refused("a missing plugin", ["--exec", binary], {"RVEXEC_PLUGIN": "/nonexistent/librvexec.so"},
+            "the exec-count plugin librvexec.so was not found")
+    refused("a host emulator", ["--exec", binary], {"RVEMU_LIB": args.plugin}, "is not the riscv64 emulator")
+    refused("--clock", ["--exec", "--clock", "virtual", binary], {}, "--exec brings its own clock")
+    refused("a model without an execution model", ["--exec", "--model", "cva6", binary], {},
+            "no execution model for 'cva6'")
+    check("rvemu-run --exec: a refused run leaves no temporary folder", os.listdir(os.path.join(args.work,
+                                                                                               "tmp-refused")), [])
+
+
 def test_bad_input(args):
     print("== bad input: clear errors")
     binary = build(args, "classes.S", "classes-bad-input", ["-nostdlib", "-static", "-DITERS=1"])
@@ -557,7 +617,7 @@ def main():
     tests = {"instret": test_instret, "classes": test_classes, "stride": test_stride,
              "gemm_chase": test_gemm_chase, "threads": test_threads, "fork": test_fork, "mode": test_mode,
              "alarm": test_alarm,
-             "end_to_end": test_end_to_end, "kernel_mode": test_kernel_mode,
+             "end_to_end": test_end_to_end, "kernel_mode": test_kernel_mode, "rvemu_run": test_rvemu_run,
              "bad_input": test_bad_input}
     for name, t in tests.items():
         if not args.only or name in args.only:
