@@ -125,6 +125,10 @@ static struct exec_thread *exec_thread(pid_t tid)
 		if (!et)
 			return NULL;
 		et->tid = tid;
+		/* a reading that needs no look: at modelled cycle 0 every count is 0 (the plugin counts a
+		 * thread from its first block, and every block costs a cycle). So an instant the perf core
+		 * has not read from the clock (a fork child's context starts at 0) has its answer. */
+		et->held = 1;
 		et->next = exec.threads;
 		exec.threads = et;
 	}
