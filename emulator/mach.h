@@ -154,6 +154,9 @@ void emu_threads_unlock(void);
  * core counts. Today's source is the workload profile (rate x clock); an execution-driven source (e.g. a
  * QEMU TCG plugin reporting the real instruction stream) registers another struct and nothing above
  * this layer changes. Injected counts (rvemu_inject) come on top of any source. */
+/* EMU_KERNEL_FORGET: in a fork child, whatever the source remembered about the calling thread is the
+ * parent's. */
+enum emu_kernel_mode { EMU_KERNEL_LEAVE, EMU_KERNEL_ENTER, EMU_KERNEL_FORGET };
 struct emu_count_source {
 	const char *name;
 	/* occurrences of model event `ev` in thread t up to its cycle `cycles` (not counting injections) */
@@ -168,6 +171,11 @@ struct emu_count_source {
 	/* the thread's clock, when the source brings its own (exec: the modelled cycles the plugin counted);
 	 * NULL: RVEMU_CLOCK's (CPU time or virtual). emu_cycles_of() reads it. */
 	uint64_t (*thread_cycles)(struct emu_thread *t);
+	/* the calling thread's privilege changes (outermost emu_kernel_enter / emu_kernel_leave), for a
+	 * source that counts the emulator's own code as the kernel's (exec: the thread's slot of the count
+	 * file is set to supervisor mode); NULL: nothing to do. Async-signal-safe, called with signals
+	 * blocked. */
+	void (*kernel_mode)(enum emu_kernel_mode mode);
 };
 const struct emu_count_source *emu_count_source(void);
 /* Occurrences of the events of evmask in thread t between its cycles a and b (a <= b). */

@@ -62,7 +62,7 @@ static uint64_t profile_cycles_for(const struct emu_thread *t, uint64_t evmask, 
 }
 
 static const struct emu_count_source profile_source = {
-    "profile", profile_count, profile_cycle_reaching, profile_cycles_for, NULL,
+    "profile", profile_count, profile_cycle_reaching, profile_cycles_for, NULL, NULL,
 };
 
 /* The registry: RVEMU_COUNT_SOURCE picks one (default: the profile). Adding a source is a struct here and its

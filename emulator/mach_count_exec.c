@@ -125,6 +125,10 @@ static struct exec_thread *exec_thread(pid_t tid)
 		if (!et)
 			return NULL;
 		et->tid = tid;
+		/* a reading that needs no look: at modelled cycle 0 every count is 0 (the plugin counts a
+		 * thread from its first block, and every block costs a cycle). So an instant the perf core
+		 * has not read from the clock (a fork child's context starts at 0) has its answer. */
+		et->held = 1;
 		et->next = exec.threads;
 		exec.threads = et;
 	}
@@ -236,6 +240,31 @@ static uint64_t exec_cycles_for(const struct emu_thread *t, uint64_t evmask, uin
 	return c > UINT64_MAX ? UINT64_MAX : (uint64_t)c;
 }
 
+/* The emulator's own code stands for the kernel: from the outermost entry to the exit, the thread's slot is
+ * in supervisor mode, so the plugin charges those blocks to RVEXEC_MODE_SUPERVISOR (read by no event: every
+ * modelled event is a user event, as with exclude_kernel). The plugin charges a block to the mode the slot
+ * has when the block starts: the rest of the block that stores the mode goes to the mode it had, so the few
+ * instructions of a call into the emulator before its entry, and of its return after the exit, stay the
+ * user's (a board's system call also runs its libc wrapper in user mode). The slot is found once per thread
+ * (lock-free: this runs with signals blocked, possibly in the trap handler). */
+static __thread struct rvexec_slot *kernel_slot __attribute__((tls_model("initial-exec")));
+
+static void exec_kernel_mode(enum emu_kernel_mode mode)
+{
+	if (mode == EMU_KERNEL_FORGET) { /* a fork child has a slot of its own, found at its next entry */
+		kernel_slot = NULL;
+		return;
+	}
+	if (!exec.file)
+		return;
+	if (!kernel_slot)
+		kernel_slot = slot_of(emu_gettid());
+	if (kernel_slot)
+		__atomic_store_n(&kernel_slot->mode,
+		                 mode == EMU_KERNEL_ENTER ? RVEXEC_MODE_SUPERVISOR : RVEXEC_MODE_USER,
+		                 __ATOMIC_RELAXED);
+}
+
 const struct emu_count_source emu_exec_source = {
-    "exec", exec_count, exec_cycle_reaching, exec_cycles_for, exec_thread_cycles,
+    "exec", exec_count, exec_cycle_reaching, exec_cycles_for, exec_thread_cycles, exec_kernel_mode,
 };

@@ -95,9 +95,21 @@ static uint64_t own_cputime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The source hears of the privilege change first on entry and last on exit, so the emulator's own
+ * bookkeeping here counts as the kernel's too. */
+static void source_kernel_mode(enum emu_kernel_mode mode)
+{
+	const struct emu_count_source *src = emu_count_source();
+	if (src->kernel_mode)
+		src->kernel_mode(mode);
+}
+
 void emu_kernel_enter(void)
 {
-	if (kernel_depth++ || !kernel_time_measured())
+	if (kernel_depth++)
+		return;
+	source_kernel_mode(EMU_KERNEL_ENTER);
+	if (!kernel_time_measured())
 		return;
 	uint64_t now = own_cputime_ns();
 	kernel_since = now == UINT64_MAX ? 0 : now;
@@ -107,21 +119,26 @@ void emu_kernel_enter(void)
 
 void emu_kernel_leave(void)
 {
-	if (!kernel_depth || --kernel_depth || !kernel_since)
+	if (!kernel_depth || --kernel_depth)
 		return;
-	uint64_t now = own_cputime_ns();
-	struct emu_thread *t = self; /* may have been made in the emulator: its kernel time is its own */
-	if (t && now != UINT64_MAX && now > kernel_since)
-		__atomic_fetch_add(&t->kernel_ns, now - kernel_since, __ATOMIC_RELAXED);
-	if (t)
-		__atomic_store_n(&t->kernel_since, 0, __ATOMIC_RELAXED);
-	kernel_since = 0;
+	if (kernel_since) {
+		uint64_t now = own_cputime_ns();
+		/* self may have been made in the emulator: its kernel time is its own */
+		struct emu_thread *t = self;
+		if (t && now != UINT64_MAX && now > kernel_since)
+			__atomic_fetch_add(&t->kernel_ns, now - kernel_since, __ATOMIC_RELAXED);
+		if (t)
+			__atomic_store_n(&t->kernel_since, 0, __ATOMIC_RELAXED);
+		kernel_since = 0;
+	}
+	source_kernel_mode(EMU_KERNEL_LEAVE);
 }
 
 void emu_kernel_forget(void)
 {
 	kernel_depth = 0;
 	kernel_since = 0;
+	source_kernel_mode(EMU_KERNEL_FORGET);
 }
 
 clockid_t emu_thread_cpuclock(pid_t tid)

@@ -24,6 +24,10 @@ Options:
                       kernel.perf_user_access: 0 no counter CSR reads in user space, 1 (default) the
                       counters of the thread's mmapped events, 2 cycle/instret always
                                                                              (sets RVEMU_PERF_USER_ACCESS)
+  --exec              run a riscv64 program under qemu-riscv64 with the exec-count plugin librvexec.so:
+                      counts are what the program executes, through modelled caches, TLBs, branch
+                      predictor and cycles (docs/exec-counts.md); its own clock, so no --clock
+                                                 (sets RVEMU_COUNT_SOURCE=exec and RVEXEC_SHM)
   --help              show this text
 
 Counts are synthetic: the model's workload profile (events per cycle) times the thread's cycles. With
@@ -88,6 +92,7 @@ while [ $# -gt 0 ]; do
 	--user) RVEMU_CAP_PERFMON=0; export RVEMU_CAP_PERFMON; shift ;;
 	--perf-user-access) RVEMU_PERF_USER_ACCESS=$(value "$@") || exit 2; export RVEMU_PERF_USER_ACCESS; shift 2 ;;
 	--perf-user-access=*) RVEMU_PERF_USER_ACCESS=$(value "--perf-user-access" "${1#--perf-user-access=}") || exit 2; export RVEMU_PERF_USER_ACCESS; shift ;;
+	--exec) exec_counts=1; shift ;;
 	--) shift; break ;;
 	-*) echo "rvemu-run: unknown option $1 (see --help)" >&2; exit 2 ;;
 	*) break ;;
@@ -100,6 +105,51 @@ virtual|cputime) ;;
 *) echo "rvemu-run: --clock must be virtual or cputime" >&2; exit 2 ;;
 esac
 
+# --exec: the riscv64 program runs under qemu-riscv64 with the plugin (a host library, like qemu itself) and
+# the riscv64 emulator preloaded in the guest; both read and write the count file. It is a new file in a
+# fresh folder unless RVEXEC_SHM names one (kept then, for rvexec-dump); the folder is removed at the end.
+elf_machine() { od -An -tx1 -j18 -N2 "$1" 2>/dev/null | tr -d ' \n'; }
+run_exec_counts() {
+	qemu=${QEMU_RISCV64:-qemu-riscv64}
+	qemu_path=$(command -v "$qemu") ||
+		{ echo "rvemu-run: --exec needs $qemu (Debian package qemu-user; or set QEMU_RISCV64)" >&2; exit 2; }
+	[ "$(elf_machine "$lib")" = f300 ] ||
+		{ echo "rvemu-run: --exec runs riscv64 programs: $lib is not the riscv64 emulator (set RVEMU_LIB to the riscv64 prefix's lib/librvemu.so)" >&2; exit 2; }
+	plugin=${RVEXEC_PLUGIN:-}
+	if [ -z "$plugin" ]; then # a plugin for the machine qemu runs on, not a riscv64 build of it
+		for cand in "$here/../lib/librvexec.so" "$here/../plugin/.libs/librvexec.so"; do
+			if [ -f "$cand" ] && [ "$(elf_machine "$cand")" = "$(elf_machine "$qemu_path")" ]; then plugin=$cand; break; fi
+		done
+	fi
+	[ -n "$plugin" ] && [ -f "$plugin" ] ||
+		{ echo "rvemu-run: --exec: the exec-count plugin librvexec.so was not found (set RVEXEC_PLUGIN; the build makes it, docs/exec-counts.md)" >&2; exit 2; }
+	[ -z "${RVEMU_CLOCK:-}" ] ||
+		{ echo "rvemu-run: --exec brings its own clock (the modelled cycles): leave out --clock and RVEMU_CLOCK" >&2; exit 2; }
+	dir=
+	if [ -z "${RVEXEC_SHM:-}" ]; then
+		dir=$(mktemp -d "${TMPDIR:-/tmp}/rvemu-run.XXXXXX") || exit 2
+		RVEXEC_SHM=$dir/counts
+		trap 'rm -rf "$dir"; exit 130' INT TERM HUP
+	fi
+	export RVEXEC_SHM RVEMU_COUNT_SOURCE=exec
+	QEMU_PLUGIN=$plugin,model=${RVEMU_MODEL:-sifive-u74},shm=$RVEXEC_SHM
+	export QEMU_PLUGIN
+	status=0
+	if [ -n "${RVEMU_EXEC:-}" ]; then # a runner of qemu-riscv64 (tests/riscv64/qemu-run): it takes QEMU_PLUGIN
+		RVEMU_PRELOAD=${LD_PRELOAD:+$LD_PRELOAD:}$lib
+		export RVEMU_PRELOAD
+		unset LD_PRELOAD
+		# shellcheck disable=SC2086 # a command with its arguments, split on blanks
+		$RVEMU_EXEC "$@" || status=$?
+	else
+		preload=${LD_PRELOAD:+$LD_PRELOAD:}$lib
+		unset LD_PRELOAD
+		"$qemu_path" -L "${RISCV64_SYSROOT:-/usr/riscv64-linux-gnu}" -E "LD_PRELOAD=$preload" "$@" || status=$?
+	fi
+	[ -z "$dir" ] || rm -rf "$dir"
+	exit $status
+}
+
 here=$(cd "$(dirname "$0")" && pwd)
 lib=${RVEMU_LIB:-}
 if [ -z "$lib" ]; then
@@ -108,6 +158,7 @@ if [ -z "$lib" ]; then
 	done
 fi
 [ -n "$lib" ] && [ -f "$lib" ] || { echo "rvemu-run: librvemu.so not found (set RVEMU_LIB)" >&2; exit 2; }
+[ -z "${exec_counts:-}" ] || run_exec_counts "$@"
 
 LD_PRELOAD=${LD_PRELOAD:+$LD_PRELOAD:}$lib
 if [ -n "${RVEMU_EXEC:-}" ]; then

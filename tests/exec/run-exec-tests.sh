@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The exec-count plugin end to end (docs/exec-counts.md): riscv64 kernels built with the cross compiler, run
 # under qemu-riscv64 with plugin/librvexec.so, their counts checked against QEMU's own log, their disassembly
-# and the analytic cache formulas (tests/exec/test_exec.py). Uses the plugin of the build tree
+# and the analytic cache formulas (tests/exec/test_exec.py); PAPI's tests of the riscv64 build (scripts/cross-build.sh)
+# under rvemu-run --exec. Uses the plugin of the build tree
 # (RVPAPI_BUILD/obj, or PLUGIN= and RVEXEC_DUMP=). Usage: run-exec-tests.sh [test names...]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,4 +21,4 @@ command -v qemu-riscv64 >/dev/null && command -v riscv64-linux-gnu-gcc >/dev/nul
 	{ echo "exec-counts: qemu-user and gcc-riscv64-linux-gnu are needed (scripts/deps.sh installs them)" >&2; exit 1; }
 qemu-riscv64 -h | grep -q -- '^-plugin' || { echo "exec-counts: this qemu-riscv64 cannot load plugins" >&2; exit 1; }
 exec python3 "$top/tests/exec/test_exec.py" --plugin "$plugin" --dump "$dump" --top "$top" \
-	--work "$build/exec-tests" "$@"
+	--work "$build/exec-tests" --build "$build" "$@"

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+/* The emulator's own code is the kernel's (docs/exec-counts.md): a riscv64 program that makes N emulated
+ * system calls (read() of a perf event) between two looks at its own slot of the count file, with an
+ * `instructions` event that excludes the kernel counting meanwhile. Run under qemu-riscv64 with the plugin
+ * and the riscv64 emulator (RVEMU_COUNT_SOURCE=exec). Prints "calls N event E user U supervisor S": the
+ * event's count and the slot's user and supervisor instret between the two looks. Argument: N. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "rvexec_shm.h"
+
+static int open_instructions(int exclude_kernel)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = PERF_COUNT_HW_INSTRUCTIONS;
+	a.disabled = 1;
+	a.exclude_kernel = (unsigned)exclude_kernel;
+	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+}
+
+static struct rvexec_slot *own_slot(void)
+{
+	const char *path = getenv(RVEXEC_SHM_ENV);
+	struct stat st;
+	int fd = path ? open(path, O_RDONLY) : -1;
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return NULL;
+	struct rvexec_shm_header *h = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (h == MAP_FAILED || h->magic != RVEXEC_SHM_MAGIC || h->slot_size != sizeof(struct rvexec_slot))
+		return NULL;
+	for (uint32_t i = 0; i < h->nslots; i++) {
+		struct rvexec_slot *s = rvexec_shm_slot(h, i);
+		if (s->tid == (uint32_t)gettid() && s->state == RVEXEC_SLOT_LIVE)
+			return s;
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	long calls = argc > 1 ? atol(argv[1]) : 100;
+	struct rvexec_slot *slot = own_slot();
+	int counted = open_instructions(1), other = open_instructions(1);
+	uint64_t value = 0, scratch;
+	if (!slot || counted < 0 || other < 0 || ioctl(counted, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+		fprintf(stderr, "kernel_mode: no slot of the count file or no perf event\n");
+		return 1;
+	}
+	const volatile uint64_t *user = slot->counts[RVEXEC_MODE_USER],
+	                        *sup = slot->counts[RVEXEC_MODE_SUPERVISOR];
+	uint64_t user0 = user[RVEXEC_INSTRET], sup0 = sup[RVEXEC_INSTRET];
+	for (long i = 0; i < calls; i++)
+		if (read(other, &scratch, sizeof(scratch)) != sizeof(scratch))
+			return 1;
+	uint64_t user1 = user[RVEXEC_INSTRET], sup1 = sup[RVEXEC_INSTRET];
+	if (ioctl(counted, PERF_EVENT_IOC_DISABLE, 0) != 0 ||
+	    read(counted, &value, sizeof(value)) != sizeof(value))
+		return 1;
+	printf("calls %ld event %llu user %llu supervisor %llu\n", calls, (unsigned long long)value,
+	       (unsigned long long)(user1 - user0), (unsigned long long)(sup1 - sup0));
+	return 0;
+}
