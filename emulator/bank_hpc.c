@@ -36,15 +36,16 @@
  *   readerror is set and the value stays queued (Algorithm 2 must see readerror and retry).
  * - Statistics: requests per manager (rvemu_hpc_manager_requests), besides rvemu_stats.hpc_requests.
  * - useren = 0 (rvemu_hpc_set_useren(0), or RVEMU_HPC_USEREN=0 for every thread), the OS's knob: a user
- *   write that would start a request traps;
- *   the emulator raises SIGILL in the calling thread. If a handler returns, the write had no effect and
- *   rvhw_csr_write returns RVHW_EPERM (hardware would re-execute the instruction).
+ *   write that would start a request traps: it has no effect and answers RVHW_EPERM, and the front end
+ *   that served it makes the trap (fe_csr.c raises SIGILL in the calling thread, and if a handler returns,
+ *   rvhw_csr_write returns RVHW_EPERM where hardware would re-execute the instruction; on riscv64 the
+ *   CSR-trap front end hands the instruction's own SIGILL to the program, fe_trap.c). Raising it here would
+ *   deliver a second SIGILL on riscv64.
  */
 #include "mach.h"
 #include "rvhw.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -440,10 +441,8 @@ static int hpcc_write(struct hpc_client *c, uint64_t v)
 {
 	int trigger = (v & RVHW_HPCC_TRIGGER) != 0, busy = request_in_flight(c);
 
-	if (trigger && !busy && !c->useren) {
-		raise(SIGILL); /* the hardware traps; nothing was written */
-		return RVHW_EPERM;
-	}
+	if (trigger && !busy && !c->useren)
+		return RVHW_EPERM; /* the hardware traps; nothing was written */
 	/* interrupted/empty/readerror are read-only; useren is not writable from user mode. */
 	c->manager_id = (v & RVHW_HPCC_ID_MASK) >> RVHW_HPCC_ID_SHIFT;
 	if (trigger && !busy) {

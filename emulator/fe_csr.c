@@ -92,7 +92,12 @@ int rvhw_csr_write(unsigned csr, uint64_t value)
 {
 	sigset_t saved;
 	instruction_begin(&saved);
-	return instruction_end(&saved, fe_csr_write(csr, value));
+	int r = instruction_end(&saved, fe_csr_write(csr, value));
+	/* a user-writable CSR that refuses the write (a trigger with hpcc.useren = 0) traps on the board: the
+	 * SIGILL the instruction would raise, once the signal mask is the program's again */
+	if (r == RVHW_EPERM && rvhw_csr_user_writable(csr))
+		raise(SIGILL);
+	return r;
 }
 #endif
 

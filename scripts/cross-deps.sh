@@ -80,10 +80,18 @@ step "libunwind build" make -C "$d" -j"$jobs"
 step "libunwind install" make -C "$d" install
 
 # CUnit: its 2010 config.sub predates riscv64; take the system's (autotools-dev's) newer one.
+# It compiles with -ansi, under which glibc's stdio.h does not declare snprintf (C99): the Run Summary's
+# snprintf was then an implicit, non-variadic call, and on riscv64 (LP64D) such a call passes the elapsed
+# time (a double) in fa0 where the variadic callee reads an integer register, so every argument after it
+# is off by one. Built without optimisation the " seconds" string came out empty; with -O2 it is a wild
+# pointer and every test program crashed at the end of its run. _ISOC99_SOURCE gives the prototype, and an
+# implicit declaration now fails the build. Unwind tables (GCC 12 makes them by default on x86_64 only):
+# call stacks through CUnit's frames, up to main (test_sample).
 d=$(src cunit)
 cp /usr/share/misc/config.sub /usr/share/misc/config.guess "$d/"
 step "cunit configure" bash -c "cd '$d' && ${cross_env[*]} ./configure --host=$host --prefix='$root' \
-	--disable-static --disable-curses"
+	--disable-static --disable-curses CPPFLAGS=-D_ISOC99_SOURCE \
+	CFLAGS='-O2 -fasynchronous-unwind-tables -Werror=implicit-function-declaration'"
 step "cunit build" make -C "$d/CUnit" -j"$jobs"
 step "cunit install" make -C "$d/CUnit" install
 
