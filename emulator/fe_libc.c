@@ -891,8 +891,11 @@ static void *next_fn(void **slot, const char *name)
 static void *next_dlopen, *next_fork, *next_pthread_create, *next_pthread_exit;
 
 /* dlopen: the executable mappings of a library it loads (not of one already loaded: no new mapping) are
- * reported as the loader's mmap calls would be in the kernel; ld.so maps them itself, past our mmap. */
-EMU_EXPORT void *dlopen(const char *file, int mode)
+ * reported as the loader's mmap calls would be in the kernel; ld.so maps them itself, past our mmap.
+ * glibc's dlopen finds its caller by return address (for $ORIGIN and the caller's RUNPATH): with no event
+ * asking for records, the real dlopen is a tail call and sees the program's caller. While one asks, it sees
+ * librvemu.so, so a library found only through the caller's RUNPATH may not load (docs/emulator-core.md). */
+static void *dlopen_reporting(const char *file, int mode)
 {
 	void *(*real)(const char *, int) = NEXT(dlopen);
 	void *known = file ? real(file, RTLD_LAZY | RTLD_NOLOAD) : NULL;
@@ -906,6 +909,13 @@ EMU_EXPORT void *dlopen(const char *file, int mode)
 			perf_record_mmaps_of(major(st.st_dev), minor(st.st_dev), st.st_ino);
 	}
 	return h;
+}
+
+EMU_EXPORT void *dlopen(const char *file, int mode)
+{
+	if (perf_mmap_records_wanted())
+		return dlopen_reporting(file, mode);
+	return NEXT(dlopen)(file, mode);
 }
 
 /* fork: PERF_RECORD_FORK for the forking thread's events (the child's pid is its tid). */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -261,18 +262,41 @@ static void ring_commit(struct emu_event *rb, uint64_t head)
 	__atomic_store_n(&rb->page->data_head, head, __ATOMIC_RELEASE);
 }
 
+/* Where process_vm_readv is missing (qemu-user answers ENOSYS), a page is read by writing it into a pipe of
+ * our own: the kernel (or qemu) checks the address and answers EFAULT instead of faulting. The pipe is made
+ * once per process (a forked child makes its own), its two fds close on exec. Callers hold the perf lock. */
+static int probe_pipe[2] = {-1, -1};
+static pid_t probe_pipe_pid;
+
+static ssize_t copy_by_pipe(void *dst, uint64_t addr, size_t n)
+{
+	if (probe_pipe_pid != getpid()) {
+		if (EMU_REAL(syscall)(SYS_pipe2, probe_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+			return -1;
+		probe_pipe_pid = getpid();
+	}
+	ssize_t w = EMU_REAL(write)(probe_pipe[1], (const void *)(uintptr_t)addr, n);
+	if (w <= 0)
+		return -1;
+	return EMU_REAL(read)(probe_pipe[0], dst, (size_t)w);
+}
+
 /* Reads `n` bytes of this process's memory at `addr` without faulting, as __copy_from_user_inatomic: page by
- * page with process_vm_readv on ourselves, stopping at the first page that cannot be read; returns the bytes
- * read (0 also where the host has no process_vm_readv, e.g. an old qemu-user). */
+ * page, stopping at the first page that cannot be read; returns the bytes read. */
 static size_t user_copy(void *dst, uint64_t addr, size_t n)
 {
+	static int no_vm_readv;
 	size_t page = (size_t)EMU_REAL(sysconf)(_SC_PAGESIZE), done = 0;
 	while (done < n) {
 		size_t chunk = page - (size_t)((addr + done) % page);
 		if (chunk > n - done)
 			chunk = n - done;
 		struct iovec l = {(char *)dst + done, chunk}, r = {(void *)(uintptr_t)(addr + done), chunk};
-		ssize_t got = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+		ssize_t got = no_vm_readv ? -1 : process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+		if (got < 0 && (no_vm_readv || errno == ENOSYS)) {
+			no_vm_readv = 1;
+			got = copy_by_pipe((char *)dst + done, addr + done, chunk);
+		}
 		if (got <= 0)
 			break;
 		done += (size_t)got;
