@@ -99,11 +99,16 @@ void emu_exec_source_init(void)
 	pthread_once(&exec_once, exec_open);
 }
 
+/* Probes from tid % nslots, where the plugin claims a thread's slot, so the live slot is the first probe
+ * unless another thread's took its place: a short lookup whose length does not depend on the thread id (the
+ * first entry into the emulator makes it before the slot is in supervisor mode, so it is charged to the
+ * user). */
 static struct rvexec_slot *slot_of(pid_t tid)
 {
 	struct rvexec_slot *found = NULL;
-	for (uint32_t i = 0; i < exec.file->nslots; i++) {
-		struct rvexec_slot *s = rvexec_shm_slot(exec.file, i);
+	uint32_t n = exec.file->nslots;
+	for (uint32_t probe = 0; probe < n; probe++) {
+		struct rvexec_slot *s = rvexec_shm_slot(exec.file, ((uint32_t)tid + probe) % n);
 		if (__atomic_load_n(&s->tid, __ATOMIC_ACQUIRE) != (uint32_t)tid)
 			continue;
 		found = s; /* a live slot wins over one an earlier thread of the same id left */
