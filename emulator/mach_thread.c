@@ -116,8 +116,8 @@ void emu_kernel_leave(void)
 		return;
 	if (kernel_since) {
 		uint64_t now = cputime_ns(emu_gettid());
-		struct emu_thread *t =
-		    self; /* may have been made in the emulator: its kernel time is its own */
+		/* self may have been made in the emulator: its kernel time is its own */
+		struct emu_thread *t = self;
 		if (t && now != UINT64_MAX && now > kernel_since)
 			__atomic_fetch_add(&t->kernel_ns, now - kernel_since, __ATOMIC_RELAXED);
 		if (t)
