@@ -148,15 +148,17 @@ int emu_thread_runnable(const struct emu_thread *t, uint64_t *mark);
 void emu_threads_lock(void);
 void emu_threads_unlock(void);
 
+/* A thread's privilege changes, told to the count source (struct emu_count_source's kernel_mode).
+ * EMU_KERNEL_FORGET: in a fork child, whatever the source remembered about the calling thread is the
+ * parent's. */
+enum emu_kernel_mode { EMU_KERNEL_LEAVE, EMU_KERNEL_ENTER, EMU_KERNEL_FORGET };
+
 /* --------------------------------------------------------------------------------- count sources */
 /* "How many occurrences of model event E has thread T had up to thread cycle C", and "at which cycle
  * will a set of events have had N more": the seam between what the machine executes and what the perf
  * core counts. Today's source is the workload profile (rate x clock); an execution-driven source (e.g. a
  * QEMU TCG plugin reporting the real instruction stream) registers another struct and nothing above
  * this layer changes. Injected counts (rvemu_inject) come on top of any source. */
-/* EMU_KERNEL_FORGET: in a fork child, whatever the source remembered about the calling thread is the
- * parent's. */
-enum emu_kernel_mode { EMU_KERNEL_LEAVE, EMU_KERNEL_ENTER, EMU_KERNEL_FORGET };
 struct emu_count_source {
 	const char *name;
 	/* occurrences of model event `ev` in thread t up to its cycle `cycles` (not counting injections) */

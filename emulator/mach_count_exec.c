@@ -99,11 +99,16 @@ void emu_exec_source_init(void)
 	pthread_once(&exec_once, exec_open);
 }
 
+/* Probes from tid % nslots, where the plugin claims a thread's slot, so the live slot is the first probe
+ * unless another thread's took its place: a short lookup whose length does not depend on the thread id (the
+ * first entry into the emulator makes it before the slot is in supervisor mode, so it is charged to the
+ * user). */
 static struct rvexec_slot *slot_of(pid_t tid)
 {
 	struct rvexec_slot *found = NULL;
-	for (uint32_t i = 0; i < exec.file->nslots; i++) {
-		struct rvexec_slot *s = rvexec_shm_slot(exec.file, i);
+	uint32_t n = exec.file->nslots;
+	for (uint32_t probe = 0; probe < n; probe++) {
+		struct rvexec_slot *s = rvexec_shm_slot(exec.file, ((uint32_t)tid + probe) % n);
 		if (__atomic_load_n(&s->tid, __ATOMIC_ACQUIRE) != (uint32_t)tid)
 			continue;
 		found = s; /* a live slot wins over one an earlier thread of the same id left */
@@ -243,9 +248,10 @@ static uint64_t exec_cycles_for(const struct emu_thread *t, uint64_t evmask, uin
 /* The emulator's own code stands for the kernel: from the outermost entry to the exit, the thread's slot is
  * in supervisor mode, so the plugin charges those blocks to RVEXEC_MODE_SUPERVISOR (read by no event: every
  * modelled event is a user event, as with exclude_kernel). The plugin charges a block to the mode the slot
- * has when the block starts: the rest of the block that stores the mode goes to the mode it had, so the few
- * instructions of a call into the emulator before its entry, and of its return after the exit, stay the
- * user's (a board's system call also runs its libc wrapper in user mode). The slot is found once per thread
+ * has when the block starts: the rest of the block that stores the mode goes to the mode it had, and the
+ * instructions of a call into the emulator before its entry (signals are blocked first) and of its return
+ * after the exit stay the user's: about 300 per emulated read() (tests/exec/kernel_mode.c), where a board's
+ * libc wrapper runs about 20 in user mode. The slot is found once per thread
  * (lock-free: this runs with signals blocked, possibly in the trap handler). */
 static __thread struct rvexec_slot *kernel_slot __attribute__((tls_model("initial-exec")));
 

@@ -27,7 +27,7 @@ Options:
   --exec              run a riscv64 program under qemu-riscv64 with the exec-count plugin librvexec.so:
                       counts are what the program executes, through modelled caches, TLBs, branch
                       predictor and cycles (docs/exec-counts.md); its own clock, so no --clock
-                                                 (sets RVEMU_COUNT_SOURCE=exec and RVEXEC_SHM)
+                                                                (sets RVEMU_COUNT_SOURCE=exec, RVEXEC_SHM)
   --help              show this text
 
 Counts are synthetic: the model's workload profile (events per cycle) times the thread's cycles. With
