@@ -4,7 +4,7 @@
 
 Runs bench_papi_overhead --worker under the emulator (U74, virtual clock) and valgrind's callgrind, which
 dumps the instruction count of each phase separately (the worker brackets them with client requests).
-Instructions are deterministic: the same build gives the same numbers on a loaded machine. The emulator's
+Instructions are deterministic: the same build and environment give the same numbers on a loaded machine. The emulator's
 own instructions stand for the kernel's work, so they are in the totals (a raw perf_event_open is almost
 all emulator); the rows "outside the emulator" leave them out (what PAPI, libpfm4 and libc execute).
 Prints one table: each row ours, raw, ratio, the goal of issue 18. Ratios are printed, never asserted.
