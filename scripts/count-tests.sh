@@ -3,8 +3,9 @@
 # The counts of the test command's closing line (scripts/test.sh), from what `make check` left behind:
 #   count-tests.sh cunit DIR      "run passed failed": the individual CUnit tests, summed over the "tests"
 #                                 rows of the Run Summaries in the log of each test program under DIR
+#                                 (the build tree: tests/ and the profiler's test_prof_units alike)
 #   count-tests.sh programs DIR   "run passed failed": the test programs as automake counted them
-#                                 (DIR/tests/test-suite.log)
+#                                 (every test-suite.log under DIR: tests/, profiler/, ...)
 # Only a test's own log counts (automake writes NAME.log next to NAME.trs); test-suite.log repeats the
 # logs of the programs that failed and is never read for CUnit counts. A launcher's children print their
 # Run Summaries into the launcher's log, each once; a child's failures are not counted again by its
@@ -21,9 +22,10 @@ cunit)
 		END { printf "%d %d %d\n", run, passed, bad }' | grep . || echo "0 0 0"
 	;;
 programs)
-	awk '/^# (TOTAL|PASS|FAIL|ERROR|XFAIL|XPASS|SKIP):/ { n[$2] += $3 }
-	     END { printf "%d %d %d\n", n["TOTAL:"], n["PASS:"], n["FAIL:"] + n["ERROR:"] + n["XPASS:"] }' \
-		"$2"/tests/test-suite.log 2>/dev/null || echo "0 0 0"
+	find "$2" -name test-suite.log -print0 2>/dev/null | xargs -0 -r awk '
+		/^# (TOTAL|PASS|FAIL|ERROR|XFAIL|XPASS|SKIP):/ { n[$2] += $3 }
+		END { printf "%d %d %d\n", n["TOTAL:"], n["PASS:"], n["FAIL:"] + n["ERROR:"] + n["XPASS:"] }' |
+		grep . || echo "0 0 0"
 	;;
 *) echo "count-tests.sh: unknown count '$1' (cunit or programs)" >&2; exit 2 ;;
 esac

@@ -150,9 +150,10 @@ if [ -e "$RVPAPI_BUILD/prefix-riscv64/lib/librvemu.so" ]; then
 	grep -E '^  (PAPI_read|one trapped|ratios)' "$log_dir/bench-riscv64.log" | sed 's/^ */   bench riscv64: /'
 fi
 
-# Count the individual CUnit tests (their "tests" Run Summary rows) and the test programs (scripts/count-tests.sh).
-read -r c_run c_pass c_fail <<<"$("$top/scripts/count-tests.sh" cunit "$RVPAPI_BUILD/obj/tests")"
-read -r a_run a_pass a_fail <<<"$("$top/scripts/count-tests.sh" cunit "$RVPAPI_BUILD/obj-asan/tests")"
+# Count the individual CUnit tests (their "tests" Run Summary rows) and the test programs (scripts/count-tests.sh) of
+# the whole build tree: tests/ and the profiler's own test_prof_units.
+read -r c_run c_pass c_fail <<<"$("$top/scripts/count-tests.sh" cunit "$RVPAPI_BUILD/obj")"
+read -r a_run a_pass a_fail <<<"$("$top/scripts/count-tests.sh" cunit "$RVPAPI_BUILD/obj-asan")"
 read -r p_run p_pass p_fail <<<"$("$top/scripts/count-tests.sh" programs "$RVPAPI_BUILD/obj")"
 # The PAPI checks under the emulator (utilities, presets vs truth, ctests, examples), as their runners summed them.
 papi_counts=$(grep -hE '^papi (tests|examples|robustness):' "$log_dir/papi.log" 2>/dev/null | sed 's/^papi //' | paste -sd ';' - | sed 's/;/; /g')

@@ -83,4 +83,12 @@ check "CUnit tests (run passed failed)" "10 8 2" "$("$top/scripts/count-tests.sh
 check "test programs (run passed failed)" "2 1 1" "$("$top/scripts/count-tests.sh" programs "$tmp/obj")"
 grep -q "child that crashes \.\.\.FAILED" "$tmp/obj/tests/area/failing.log"
 check "the crash is the launcher's failure" 0 "$?"
+# a second folder with its own tests (the build tree's profiler/): its programs and CUnit tests count too
+mkdir -p "$tmp/obj/profiler"
+printf 'Run Summary:    Type  Total    Ran Passed Failed Inactive\n               tests      5      5      5      0        0\n' \
+	>"$tmp/obj/profiler/units.log"
+printf ':test-result: PASS\n' >"$tmp/obj/profiler/units.trs"
+printf '# TOTAL: 1\n# PASS:  1\n# SKIP:  0\n# XFAIL: 0\n# FAIL:  0\n# XPASS: 0\n# ERROR: 0\n' >"$tmp/obj/profiler/test-suite.log"
+check "CUnit tests of the whole tree (run passed failed)" "15 13 2" "$("$top/scripts/count-tests.sh" cunit "$tmp/obj")"
+check "test programs of the whole tree (run passed failed)" "3 2 1" "$("$top/scripts/count-tests.sh" programs "$tmp/obj")"
 exit $fail

@@ -21,12 +21,6 @@ bad() { echo "FAIL  $*"; fail=$((fail + 1)); }
 
 rm -rf "$stage" "$work"
 mkdir -p "$work"
-# --- the install itself -------------------------------------------------------------------------------
-if make -C "$obj" -s install DESTDIR="$stage" >"$work/install.log" 2>&1; then
-	ok "make install DESTDIR=$stage"
-else
-	bad "make install DESTDIR=$stage (see $work/install.log)"
-fi
 # A prefix given only at install time (the tree is built for $prefix) and PREFIX (not a variable of this build)
 # are refused before anything is installed: nothing appears at the other place, nothing changes in $prefix.
 touch "$work/before-refusals"
@@ -44,6 +38,29 @@ for var in prefix PREFIX libdir; do
 			"$work/install-$var.log" | sed "s|$work/||" | cut -c1-90)"
 	fi
 done
+# --- the install itself, from a tree that was never installed: the prefix is out of reach while it stages ---
+# (nothing may come from the prefix: PAPI's riscv_hpc component once took librvbank from there)
+hidden=()
+restore() {
+	local d
+	for d in "${hidden[@]}"; do mv "$d.out-of-reach" "$d"; done
+	hidden=()
+}
+trap restore EXIT
+hide() { # hide DIR...: rename for the rest of the test (restored at exit)
+	local d
+	for d in "$@"; do
+		[ -e "$d" ] && mv "$d" "$d.out-of-reach" && hidden+=("$d")
+	done
+}
+hide "$prefix"
+if make -C "$obj" -s install DESTDIR="$stage" >"$work/install.log" 2>&1; then
+	ok "make install DESTDIR=$stage (the prefix $prefix out of reach)"
+else
+	bad "make install DESTDIR=$stage (see $work/install.log)"
+fi
+[ -e "$prefix" ] && bad "make install DESTDIR=... wrote into the prefix: $(find "$prefix" | head -3 | paste -sd ' ' -)"
+restore
 root=$stage$prefix
 missing=()
 for f in bin/papi_avail bin/papi_component_avail bin/papi_native_avail bin/papi_command_line bin/papi_mem_info \
@@ -73,16 +90,7 @@ else
 fi
 
 # --- out of reach: the build tree's libraries ----------------------------------------------------------
-hidden=()
-restore() {
-	local d
-	for d in "${hidden[@]}"; do mv "$d.out-of-reach" "$d"; done
-	hidden=()
-}
-trap restore EXIT
-for d in "$build/papi" "$build/libpfm4" "$obj" "$prefix"; do
-	[ -e "$d" ] && mv "$d" "$d.out-of-reach" && hidden+=("$d")
-done
+hide "$build/papi" "$build/libpfm4" "$obj" "$prefix"
 clean_env=(env -i PATH=/usr/bin:/bin HOME="${HOME:-/tmp}")
 
 # every library the staged papi_avail loads comes from the staged lib/ (or the system)
