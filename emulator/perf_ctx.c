@@ -131,20 +131,33 @@ uint64_t emu_counter_now(const struct emu_event *e)
 	return emu_width_mask(e, e->hw_raw + d);
 }
 
-uint64_t emu_sw_now(const struct emu_event *ev)
-{
+/* One look at a thread's accounting, shared by the software events of one pass (enable, accounting): the
+ * members of a group must see the same moment, as the kernel's counters do, not one system call apart each
+ * (else minor faults could exceed all faults when the thread faults in between, as code under qemu does). */
+struct sw_snapshot {
+	const struct emu_thread *t; /* whose accounting a holds; NULL: none taken yet */
+	int ok;
 	struct emu_thread_acct a;
-	if (emu_thread_acct(ev->target, &a) != 0)
+};
+
+static uint64_t sw_now(const struct emu_event *ev, struct sw_snapshot *snap)
+{
+	if (snap->t != ev->target) {
+		snap->t = ev->target;
+		snap->ok = emu_thread_acct(ev->target, &snap->a) == 0;
+	}
+	if (!snap->ok)
 		return ev->sw_base;
+	const struct emu_thread_acct *a = &snap->a;
 	switch (ev->attr.config) {
 	case PERF_COUNT_SW_PAGE_FAULTS:
-		return ev->attr.exclude_user ? 0 : a.minflt + a.majflt;
+		return ev->attr.exclude_user ? 0 : a->minflt + a->majflt;
 	case PERF_COUNT_SW_PAGE_FAULTS_MIN:
-		return ev->attr.exclude_user ? 0 : a.minflt;
+		return ev->attr.exclude_user ? 0 : a->minflt;
 	case PERF_COUNT_SW_PAGE_FAULTS_MAJ:
-		return ev->attr.exclude_user ? 0 : a.majflt;
+		return ev->attr.exclude_user ? 0 : a->majflt;
 	case PERF_COUNT_SW_CONTEXT_SWITCHES:
-		return ev->attr.exclude_kernel ? 0 : a.nvcsw + a.nivcsw; /* counted in the scheduler */
+		return ev->attr.exclude_kernel ? 0 : a->nvcsw + a->nivcsw; /* counted in the scheduler */
 	default: /* migrations (none modelled), alignment and emulation faults, dummy, bpf-output */
 		return 0;
 	}
@@ -196,11 +209,12 @@ static int group_is_software(struct emu_event *leader)
 
 static void group_set_active(struct emu_event *leader, int active)
 {
+	struct sw_snapshot snap = {NULL, 0, {0, 0, 0, 0}};
 	for_each_member(leader, e)
 	{
 		if (e->state == EV_ACTIVE || e->state == EV_INACTIVE) {
 			if (active && e->state != EV_ACTIVE && is_accounted(e))
-				e->sw_base = emu_sw_now(e);
+				e->sw_base = sw_now(e, &snap);
 			e->state = active ? EV_ACTIVE : EV_INACTIVE;
 		}
 		if (!active)
@@ -592,11 +606,12 @@ static void ctx_tick(struct emu_ctx *ctx)
 /* Accounted software events: what the thread's accounting says since the last look. */
 static void ctx_account_software(struct emu_ctx *ctx)
 {
+	struct sw_snapshot snap = {NULL, 0, {0, 0, 0, 0}};
 	for_each_group(ctx, g) for_each_member(g, e)
 	{
 		if (!is_accounted(e) || e->state < EV_INACTIVE)
 			continue;
-		uint64_t now = emu_sw_now(e);
+		uint64_t now = sw_now(e, &snap);
 		if (e->state == EV_ACTIVE && now > e->sw_base)
 			e->count += now - e->sw_base;
 		e->sw_base = now;

@@ -136,7 +136,6 @@ void emu_ctx_schedule(struct emu_thread *t);
 void emu_ctx_insert(struct emu_event *ev);
 void emu_timer_rearm(struct emu_thread *t);
 void emu_event_publish(struct emu_event *ev);
-uint64_t emu_sw_now(const struct emu_event *ev);
 uint64_t emu_counter_now(const struct emu_event *e);
 /* PES: the kernel drains the task's record buffer into the events' rings (read, ioctl, close, schedule) */
 void emu_pes_flush(struct emu_thread *t);

@@ -14,6 +14,11 @@
 # A ctest passes when it prints PASSED without a WARNING. docs/papi.md carries the table generated from the
 # CSV (run-papi-tests.sh --table); the run fails if the two differ.
 # Prints one line per check and a summary (ok / xfail / failed); exit status 1 if any check failed.
+# PAPI_TEST_SHARD=I/N (default 0/1): run part I of N, so N processes started at once share the checks (the
+# riscv64 stage runs two beside each other: under qemu the checks wait more than they compute). The variants
+# are dealt out in turn, those that run the ctests first; part 0 checks the docs table, part N-1 runs the
+# checks after the variant loop; each part builds its test programs into its own folder. The parts' summaries
+# add up to the whole run's.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 expectations=$top/tests/papi/ctest-expectations.csv
@@ -41,7 +46,13 @@ prefix=${PREFIX:-$build/prefix}
 run=${RVEMU_RUN:-$prefix/bin/rvemu-run}
 src=$tree/src
 work=$build/papi-tests
-mkdir -p "$work"
+shard=${PAPI_TEST_SHARD:-0/1}
+part=${shard%/*} parts=${shard#*/}
+[[ "$part" =~ ^[0-9]+$ && "$parts" =~ ^[1-9][0-9]*$ ]] && [ "$part" -lt "$parts" ] ||
+	{ echo "run-papi-tests: PAPI_TEST_SHARD must be I/N with 0 <= I < N, not '$shard'" >&2; exit 2; }
+bin=$work
+[ "$parts" -gt 1 ] && bin=$work/bin-$part
+mkdir -p "$work" "$bin"
 export LD_LIBRARY_PATH=$prefix/lib:$src${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 pass=0
 fail=0
@@ -57,23 +68,23 @@ emu() { timeout 120 "$run" "$@"; } # a hang is a failure, not a stuck suite
 # compiler) and CPPFLAGS/LDFLAGS (where its CUnit is).
 cc="${CC:-cc} ${CPPFLAGS:-} ${LDFLAGS:-}"
 $cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$prefix/include" -I"$src" -I"$top/emulator" -I"$top/tests" \
-	"$top/tests/papi/test_papi_presets.c" -o "$work/test_papi_presets" -L"$prefix/lib" -L"$src" \
+	"$top/tests/papi/test_papi_presets.c" -o "$bin/test_papi_presets" -L"$prefix/lib" -L"$src" \
 	-lpapi -lpfm -lcunit -ldl || { echo "run-papi-tests: cannot build test_papi_presets" >&2; exit 1; }
 $cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$prefix/include" -I"$top/emulator" \
-	"$top/tests/papi/overflow_fast.c" -o "$work/overflow_fast" -L"$prefix/lib" -lpapi -lpfm -ldl ||
+	"$top/tests/papi/overflow_fast.c" -o "$bin/overflow_fast" -L"$prefix/lib" -lpapi -lpfm -ldl ||
 	{ echo "run-papi-tests: cannot build overflow_fast" >&2; exit 1; }
 $cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -rdynamic -I"$prefix/include" -I"$top/emulator" \
-	"$top/tests/papi/papi_pes.c" -o "$work/papi_pes" -L"$prefix/lib" -lpapi -lpfm -ldl ||
+	"$top/tests/papi/papi_pes.c" -o "$bin/papi_pes" -L"$prefix/lib" -lpapi -lpfm -ldl ||
 	{ echo "run-papi-tests: cannot build papi_pes" >&2; exit 1; }
 $cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$prefix/include" -I"$top/emulator" \
-	"$top/tests/papi/papi_truth.c" -o "$work/papi_truth" -L"$prefix/lib" -lpapi -lpfm -ldl ||
+	"$top/tests/papi/papi_truth.c" -o "$bin/papi_truth" -L"$prefix/lib" -lpapi -lpfm -ldl ||
 	{ echo "run-papi-tests: cannot build papi_truth" >&2; exit 1; }
 # The riscv_hpc component's tests (counter banks) and its high-level API check.
 $cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$prefix/include" -I"$top/emulator" -I"$top/tests" \
-	"$top/tests/papi/test_riscv_hpc.c" -o "$work/test_riscv_hpc" -L"$prefix/lib" -lpapi -lpfm -lrvhw -lcunit \
+	"$top/tests/papi/test_riscv_hpc.c" -o "$bin/test_riscv_hpc" -L"$prefix/lib" -lpapi -lpfm -lrvhw -lcunit \
 	-ldl -lpthread || { echo "run-papi-tests: cannot build test_riscv_hpc" >&2; exit 1; }
 $cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$prefix/include" -I"$top/emulator" \
-	"$top/tests/papi/hl_bank_region.c" -o "$work/hl_bank_region" -L"$prefix/lib" -lpapi -lpfm -ldl ||
+	"$top/tests/papi/hl_bank_region.c" -o "$bin/hl_bank_region" -L"$prefix/lib" -lpapi -lpfm -ldl ||
 	{ echo "run-papi-tests: cannot build hl_bank_region" >&2; exit 1; }
 
 # compare_hl_json DIR TRUTH_FILE: every event of every region in papi_hl_output/rank_*.json == the truth lines
@@ -134,14 +145,14 @@ bank_checks() { # bank_checks VARIANT OUTDIR BANK_PMU
 		while read -r ev; do grep -q "riscv_hpc:::$bank::$ev " "$out/native_avail.txt" || echo "$ev"; done)
 	[ -z "$missing" ] && ok "$variant papi_native_avail: every $bank event listed" ||
 		bad "$variant papi_native_avail: missing $bank events: $(echo "$missing" | paste -sd' ' -)"
-	emu "${opts[@]}" --clock virtual "$work/test_riscv_hpc" > "$out/riscv_hpc.txt" 2>&1 &&
+	emu "${opts[@]}" --clock virtual "$bin/test_riscv_hpc" > "$out/riscv_hpc.txt" 2>&1 &&
 		ok "$variant test_riscv_hpc: $(awk '$1 == "tests" { print $4 "/" $3 }' "$out/riscv_hpc.txt") tests passed; $(grep 'counted alone' "$out/riscv_hpc.txt")" ||
 		bad "$variant test_riscv_hpc (see $out/riscv_hpc.txt)"
 	local events="PAPI_TOT_CYC,riscv_lowrisc_hpc::L1D_READ,riscv_lowrisc_hpc::L2_READ:slice=1,PAPI_L1_DCM,PAPI_L2_TCA"
 	[ "$bank" = riscv_ucb_boom ] && events="PAPI_TOT_INS,riscv_ucb_boom::insts,riscv_ucb_boom::dcache_access,PAPI_L1_ICM"
 	rm -rf "$out/hl-bank" && mkdir -p "$out/hl-bank"
 	if ! PAPI_EVENTS=$events PAPI_OUTPUT_DIRECTORY=$out/hl-bank emu "${opts[@]}" --clock virtual \
-		"$work/hl_bank_region" > "$out/hl-bank/stdout.txt" 2>&1; then
+		"$bin/hl_bank_region" > "$out/hl-bank/stdout.txt" 2>&1; then
 		bad "$variant hl_bank_region: exit status (see $out/hl-bank/stdout.txt)"
 	elif msg=$(compare_hl_json "$out/hl-bank" "$out/hl-bank/stdout.txt" 2>&1); then
 		ok "$variant PAPI_hl_region with PAPI_EVENTS=$events: JSON == emulator truth ($msg)"
@@ -153,7 +164,7 @@ bank_checks() { # bank_checks VARIANT OUTDIR BANK_PMU
 	RVEMU_HPC_USEREN=0 emu "${opts[@]}" "$src/utils/papi_component_avail" > "$out/useren_off.txt" 2>&1
 	if grep -A1 "^Name:   riscv_hpc " "$out/useren_off.txt" | grep -q "Disabled: hpcc.useren = 0" &&
 		RVEMU_HPC_USEREN=0 emu "${opts[@]}" "$src/utils/papi_avail" > "$out/useren_off_avail.txt" 2>&1 &&
-		emu "${opts[@]}" --clock virtual "$work/test_riscv_hpc" useren-off >> "$out/useren_off.txt" 2>&1; then
+		emu "${opts[@]}" --clock virtual "$bin/test_riscv_hpc" useren-off >> "$out/useren_off.txt" 2>&1; then
 		ok "$variant useren = 0: riscv_hpc disabled with its reason, papi_avail runs (no SIGILL)"
 	else
 		bad "$variant useren = 0 (see $out/useren_off.txt)"
@@ -205,7 +216,9 @@ judge_ctest() { # judge_ctest VARIANT CTEST OUTPUT_FILE
 
 # docs/papi.md must carry the table generated from the expectations.
 docs_table=$(sed -n '/<!-- ctest-expectations:begin/,/<!-- ctest-expectations:end/p' "$top/docs/papi.md" | sed '1d;$d')
-if [ "$docs_table" = "$(expectations_table)" ]; then
+if [ "$part" -ne 0 ]; then
+	: # part 0 checks it
+elif [ "$docs_table" = "$(expectations_table)" ]; then
 	ok "docs/papi.md ctest table matches $(basename "$expectations")"
 else
 	bad "docs/papi.md ctest table differs from $(basename "$expectations") (regenerate: $0 --table)"
@@ -259,8 +272,35 @@ ftests/fmultiplex2"
 
 # shellcheck source=../../scripts/models.sh
 . "$top/scripts/models.sh"
-declare -A ctest_kind_done=()
+# PAPI's ctests exercise the component, not the model's tables: run them on the first variant of each kind
+# (overflow mode, counter bank, overflow interrupt) so a new model of a known kind adds minutes to no CI run.
+# In overflow mode "none" no interrupt is ever raised, whichever the core has (a U74 without Sscofpmf is a
+# core without an overflow interrupt): those variants are one kind.
+ctest_kind() { # ctest_kind VARIANT
+	local mode irq
+	mode=$(rv_overflow_mode "$1")
+	irq=$(rv_model_field "${1%+*}" overflow_irq)
+	[ "$mode" = none ] && irq=none
+	echo "$mode/$(rv_model_field "${1%+*}" bank_pmu)/$irq"
+}
+declare -A ctest_kind_first=()
+ctest_variants=() other_variants=()
 for variant in $(rv_variants); do
+	kind=$(ctest_kind "$variant")
+	if [ -z "${ctest_kind_first[$kind]:-}" ]; then
+		ctest_kind_first[$kind]=$variant
+		ctest_variants+=("$variant")
+	else
+		other_variants+=("$variant")
+	fi
+done
+# this part's variants: every N-th of the list, the ctest runners first (the long ones, dealt out evenly)
+mine=() k=0
+for variant in "${ctest_variants[@]}" "${other_variants[@]}"; do
+	[ $((k % parts)) -eq "$part" ] && mine+=("$variant")
+	k=$((k + 1))
+done
+for variant in "${mine[@]}"; do
 	model=${variant%+*}
 	opts=(--model "$model")
 	[ "$variant" != "$model" ] && opts+=(--sscofpmf)
@@ -333,7 +373,7 @@ for variant in $(rv_variants); do
 	cycles=1000000000
 	RVEMU_READ_ADVANCE=$cycles emu "${opts[@]}" --clock virtual "$src/utils/papi_command_line" \
 		"${first[@]}" PAPI_TOT_CYC PAPI_TOT_INS $native > "$out/command_line.txt" 2>&1
-	emu "${opts[@]}" --clock virtual "$work/papi_truth" $cycles "${first[@]}" PAPI_TOT_CYC PAPI_TOT_INS $native \
+	emu "${opts[@]}" --clock virtual "$bin/papi_truth" $cycles "${first[@]}" PAPI_TOT_CYC PAPI_TOT_INS $native \
 		> "$out/command_line_truth.txt" 2>&1
 	got=$(grep -E '^[^ ]+ : [[:space:]]*[0-9]+[[:space:]]*$' "$out/command_line.txt" | tr -s ' \t' ' ' | sed 's/ $//')
 	want=$(tr -s ' \t' ' ' < "$out/command_line_truth.txt" | sed 's/ $//')
@@ -345,22 +385,15 @@ for variant in $(rv_variants); do
 
 	bank_checks "$variant" "$out" "$bank"
 
-	EXPECT_SSCOFPMF=$sscofpmf emu "${opts[@]}" --clock virtual "$work/test_papi_presets" > "$out/presets.txt" 2>&1 &&
+	EXPECT_SSCOFPMF=$sscofpmf emu "${opts[@]}" --clock virtual "$bin/test_papi_presets" > "$out/presets.txt" 2>&1 &&
 		ok "$variant test_papi_presets: $(grep 'presets available' "$out/presets.txt")" ||
 		bad "$variant test_papi_presets (see $out/presets.txt)"
 
-	# PAPI's ctests exercise the component, not the model's tables: run them on the first variant of each kind
-	# (overflow mode, counter bank, overflow interrupt) so a new model of a known kind adds minutes to no CI run.
-	# In overflow mode "none" no interrupt is ever raised, whichever the core has (a U74 without Sscofpmf is a
-	# core without an overflow interrupt): those variants are one kind.
-	irq=$(rv_model_field "$model" overflow_irq)
-	[ "$mode" = none ] && irq=none
-	kind="$mode/$bank/$irq"
-	if [ -n "${ctest_kind_done[$kind]:-}" ]; then
-		echo "   ctests: kind $kind, run on ${ctest_kind_done[$kind]}"
+	kind=$(ctest_kind "$variant")
+	if [ "${ctest_kind_first[$kind]}" != "$variant" ]; then
+		echo "   ctests: kind $kind, run on ${ctest_kind_first[$kind]}"
 		continue
 	fi
-	ctest_kind_done[$kind]=$variant
 	for t in $ctests ${bank:+$bank_ctests}; do
 		path=$src/ctests/$t
 		[ "${t#*/}" != "$t" ] && path=$src/$t
@@ -369,6 +402,11 @@ for variant in $(rv_variants); do
 		judge_ctest "$variant" "$t" "$out/ctest_$t.txt"
 	done
 done
+if [ "$part" -ne $((parts - 1)) ]; then
+	echo "papi tests: $pass ok, $xfail xfail (documented), $fail failed"
+	[ $fail -eq 0 ]
+	exit
+fi
 # PAPI on PES (docs/papi.md): under the virtual clock PAPI_overflow's handler gets exactly one call per
 # overflow, each with a PC in the hot function, and signals come one per full PES buffer; PAPI_profil's
 # histogram holds every record; records the ring buffer could not take are reported, not lost silently.
@@ -382,7 +420,7 @@ for pes_case in "cva6 overflow" "cva6 profil" "cva6 lost" "sifive-u74+pes overfl
 	pes_opts=(--model "${1%%+*}")
 	case $1 in *+sscofpmf) pes_opts+=(--sscofpmf) ;; esac
 	log=$out/${1}_$2.txt
-	if RVEMU_PES=1 emu "${pes_opts[@]}" --clock virtual "$work/papi_pes" "${@:2}" > "$log" 2>&1; then
+	if RVEMU_PES=1 emu "${pes_opts[@]}" --clock virtual "$bin/papi_pes" "${@:2}" > "$log" 2>&1; then
 		ok "$1 $(grep '^papi_pes' "$log")"
 	else
 		bad "$1 papi_pes $2: $(grep '^papi_pes' "$log" || tail -n 1 "$log") (see $log)"
@@ -404,7 +442,7 @@ faults=$(sed -n 's/^perf::PAGE-FAULTS :[[:space:]]*\([0-9]*\).*/\1/p' "$out/perf
 [ "${faults:-0}" -gt 0 ] && ok "perf::PAGE-FAULTS counts through PAPI ($faults page faults of papi_command_line)" ||
 	bad "perf::PAGE-FAULTS through PAPI (see $out/perf_sw.txt)"
 # a 1000-cycle overflow threshold finishes: throttled at perf_event_max_sample_rate, and reported
-emu --model sifive-u74 --sscofpmf "$work/overflow_fast" 1000 200 > "$out/overflow_fast.txt" 2>&1 &&
+emu --model sifive-u74 --sscofpmf "$bin/overflow_fast" 1000 200 > "$out/overflow_fast.txt" 2>&1 &&
 	ok "PAPI_overflow(PAPI_TOT_CYC, 1000) finishes, throttled: $(sed 's/^overflow_fast: //' "$out/overflow_fast.txt")" ||
 	bad "PAPI_overflow(PAPI_TOT_CYC, 1000) (see $out/overflow_fast.txt)"
 # a threshold the emulator delivers one by one: a handler call for every overflow due, within 1%, also on a
@@ -415,7 +453,7 @@ emu --model sifive-u74 --sscofpmf "$work/overflow_fast" 1000 200 > "$out/overflo
 # throttles); with a period of 10^6 cycles every overflow gets its call there (1119 of 1119).
 ovf_period=100000 ovf_ms=400
 [ "${PAPI_TEST_ARCH:-}" = riscv64 ] && ovf_period=1000000 ovf_ms=800
-emu --model sifive-u74 --sscofpmf "$work/overflow_fast" $ovf_period $ovf_ms 1 > "$out/overflow_100k.txt" 2>&1 &&
+emu --model sifive-u74 --sscofpmf "$bin/overflow_fast" $ovf_period $ovf_ms 1 > "$out/overflow_100k.txt" 2>&1 &&
 	ok "PAPI_overflow(PAPI_TOT_CYC, $ovf_period) within 1% of due: $(sed 's/^overflow_fast: //' "$out/overflow_100k.txt")" ||
 	bad "PAPI_overflow(PAPI_TOT_CYC, $ovf_period) within 1% of due: $(cat "$out/overflow_100k.txt")"
 
