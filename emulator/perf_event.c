@@ -882,7 +882,16 @@ void perf_record_exit(void)
 	emu_unlock();
 }
 
-void perf_record_mmaps_of(uint32_t maj, uint32_t min, uint64_t ino)
+/* An MMAP2 record for every mapping of /proc/self/maps that `wanted` selects (exec: 1 executable, 0 data,
+ * -1 neither). */
+struct mmap_filter {
+	uint32_t maj, min;
+	uint64_t ino, lo, hi;
+};
+
+static void record_mmaps_where(int (*wanted)(const struct perf_mmap_info *m, int exec,
+                                             const struct mmap_filter *f),
+                               const struct mmap_filter *f)
 {
 	if (!sideband_wanted())
 		return;
@@ -892,10 +901,21 @@ void perf_record_mmaps_of(uint32_t maj, uint32_t min, uint64_t ino)
 	int exec;
 	for (char *line = maps; line;) {
 		line = emu_next_maps_line(line, &m, &exec);
-		if (exec == 1 && m.maj == maj && m.min == min && m.ino == ino)
+		if (wanted(&m, exec, f))
 			perf_record_mmap(&m);
 	}
 	free(maps);
+}
+
+static int text_of_file(const struct perf_mmap_info *m, int exec, const struct mmap_filter *f)
+{
+	return exec == 1 && m->maj == f->maj && m->min == f->min && m->ino == f->ino;
+}
+
+void perf_record_mmaps_of(uint32_t maj, uint32_t min, uint64_t ino)
+{
+	struct mmap_filter f = {.maj = maj, .min = min, .ino = ino};
+	record_mmaps_where(text_of_file, &f);
 }
 
 int perf_mmap_records_wanted(void)
@@ -903,20 +923,15 @@ int perf_mmap_records_wanted(void)
 	return sideband_wanted();
 }
 
+static int overlaps_range(const struct perf_mmap_info *m, int exec, const struct mmap_filter *f)
+{
+	return exec >= 0 && m->addr < f->hi && f->lo < m->addr + m->len;
+}
+
 void perf_record_mmaps_in(uint64_t lo, uint64_t hi)
 {
-	if (!sideband_wanted())
-		return;
-	size_t len = 0;
-	char *maps = emu_read_proc("/proc/self/maps", &len);
-	struct perf_mmap_info m;
-	int exec;
-	for (char *line = maps; line;) {
-		line = emu_next_maps_line(line, &m, &exec);
-		if (exec >= 0 && m.addr < hi && lo < m.addr + m.len)
-			perf_record_mmap(&m);
-	}
-	free(maps);
+	struct mmap_filter f = {.lo = lo, .hi = hi};
+	record_mmaps_where(overlaps_range, &f);
 }
 
 /* The thread's name and executable mappings as they were before the event had a buffer: what exec would
