@@ -124,8 +124,9 @@ void emu_ring_unmap(struct emu_event *ev)
 
 /* Linux 6.6+ (arch_perf_update_userpage, riscv_pmu): a mapped hardware event's page says which counter CSR
  * user space may read (index = CSR - 0xC00 + 1), its width, and the offset to add; time fields convert the
- * `time` CSR (1 MHz here) to the perf clock in ns. cap_user_rdpmc is PERF_EVENT_FLAG_USER_READ_CNT
- * (pmu_sbi_event_mapped): perf_user_access = 1, or 2 (legacy) for config 0/1 (cycles, instructions) only;
+ * `time` CSR (1 MHz here) to the perf clock in ns. cap_user_rdpmc is PERF_EVENT_FLAG_USER_READ_CNT, which
+ * pmu_sbi_event_mapped sets after perf_mmap wrote the page (so the page shows it from its next update):
+ * perf_user_access = 1, or 2 (legacy) for config 0/1 (cycles, instructions) only;
  * pmc_width is written only then. The reader's contract (include/uapi/linux/perf_event.h) is
  * count = offset + pmc sign-extended from pmc_width, so offset is the count minus the counter's value
  * sign-extended the same way (the kernel's prev_count after riscv_pmu_event_set_period).
@@ -143,7 +144,7 @@ void emu_ring_unmap(struct emu_event *ev)
 
 static int user_read_granted(const struct emu_event *ev)
 {
-	if (ev->kind == EK_SOFTWARE)
+	if (ev->kind == EK_SOFTWARE || !ev->user_read)
 		return 0;
 	switch (emu_cfg()->perf_user_access) {
 	case 1:
@@ -811,6 +812,7 @@ char *emu_read_proc(const char *path, size_t *len)
  * the text, NULL at its end. *exec: 1 executable, 0 data, -1 a line that could not be read. */
 char *emu_next_maps_line(char *text, struct perf_mmap_info *m, int *exec)
 {
+	*exec = -1; /* no mapping, also past the end (the last line must not be seen twice) */
 	if (!text || !*text)
 		return NULL;
 	char *next = strchr(text, '\n');
@@ -822,7 +824,6 @@ char *emu_next_maps_line(char *text, struct perf_mmap_info *m, int *exec)
 	unsigned maj, min;
 	char perms[5];
 	int name = 0;
-	*exec = -1;
 	if (sscanf(text, "%llx-%llx %4s %llx %x:%x %llu %n", &lo, &hi, perms, &off, &maj, &min, &ino, &name) <
 	    7)
 		return next;
