@@ -585,6 +585,11 @@ int perf_mmap(struct emu_event *ev, size_t len, int flags, off_t off)
 		sync_event(ev);
 		emu_event_publish(ev);
 	}
+	/* perf_mmap calls the PMU's event_mapped last, after the page was written: riscv_pmu_sbi sets
+	 * USER_READ_CNT (and scounteren) there, so the page says cap_user_rdpmc only from its next update (a
+	 * reset, an enable, the next schedule-in). Readers refresh it first, as PAPI's probe does. */
+	if (!err)
+		ev->user_read = 1;
 	emu_unlock();
 	if (!err && !is_foreign(ev))
 		sideband_existing(ev);
@@ -693,6 +698,8 @@ void perf_unmapped(struct emu_event *ev)
 {
 	emu_lock();
 	ev->maps--;
+	if (ev->maps == 0)
+		ev->user_read = 0; /* pmu_sbi_event_unmapped */
 	release_if_unused(ev);
 	emu_unlock();
 }

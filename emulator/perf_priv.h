@@ -28,6 +28,8 @@ struct emu_event_snap {
 struct emu_event {
 	int refs;        /* fds referring to it (dup) */
 	int maps;        /* user mappings of its ring buffer: the event lives until the last is unmapped */
+	int user_read;   /* PERF_EVENT_FLAG_USER_READ_CNT: set once mapped (pmu_sbi_event_mapped), after the
+	                  * mmap wrote the page; the page shows it from its next update */
 	int fd;          /* the fd perf_event_open returned (a memfd); si_fd of its signals */
 	pid_t owner_pid; /* process that opened it */
 	struct perf_event_attr attr;

@@ -7,6 +7,7 @@
  * handler, else death). cycle/instret events publish index 0 (qemu-user answers those CSRs itself).
  * Argument "noaccess": the run with RVEMU_PERF_USER_ACCESS=0. */
 #include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -88,6 +89,11 @@ static int run_access(const struct emu_api *api)
 	CHECK(pg != MAP_FAILED, "first event mapped");
 	if (pg == MAP_FAILED)
 		return 1;
+	/* the mmap wrote the page before riscv_pmu_sbi's event_mapped set USER_READ_CNT; its next update
+	 * (here a reset, as PAPI's probe does) shows it */
+	CHECK(pg->cap_user_rdpmc == 0 && pg->index == 0, "page right after mmap: cap_user_rdpmc %u, index %u",
+	      (unsigned)pg->cap_user_rdpmc, pg->index);
+	CHECK(ioctl(fd, PERF_EVENT_IOC_RESET, 0) == 0, "PERF_EVENT_IOC_RESET updates the page");
 	CHECK(pg->cap_user_rdpmc == 1 && pg->index == 4 && pg->pmc_width == 40,
 	      "page: cap_user_rdpmc %u, index %u (hpmcounter3), pmc_width %u", (unsigned)pg->cap_user_rdpmc,
 	      pg->index, pg->pmc_width);
@@ -121,6 +127,7 @@ static int run_access(const struct emu_api *api)
 	/* cycles: qemu answers the cycle CSR with host ticks, so the page offers no index for it */
 	int fc = open_event(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
 	volatile struct perf_event_mmap_page *pc = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fc, 0);
+	ioctl(fc, PERF_EVENT_IOC_RESET, 0);
 	CHECK(fc >= 0 && pc != MAP_FAILED && pc->cap_user_rdpmc == 1 && pc->index == 0,
 	      "cycles event: cap_user_rdpmc 1, index 0 (read() it: qemu answers cycle itself)");
 	if (pc != MAP_FAILED)
@@ -137,6 +144,7 @@ static int run_noaccess(const struct emu_api *api)
 	CHECK(fd >= 0 && pg != MAP_FAILED, "event opened and mapped");
 	if (pg == MAP_FAILED)
 		return 1;
+	ioctl(fd, PERF_EVENT_IOC_RESET, 0); /* a page update after the mapping: still not readable */
 	CHECK(pg->cap_user_rdpmc == 0 && pg->index == 0 && pg->pmc_width == 0,
 	      "perf_user_access = 0: cap_user_rdpmc 0, index 0, pmc_width 0");
 	CHECK(install_own_sigill(NULL) == 0, "the program installs its own SIGILL handler");
