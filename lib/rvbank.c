@@ -139,47 +139,85 @@ static unsigned popcount(uint64_t v)
 	return (unsigned)__builtin_popcountll(v);
 }
 
-/* One attempt of Algorithm 2's body: cancel, hpcm, trigger, then drain. 1 = clean, 0 = retry, < 0 error. */
+/* The thread's HPCClient as this library left it. Per thread, like the client (the OS saves hpcc, hpcm and
+ * the FIFO per task).
+ * - hpc_pending: a request of ours may still be in flight (set at the trigger, cleared once the final check
+ *   saw trigger = 0 or a cancel was written). Only then does a request begin with Algorithm 2's cancel:
+ *   writing hpcm while trigger is set would be ignored. The library assumes it is the only user of the
+ *   thread's client (code that drives the CSRs itself must leave nothing in flight before calling it).
+ * - hpc_generation: counts the triggers written. A read made by a signal handler of this thread (PAPI's
+ *   software overflow reads its EventSet from a timer signal) in the middle of ours rewrites hpcm and
+ *   empties the FIFO; the interrupted attempt sees the count move and repeats itself. */
+static __thread volatile int hpc_pending;
+static __thread volatile unsigned hpc_generation;
+
+static void hpc_cancel(struct hpc_io *io)
+{
+	csr_write(io, RVHW_CSR_HPCC, 0);
+	if (!io->failed)
+		hpc_pending = 0;
+}
+
+/* Pop the next value of the request into r->values. */
+static void hpc_pop(struct hpc_io *io, const struct rvbank_hpc_request *r, unsigned *popped)
+{
+	r->values[(*popped)++] = csr_read(io, RVHW_CSR_HPCR);
+}
+
+/* One attempt of Algorithm 2's body: (cancel,) hpcm, trigger, then drain. 1 = clean, 0 = retry, < 0 error.
+ * The CSR operations, each a cycle on the interconnect, are the fewest a client that learns of arrivals from
+ * the CSRs needs (docs/riscv-hpc.md, "Cost"): no cancel unless a request of ours may be in flight; while
+ * nothing has arrived, poll hpcc (it says when the first value is queued, and whether a context switch
+ * made the request untrustworthy); a value hpcc shows queued is popped without reading hpcm first; after
+ * that, hpcm's population says how many have arrived, and all of them are popped before the next poll. */
 static int hpc_attempt(struct hpc_io *io, const struct rvbank_hpc_request *r, unsigned max_polls,
                        unsigned *polls)
 {
-	unsigned n = popcount(r->bitmap), popped = 0;
+	unsigned n = popcount(r->bitmap), popped = 0, mine;
 	uint64_t hpcc;
 
-	csr_write(io, RVHW_CSR_HPCC, 0); /* (2) cancel whatever this client still has in flight */
+	if (hpc_pending)
+		hpc_cancel(io); /* (2) a request of ours is still in flight */
+	mine = ++hpc_generation; /* before hpcm: a nested read from here on shows */
+	hpc_pending = 1;
 	csr_write(io, RVHW_CSR_HPCM, r->bitmap);
 	csr_write(io, RVHW_CSR_HPCC, ((uint64_t)r->manager_id << RVHW_HPCC_ID_SHIFT) | RVHW_HPCC_TRIGGER);
 	io->stats->requests++;
 	if (io->failed)
 		return io->failed;
-	/* Wait for the first value: `empty` clears as soon as one has arrived. */
-	for (;;) {
+	while (popped < n) {
+		unsigned arrived;
+
 		hpcc = csr_read(io, RVHW_CSR_HPCC);
 		if (io->failed)
 			return io->failed;
-		if (hpcc & RVHW_HPCC_INTERRUPTED)
+		if (hpc_generation != mine || (hpcc & RVHW_HPCC_INTERRUPTED))
 			return 0; /* the values would be discarded anyway */
-		if (!(hpcc & RVHW_HPCC_EMPTY))
-			break;
-		if (++*polls > max_polls) {
-			csr_write(io, RVHW_CSR_HPCC, 0);
-			return RVBANK_ETIMEDOUT;
-		}
-	}
-	/* hpcm refills bit by bit as values arrive: its population is how many have been queued so far. */
-	while (popped < n) {
-		unsigned arrived = popcount(csr_read(io, RVHW_CSR_HPCM) & r->bitmap);
-		if (io->failed)
-			return io->failed;
-		if (arrived <= popped) {
+		if (hpcc & RVHW_HPCC_EMPTY) {
 			if (++*polls > max_polls) {
-				csr_write(io, RVHW_CSR_HPCC, 0);
+				hpc_cancel(io);
 				return RVBANK_ETIMEDOUT;
 			}
 			continue;
 		}
-		while (popped < arrived)
-			r->values[popped++] = csr_read(io, RVHW_CSR_HPCR);
+		/* at least one value is queued: pop it, then pop what else hpcm says has arrived meanwhile */
+		hpc_pop(io, r, &popped);
+		while (popped < n) {
+			arrived = popcount(csr_read(io, RVHW_CSR_HPCM) & r->bitmap);
+			if (io->failed)
+				return io->failed;
+			if (hpc_generation != mine)
+				return 0;
+			if (arrived <= popped) {
+				if (++*polls > max_polls) {
+					hpc_cancel(io);
+					return RVBANK_ETIMEDOUT;
+				}
+				break; /* nothing new: wait on hpcc, which also says interrupted */
+			}
+			while (popped < arrived)
+				hpc_pop(io, r, &popped);
+		}
 		if (io->failed)
 			return io->failed;
 	}
@@ -187,6 +225,10 @@ static int hpc_attempt(struct hpc_io *io, const struct rvbank_hpc_request *r, un
 	hpcc = csr_read(io, RVHW_CSR_HPCC);
 	if (io->failed)
 		return io->failed;
+	if (!(hpcc & RVHW_HPCC_TRIGGER) && hpc_generation == mine)
+		hpc_pending = 0;
+	if (hpc_generation != mine)
+		return 0;
 	return (hpcc & (RVHW_HPCC_INTERRUPTED | RVHW_HPCC_READERROR)) ? 0 : 1;
 }
 
@@ -208,7 +250,8 @@ static int hpc_request(struct hpc_io *io, const struct rvbank_hpc_request *r,
 			return RVBANK_OK;
 		if (attempt == o->max_retries) {
 			struct hpc_io quiet = *io;
-			csr_write(&quiet, RVHW_CSR_HPCC, 0); /* leave nothing in flight */
+			if (hpc_pending)
+				hpc_cancel(&quiet); /* leave nothing in flight */
 			return RVBANK_ERETRY;
 		}
 	}
