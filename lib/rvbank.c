@@ -177,7 +177,7 @@ static int hpc_attempt(struct hpc_io *io, const struct rvbank_hpc_request *r, un
 	uint64_t hpcc;
 
 	if (hpc_pending)
-		hpc_cancel(io); /* (2) a request of ours is still in flight */
+		hpc_cancel(io);  /* (2) a request of ours is still in flight */
 	mine = ++hpc_generation; /* before hpcm: a nested read from here on shows */
 	hpc_pending = 1;
 	csr_write(io, RVHW_CSR_HPCM, r->bitmap);
@@ -186,8 +186,6 @@ static int hpc_attempt(struct hpc_io *io, const struct rvbank_hpc_request *r, un
 	if (io->failed)
 		return io->failed;
 	while (popped < n) {
-		unsigned arrived;
-
 		hpcc = csr_read(io, RVHW_CSR_HPCC);
 		if (io->failed)
 			return io->failed;
@@ -203,7 +201,7 @@ static int hpc_attempt(struct hpc_io *io, const struct rvbank_hpc_request *r, un
 		/* at least one value is queued: pop it, then pop what else hpcm says has arrived meanwhile */
 		hpc_pop(io, r, &popped);
 		while (popped < n) {
-			arrived = popcount(csr_read(io, RVHW_CSR_HPCM) & r->bitmap);
+			unsigned arrived = popcount(csr_read(io, RVHW_CSR_HPCM) & r->bitmap);
 			if (io->failed)
 				return io->failed;
 			if (hpc_generation != mine)

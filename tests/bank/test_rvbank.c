@@ -96,8 +96,10 @@ static void test_fewest_operations(void)
 		uint32_t id;
 		unsigned hops;
 		uint64_t bitmap;
-	} cases[] = {{RVHW_HPC_MANAGER_ID(0, 0), 1, 0x1},    {RVHW_HPC_MANAGER_ID(0, 0), 1, 0x7f},
-	             {RVHW_HPC_MANAGER_ID(1, 0), 2, 0xf},    {RVHW_HPC_MANAGER_ID(RVHW_HPC_MODULE_L2(0), 0), 3, 0xf},
+	} cases[] = {{RVHW_HPC_MANAGER_ID(0, 0), 1, 0x1},
+	             {RVHW_HPC_MANAGER_ID(0, 0), 1, 0x7f},
+	             {RVHW_HPC_MANAGER_ID(1, 0), 2, 0xf},
+	             {RVHW_HPC_MANAGER_ID(RVHW_HPC_MODULE_L2(0), 0), 3, 0xf},
 	             {RVHW_HPC_MANAGER_ID(0, 0), 1, ~0ull}}; /* the test runs on hart 0 */
 	uint64_t v[64];
 
@@ -295,7 +297,8 @@ int main(int argc, char **argv)
 	} else {
 		CU_add_test(suite, "batched read: one request per manager, exact", test_batched_read_exact);
 		CU_add_test(suite, "the fewest CSR operations per request", test_fewest_operations);
-		CU_add_test(suite, "a cancel only when a request is in flight", test_cancel_only_when_pending);
+		CU_add_test(suite, "a cancel only when a request is in flight",
+		            test_cancel_only_when_pending);
 		CU_add_test(suite, "interruptions and empty pops are retried", test_retries);
 		CU_add_test(suite, "past the retry bound: an error, nothing in flight", test_retry_bound);
 		CU_add_test(suite, "a silent manager times out and is cancelled",
