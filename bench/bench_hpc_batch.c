@@ -183,8 +183,8 @@ static int bound_table(unsigned harts)
 	}
 	printf(
 	    "\nbatched read vs the protocol's lower bound (CSR operations; cheapest of %d reads; %u harts, "
-	    "managers 0..%u-1 = harts first, then L2 slices; the thread is on hart 0)\n",
-	    REPEAT, harts, BOUND_MANAGERS);
+	    "managers 0..%u = harts first, then L2 slices; the thread is on hart 0)\n",
+	    REPEAT, harts, BOUND_MANAGERS - 1);
 	printf("   M   N |     ours    bound |  ratio\n");
 	for (unsigned n = 1; n <= 64; n = n < 8 ? n + 1 : n * 2)
 		if (bound_row(1, n, harts, &w) != 0)
