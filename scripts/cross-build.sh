@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The whole stack as riscv64 code (docs/riscv64.md): the project's own autotools build, configured with
 # --host=riscv64-linux-gnu, builds our libpfm4, PAPI 7.0.0 with every patch, the riscv_hpc component and PAPI's
-# ctests, lib/ (librvhw, librvbank, librvsample), the emulator, rvprof and its agent, and the CUnit programs
+# ctests, lib/ (librvhw, librvbank), sampling/ (librvsample), the emulator, rvprof and its agent, and the CUnit programs
 # (make check TESTS=, built, not run), and installs into the riscv64 prefix. CUnit, libunwind and libelf come
 # from scripts/cross-deps.sh (built once from their pinned Debian sources, then reused).
 #   scripts/cross-build.sh

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* librvsample (lib/rvsample.h) under the emulator. Run without it, this program is the launcher: it runs the
- * sample-file suites itself and then runs itself under `rvemu-run` ($RVEMU_RUN) once per configuration below,
- * all but one with the virtual clock, so every count is exact:
- *   cva6            PES, 64-record buffer: batch and stacks modes, values, loss, threads, errors
- *   cva6-pes8       PES with an 8-record buffer (RVEMU_PES_RECORDS=8): one interrupt per 8 samples
- *   cva6-cputime    PES with the CPU-time clock: stacks unwound from the interrupted program
- *   u74-sscofpmf    no PES, overflow interrupts: precise refused, plain sampling works and is never exact
- *   u74             no PES, no overflow interrupts: nothing can sample
+/* librvsample (sampling/rvsample.h) under the emulator. Run without it, this program is the launcher: it runs
+ * the sample-file suites itself and then runs itself under `rvemu-run` ($RVEMU_RUN) once per configuration
+ * below, all but one with the virtual clock, so every count is exact: cva6            PES, 64-record buffer:
+ * batch and stacks modes, values, loss, threads, errors cva6-pes8       PES with an 8-record buffer
+ * (RVEMU_PES_RECORDS=8): one interrupt per 8 samples cva6-cputime    PES with the CPU-time clock: stacks
+ * unwound from the interrupted program u74-sscofpmf    no PES, overflow interrupts: precise refused, plain
+ * sampling works and is never exact u74             no PES, no overflow interrupts: nothing can sample
  * -rdynamic lets dladdr() name this program's functions. */
 #include <CUnit/Basic.h>
 #include <dlfcn.h>

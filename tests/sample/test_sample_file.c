@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Sample files (lib/rvsample_file.c, docs/sampling-api.md): a written file reads back the same, and the
+/* Sample files (sampling/rvsample_file.c, docs/sampling-api.md): a written file reads back the same, and the
  * reader turns every damaged file (not ours, newer, cut anywhere, bytes changed, absurd counts, bytes after
  * the end) into RVSAMPLE_EFORMAT with a message, never a crash or an allocation the file asked for. */
 #include <CUnit/Basic.h>
