@@ -78,19 +78,31 @@ static long result(long r)
 }
 
 /* ----------------------------------------------------------------------------------- load and fork */
+/* The front end's own locks come first: maps_lock is held while the perf lock is taken (mmap calls
+ * perf_mapped under it), dirs_lock around no other lock. A fork must not leave the child a lock another
+ * thread held. */
+static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t dirs_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void fork_prepare(void)
 {
+	pthread_mutex_lock(&maps_lock);
+	pthread_mutex_lock(&dirs_lock);
 	perf_fork_prepare();
 }
 
 static void fork_parent(void)
 {
 	perf_fork_parent();
+	pthread_mutex_unlock(&dirs_lock);
+	pthread_mutex_unlock(&maps_lock);
 }
 
 static void fork_child(void)
 {
 	perf_fork_child();
+	pthread_mutex_unlock(&dirs_lock);
+	pthread_mutex_unlock(&maps_lock);
 	static int registered; /* per process: the child's copy of this flag is 0 unless it forked before */
 	if (!registered && atexit(perf_exit_flush) == 0)
 		registered = 1;
@@ -98,7 +110,7 @@ static void fork_child(void)
 
 /* Load time: a bad configuration stops the program before it runs on a machine it did not ask for. The
  * perf core's fork handlers are registered after the machine's, so its prepare runs first: lock order
- * perf lock -> bank locks -> thread registry. */
+ * maps_lock -> dirs_lock -> perf lock -> bank locks -> thread registry. */
 __attribute__((constructor)) static void fe_constructor(void)
 {
 	emu_init();
@@ -297,8 +309,7 @@ struct user_map {
 	struct emu_event *ev;
 };
 #define MAX_USER_MAPS 4096
-static struct user_map user_maps[MAX_USER_MAPS];
-static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct user_map user_maps[MAX_USER_MAPS]; /* under maps_lock */
 
 /* perf_event_mmap: a mapping the program makes is told to the events that asked (attr.mmap / mmap2 for an
  * executable one, mmap_data for the others) with the file's name, device and inode; anonymous: "//anon". */
@@ -765,8 +776,7 @@ struct served_dir {
 	struct dirent64 ent64;
 };
 #define MAX_SERVED_DIRS 16
-static struct served_dir *served_dirs[MAX_SERVED_DIRS];
-static pthread_mutex_t dirs_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct served_dir *served_dirs[MAX_SERVED_DIRS]; /* under dirs_lock */
 
 static struct served_dir *served_of(const DIR *d)
 {

@@ -4,6 +4,7 @@
  * user-space counter reads, throttling. Each test names the kernel function it follows. Runs in every
  * model x clock configuration (sampling here uses task-clock, which every model can sample). */
 #include <CUnit/Basic.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -480,6 +481,71 @@ static void test_fork_reads_parent_count(void)
 	close(to_parent[0]);
 	close(to_parent[1]);
 	close(fd);
+}
+
+/* fork() while another thread is inside the emulator's mmap/munmap or /sys directory bookkeeping: the child
+ * must not inherit a held lock (the kernel has no such state to inherit; a deadlocked child is the
+ * emulator's bug). A second thread maps and unmaps an event's ring and lists a served /sys directory in a
+ * loop while the main thread forks; each child does the same once and exits. A child that hangs is killed by
+ * its own alarm, long after a healthy one has finished. */
+struct fork_churn {
+	int fd;
+	volatile int stop;
+	unsigned rounds;
+};
+
+static void map_and_list_once(int fd)
+{
+	void *m = mmap(NULL, ring_len(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m != MAP_FAILED)
+		munmap(m, ring_len());
+	DIR *d = opendir("/sys/devices/system/cpu/cpu0/cache");
+	if (d) {
+		while (readdir(d))
+			;
+		closedir(d);
+	}
+}
+
+static void *fork_churn_thread(void *arg)
+{
+	struct fork_churn *c = arg;
+	for (unsigned i = 0; i < 100000 && !c->stop; i++, c->rounds++)
+		map_and_list_once(c->fd);
+	return NULL;
+}
+
+static void test_fork_during_mmap(void)
+{
+	struct perf_event_attr a;
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	struct fork_churn c = {.fd = perf_open(&a, 0, -1, -1, 0)};
+	CU_ASSERT_FATAL(c.fd >= 0);
+	pthread_t th;
+	CU_ASSERT_FATAL(pthread_create(&th, NULL, fork_churn_thread, &c) == 0);
+	int forks = 0, hung = 0;
+	for (; forks < 60 && !hung; forks++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			alarm(60);
+			map_and_list_once(c.fd);
+			_exit(0);
+		}
+		CU_ASSERT_FATAL(pid > 0);
+		int st = 0;
+		CU_ASSERT_FATAL(waitpid(pid, &st, 0) == pid);
+		if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+			hung = 1;
+			fprintf(stderr, "  fork %d: the child %s %d\n", forks,
+			        WIFSIGNALED(st) ? "died of signal" : "exited",
+			        WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+		}
+	}
+	c.stop = 1;
+	pthread_join(th, NULL);
+	CU_ASSERT_EQUAL(hung, 0);
+	CU_ASSERT(c.rounds > 0);
+	close(c.fd);
 }
 
 /* ---------------------------------------------------------------------- the mmap page, user reads */
@@ -1295,6 +1361,8 @@ void add_linux_suites(void)
 	CU_add_test(s, "close while mapped keeps the event (perf_mmap_close)", test_close_while_mapped);
 	CU_add_test(s, "FD_OUTPUT and SET_OUTPUT (perf_event_set_output)", test_output_redirect);
 	CU_add_test(s, "a forked child reads the parent's count (perf_read)", test_fork_reads_parent_count);
+	CU_add_test(s, "fork while another thread maps a ring or lists /sys: the child runs",
+	            test_fork_during_mmap);
 	CU_add_test(s, "mmap page and user-space counter reads (arch_perf_update_userpage)",
 	            test_mmap_page_user_read);
 	CU_add_test(s, "throttling (__perf_event_account_interrupt)", test_throttle);
