@@ -718,6 +718,7 @@ void perf_advance_self(uint64_t cycles, uint64_t ip)
 	struct emu_thread *t = emu_thread_self();
 	emu_lock();
 	uint64_t now = __atomic_add_fetch(&t->vcycles, cycles, __ATOMIC_RELAXED);
+	emu_run_publish(t, now); /* other processes of the run count this task too */
 	ctx_sync(t, now, ip, 0);
 	emu_unlock();
 }

@@ -1,0 +1,620 @@
+// SPDX-License-Identifier: MIT
+/* The run: one emulated machine shared by every process of one rvemu-run (forked, exec'd, spawned by perf).
+ *
+ * The first process of a run (rvemu-run starts a fresh one) creates a table of tasks in shared memory, a file
+ * in /dev/shm named by RVEMU_RUN, which every child inherits through its environment. Each process registers
+ * its threads there (a slot per task: tid, pid, the task that created it, when) and publishes each thread's
+ * clock as its own emulator computes it: the virtual cycles it advanced, the CPU time it spent in the emulator
+ * (the emulated kernel's, left out of its cycles), the cycles it last saw; a task that exits leaves its final
+ * cycles. Another process then computes the task's counts with the same count source: with the virtual clock
+ * exactly what the owner computes; with the CPU-time clock from the task's CPU time, which the kernel shows
+ * any process in /proc/<pid>/task/<tid>/schedstat. A task's slot survives exec (same tid, pid and parent
+ * process): its clock goes on and the exec is counted (enable_on_exec).
+ *
+ * The table is not a security boundary (mode 0666, so a process of the run that changed its uid can still
+ * register); who may count whom is decided by perf_event_open's rules (emu_run_task_open: ptrace access).
+ * A process whose configuration (model, clock, harts, count source) differs from its run's starts its own.
+ * Nothing waits on another process for long: the one lock is held for a few stores, and a holder that died
+ * is detected and the lock taken over. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mach.h"
+#include "mach_priv.h"
+
+#define RUN_MAGIC   "rvemu-run v1"
+#define RUN_DIR     "/dev/shm/"
+#define RUN_PREFIX  "rvemu-run."
+#define RUN_ENV     "RVEMU_RUN"
+enum { SLOT_FREE = 0, SLOT_LIVE = 1, SLOT_EXITED = 2 };
+
+/* One task, in shared memory: written by its own process, read by the others (relaxed atomics: each field
+ * is a value on its own; `cycles` is monotonic). */
+struct emu_run_task {
+	int32_t state;             /* SLOT_* */
+	int32_t tid, pid, ppid;    /* ppid: the parent process when the slot was made (exec matching) */
+	int32_t parent;            /* slot of the task that created it (fork, pthread_create), -1 unknown */
+	int32_t pad;
+	uint64_t born;             /* the run's sequence number when the slot was made */
+	uint64_t exec_gen;         /* execs of this task so far */
+	uint64_t exec_cycles[8];   /* its cycles at exec number n (n % 8): a reader acts on the first it missed */
+	uint64_t vcycles;          /* virtual clock */
+	uint64_t kernel_ns;        /* CPU time in the emulator: not the task's cycles */
+	uint64_t kernel_since;     /* its CPU time when it entered the emulator, 0 outside */
+	uint64_t cycles;           /* cycles last seen (final once exited) */
+};
+
+struct emu_run_shared {
+	char magic[16];
+	char config[112]; /* the machine: processes of other configurations start their own run */
+	int32_t lock;     /* pid of the holder, 0 free */
+	uint32_t used;    /* slots handed out */
+	uint64_t seq;
+	struct emu_run_task task[EMU_RUN_TASKS];
+};
+
+static struct emu_run_shared *run;
+static int run_created;         /* this process made it (and removes its name at exit) */
+static char run_name[96];
+static pid_t run_owner_pid;     /* the process that mapped it (a fork child re-checks) */
+static pid_t self_pid;          /* getpid(), kept current at fork (getpid is a system call) */
+static __thread int my_slot = -1; /* the calling thread's slot */
+
+/* Proxies: this process's view of other processes' tasks (struct emu_thread with pid != getpid()). */
+static struct emu_thread *proxies;
+static pthread_mutex_t proxies_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* -------------------------------------------------------------------------------------------- lock */
+static void run_lock(void)
+{
+	int32_t me = (int32_t)getpid();
+	for (unsigned spins = 0;; spins++) {
+		int32_t holder = 0;
+		if (__atomic_compare_exchange_n(&run->lock, &holder, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+		/* a holder that died (killed between two stores) never releases it: take it over */
+		if (spins % 64 == 63 && holder != me && kill(holder, 0) != 0 && errno == ESRCH)
+			__atomic_compare_exchange_n(&run->lock, &holder, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		sched_yield();
+	}
+}
+
+static void run_unlock(void)
+{
+	__atomic_store_n(&run->lock, 0, __ATOMIC_RELEASE);
+}
+
+/* ---------------------------------------------------------------------------------- create, join */
+static void config_key(char *buf, size_t len)
+{
+	const struct emu_config *c = emu_cfg();
+	snprintf(buf, len, "%s clock=%s harts=%u source=%s", c->model->model, c->clock_virtual ? "virtual" : "cputime",
+	         c->harts, emu_count_source()->name);
+}
+
+/* Runs whose creator is gone (killed before it could remove the name) are removed by the next creator. */
+static void remove_stale_runs(void)
+{
+	DIR *d = EMU_REAL(opendir)(RUN_DIR);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = EMU_REAL(readdir)(d))) {
+		int pid;
+		if (strncmp(e->d_name, RUN_PREFIX, strlen(RUN_PREFIX)) != 0 ||
+		    sscanf(e->d_name + strlen(RUN_PREFIX), "%d.", &pid) != 1 || pid <= 0)
+			continue;
+		if (kill(pid, 0) != 0 && errno == ESRCH) {
+			char path[sizeof(RUN_DIR) + 256];
+			snprintf(path, sizeof(path), "%s%s", RUN_DIR, e->d_name);
+			unlink(path);
+		}
+	}
+	EMU_REAL(closedir)(d);
+}
+
+static struct emu_run_shared *map_run(int fd)
+{
+	void *p = EMU_REAL(mmap)(NULL, sizeof(struct emu_run_shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	EMU_REAL(close)(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static struct emu_run_shared *join_run(const char *name, const char *key)
+{
+	char path[sizeof(RUN_DIR) + 96];
+	if (strchr(name, '/') || strlen(name) >= sizeof(run_name))
+		return NULL;
+	snprintf(path, sizeof(path), "%s%s", RUN_DIR, name);
+	int fd = EMU_REAL(open)(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || (size_t)st.st_size != sizeof(struct emu_run_shared)) {
+		EMU_REAL(close)(fd);
+		return NULL;
+	}
+	struct emu_run_shared *r = map_run(fd);
+	if (r && (memcmp(r->magic, RUN_MAGIC, sizeof(RUN_MAGIC)) != 0 || strcmp(r->config, key) != 0)) {
+		EMU_REAL(munmap)(r, sizeof(*r));
+		return NULL;
+	}
+	if (r)
+		snprintf(run_name, sizeof(run_name), "%s", name);
+	return r;
+}
+
+static struct emu_run_shared *create_run(const char *key)
+{
+	remove_stale_runs();
+	for (int attempt = 0; attempt < 100; attempt++) {
+		char path[sizeof(RUN_DIR) + 96];
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		snprintf(run_name, sizeof(run_name), RUN_PREFIX "%d.%lx", (int)getpid(),
+		         (unsigned long)(ts.tv_nsec ^ (attempt * 7919)));
+		snprintf(path, sizeof(path), "%s%s", RUN_DIR, run_name);
+		int fd = EMU_REAL(open)(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			if (errno == EEXIST)
+				continue;
+			return NULL;
+		}
+		fchmod(fd, 0666); /* processes of the run that changed their uid register too */
+		if (ftruncate(fd, sizeof(struct emu_run_shared)) != 0) {
+			EMU_REAL(close)(fd);
+			unlink(path);
+			return NULL;
+		}
+		struct emu_run_shared *r = map_run(fd);
+		if (!r) {
+			unlink(path);
+			return NULL;
+		}
+		snprintf(r->config, sizeof(r->config), "%s", key);
+		memcpy(r->magic, RUN_MAGIC, sizeof(RUN_MAGIC));
+		run_created = 1;
+		setenv(RUN_ENV, run_name, 1);
+		return r;
+	}
+	return NULL;
+}
+
+static int slot_index(const struct emu_run_task *s)
+{
+	return s ? (int)(s - run->task) : -1;
+}
+
+/* The LIVE slot of a task (caller holds the lock), or NULL. */
+static struct emu_run_task *find_slot(pid_t tid, pid_t pid)
+{
+	uint32_t n = __atomic_load_n(&run->used, __ATOMIC_ACQUIRE);
+	for (uint32_t i = n; i-- > 0;) { /* newest first: a recycled tid's old slot is older */
+		struct emu_run_task *s = &run->task[i];
+		if (s->state == SLOT_LIVE && s->tid == tid && (!pid || s->pid == pid))
+			return s;
+	}
+	return NULL;
+}
+
+/* A new slot (caller holds the lock), or NULL when the table is full (that task is then not seen by others). */
+static struct emu_run_task *new_slot(pid_t tid, pid_t pid, pid_t ppid, int parent)
+{
+	if (run->used >= EMU_RUN_TASKS)
+		return NULL;
+	struct emu_run_task *s = &run->task[run->used];
+	memset(s, 0, sizeof(*s));
+	s->tid = tid;
+	s->pid = pid;
+	s->ppid = ppid;
+	s->parent = parent;
+	s->born = ++run->seq;
+	__atomic_store_n(&s->state, SLOT_LIVE, __ATOMIC_RELEASE);
+	__atomic_store_n(&run->used, run->used + 1, __ATOMIC_RELEASE);
+	return s;
+}
+
+/* The calling thread's own cycles from what its slot holds (its CPU time less the emulator's, or the virtual
+ * clock); a count source with its own clock is read by mach_thread.c, here the last value it published. */
+static uint64_t own_cycles(const struct emu_run_task *s)
+{
+	if (emu_count_source()->thread_cycles)
+		return __atomic_load_n(&s->cycles, __ATOMIC_RELAXED);
+	if (emu_clock_is_virtual())
+		return __atomic_load_n(&s->vcycles, __ATOMIC_RELAXED);
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return __atomic_load_n(&s->cycles, __ATOMIC_RELAXED);
+	uint64_t ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+	         k = __atomic_load_n(&s->kernel_ns, __ATOMIC_RELAXED);
+	return emu_ns_to_cycles(ns > k ? ns - k : 0);
+}
+
+static void fork_child(void)
+{
+	if (!run)
+		return;
+	int parent = my_slot;
+	self_pid = getpid();
+	run_created = 0; /* the name is the creator's to remove */
+	run_lock();
+	struct emu_run_task *s = find_slot(emu_gettid(), getpid()); /* the parent may have made it (fork) */
+	if (!s)
+		s = new_slot(emu_gettid(), getpid(), getppid(), parent);
+	else if (s->parent < 0)
+		s->parent = parent;
+	run_unlock();
+	my_slot = slot_index(s);
+}
+
+static void at_exit(void)
+{
+	emu_run_process_exit();
+}
+
+static pthread_once_t run_once = PTHREAD_ONCE_INIT;
+
+static void run_init(void)
+{
+	char key[112];
+	config_key(key, sizeof(key));
+	const char *name = getenv(RUN_ENV);
+	run = name && *name ? join_run(name, key) : NULL;
+	if (!run)
+		run = create_run(key);
+	if (!run)
+		return; /* no shared memory: this process is a run of its own, not seen by others */
+	run_owner_pid = self_pid = getpid();
+	/* The main thread: after exec its slot is there already (same tid, pid and parent process); its clock
+	 * goes on and the exec is counted. Otherwise a new task, made by the parent process's main thread when
+	 * that is in the run (posix_spawn, vfork, a shell). */
+	pid_t tid = emu_gettid(), pid = getpid(), ppid = getppid();
+	run_lock();
+	struct emu_run_task *s = find_slot(tid, pid);
+	if (s && s->ppid == ppid) {
+		uint64_t c = own_cycles(s);
+		__atomic_store_n(&s->exec_cycles[(s->exec_gen + 1) % 8], c, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->exec_gen, s->exec_gen + 1, __ATOMIC_RELEASE);
+	} else {
+		if (s)
+			s->state = SLOT_EXITED; /* a recycled pid's stale slot */
+		s = new_slot(tid, pid, ppid, slot_index(find_slot(ppid, ppid)));
+	}
+	run_unlock();
+	my_slot = slot_index(s);
+	pthread_atfork(NULL, NULL, fork_child);
+	atexit(at_exit);
+}
+
+void emu_run_init(void)
+{
+	pthread_once(&run_once, run_init);
+}
+
+/* ------------------------------------------------------------------------------- this process's tasks */
+static struct emu_run_task *slot_at(int i)
+{
+	return run && i >= 0 && (uint32_t)i < EMU_RUN_TASKS ? &run->task[i] : NULL;
+}
+
+void emu_run_thread_attach(struct emu_thread *t)
+{
+	emu_run_init();
+	if (!run || t->pid != getpid())
+		return;
+	run_lock();
+	struct emu_run_task *s = find_slot(t->tid, t->pid);
+	if (!s)
+		s = new_slot(t->tid, t->pid, getppid(), -1);
+	run_unlock();
+	if (!s)
+		return;
+	t->run = s;
+	/* the clock goes on across exec */
+	t->vcycles = __atomic_load_n(&s->vcycles, __ATOMIC_RELAXED);
+	t->kernel_ns = __atomic_load_n(&s->kernel_ns, __ATOMIC_RELAXED);
+	if (t->tid == emu_gettid())
+		my_slot = slot_index(s);
+}
+
+void emu_run_publish(struct emu_thread *t, uint64_t cycles)
+{
+	struct emu_run_task *s = t->run;
+	if (!s || t->remote || s->pid != self_pid)
+		return; /* (a fork child's copy of its parent's record) */
+	__atomic_store_n(&s->vcycles, __atomic_load_n(&t->vcycles, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	__atomic_store_n(&s->kernel_ns, __atomic_load_n(&t->kernel_ns, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	__atomic_store_n(&s->kernel_since, __atomic_load_n(&t->kernel_since, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	uint64_t old = __atomic_load_n(&s->cycles, __ATOMIC_RELAXED);
+	while (cycles > old &&
+	       !__atomic_compare_exchange_n(&s->cycles, &old, cycles, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid)
+{
+	emu_run_init();
+	if (!run)
+		return;
+	run_lock();
+	struct emu_run_task *p = find_slot(parent_tid, getpid());
+	struct emu_run_task *s = find_slot(tid, pid);
+	if (!s)
+		s = new_slot(tid, pid, pid == getpid() ? getppid() : getpid(), slot_index(p));
+	else if (s->parent < 0 && s != p)
+		s->parent = slot_index(p);
+	run_unlock();
+	if (s && tid == emu_gettid())
+		my_slot = slot_index(s);
+}
+
+static void exit_slot(struct emu_run_task *s, uint64_t cycles)
+{
+	uint64_t old = __atomic_load_n(&s->cycles, __ATOMIC_RELAXED);
+	if (cycles > old)
+		__atomic_store_n(&s->cycles, cycles, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->kernel_since, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->state, SLOT_EXITED, __ATOMIC_RELEASE);
+}
+
+void emu_run_thread_exit(void)
+{
+	struct emu_run_task *s = slot_at(my_slot);
+	if (!s || s->pid != getpid() || s->state != SLOT_LIVE)
+		return;
+	exit_slot(s, own_cycles(s));
+}
+
+void emu_run_process_exit(void)
+{
+	if (!run || run_owner_pid == 0)
+		return;
+	pid_t pid = getpid();
+	uint32_t n = __atomic_load_n(&run->used, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n; i++) {
+		struct emu_run_task *s = &run->task[i];
+		if (s->state != SLOT_LIVE || s->pid != pid)
+			continue;
+		if ((int)i == my_slot) {
+			exit_slot(s, own_cycles(s));
+			continue;
+		}
+		/* another thread of this process: its CPU clock is still readable */
+		uint64_t c = __atomic_load_n(&s->cycles, __ATOMIC_RELAXED);
+		struct timespec ts;
+		if (!emu_clock_is_virtual() && !emu_count_source()->thread_cycles &&
+		    clock_gettime((clockid_t)((~(unsigned)s->tid << 3) | 6), &ts) == 0) { /* its CPU clock */
+			uint64_t ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+			         k = __atomic_load_n(&s->kernel_ns, __ATOMIC_RELAXED);
+			c = emu_ns_to_cycles(ns > k ? ns - k : 0);
+		} else if (emu_clock_is_virtual()) {
+			c = __atomic_load_n(&s->vcycles, __ATOMIC_RELAXED);
+		}
+		exit_slot(s, c);
+	}
+	if (run_created && pid == run_owner_pid) {
+		char path[sizeof(RUN_DIR) + 96];
+		snprintf(path, sizeof(path), "%s%s", RUN_DIR, run_name);
+		unlink(path); /* processes still in the run keep their mapping */
+		run_created = 0;
+	}
+}
+
+/* --------------------------------------------------------------------------- other processes' tasks */
+/* ptrace_may_access(PTRACE_MODE_READ_REALCREDS), as perf_event_open checks it for a task of another process:
+ * the caller's real uid and gid equal the target's real, effective and saved ones, or the caller has
+ * CAP_SYS_PTRACE. Reads /proc/<tid>/status; -ESRCH when the task does not exist. */
+static int status_field(const char *text, const char *name, unsigned long v[4])
+{
+	const char *p = strstr(text, name);
+	return p && sscanf(p + strlen(name), "%lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) == 4;
+}
+
+static int has_cap(unsigned bit)
+{
+	char buf[4096];
+	int fd = EMU_REAL(open)("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = EMU_REAL(read)(fd, buf, sizeof(buf) - 1);
+	EMU_REAL(close)(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *p = strstr(buf, "CapEff:");
+	unsigned long long caps;
+	return p && sscanf(p + 7, "%llx", &caps) == 1 && ((caps >> bit) & 1);
+}
+
+static int may_access(pid_t tid, pid_t *tgid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	int fd = EMU_REAL(open)(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	ssize_t n = EMU_REAL(read)(fd, buf, sizeof(buf) - 1);
+	EMU_REAL(close)(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = 0;
+	unsigned long uid[4], gid[4];
+	const char *tg = strstr(buf, "\nTgid:");
+	int g;
+	if (!tg || sscanf(tg + 6, "%d", &g) != 1 || !status_field(buf, "\nUid:", uid) ||
+	    !status_field(buf, "\nGid:", gid))
+		return -ESRCH; /* a zombie shows no Uid line on some kernels: nothing left to count */
+	*tgid = g;
+	unsigned long me = (unsigned long)getuid(), my_gid = (unsigned long)getgid();
+	if (uid[0] == me && uid[1] == me && uid[2] == me && gid[0] == my_gid && gid[1] == my_gid &&
+	    gid[2] == my_gid)
+		return 0;
+	return has_cap(19 /* CAP_SYS_PTRACE */) ? 0 : -EACCES;
+}
+
+static struct emu_thread *proxy_for(struct emu_run_task *s)
+{
+	struct emu_thread *t;
+	pthread_mutex_lock(&proxies_lock);
+	for (t = proxies; t; t = t->next)
+		if (t->run == s)
+			break;
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		uint64_t *inj = calloc(emu_model()->nevents, sizeof(uint64_t));
+		if (!t || !inj) {
+			fprintf(stderr, "librvemu: out of memory\n");
+			abort();
+		}
+		t->tid = s->tid;
+		t->pid = s->pid;
+		t->injected = inj; /* another process's injections are not seen (docs/emulator-core.md) */
+		t->run = s;
+		t->remote = 1;
+		t->run_exec_seen = __atomic_load_n(&s->exec_gen, __ATOMIC_ACQUIRE);
+		t->next = proxies;
+		proxies = t;
+	}
+	pthread_mutex_unlock(&proxies_lock);
+	return t;
+}
+
+int emu_run_task_open(pid_t tid, struct emu_thread **out)
+{
+	emu_run_init();
+	pid_t pid = 0;
+	int err = may_access(tid, &pid);
+	if (err)
+		return err;
+	if (!run)
+		return -ESRCH;
+	run_lock();
+	struct emu_run_task *s = find_slot(tid, pid);
+	/* a process of the run that has not started its emulator yet is registered for it */
+	if (!s)
+		s = new_slot(tid, pid, 0, -1);
+	run_unlock();
+	if (!s)
+		return -ENOMEM;
+	*out = proxy_for(s);
+	return 0;
+}
+
+int emu_thread_is_remote(const struct emu_thread *t)
+{
+	return t->remote;
+}
+
+static uint64_t schedstat_ns(pid_t pid, pid_t tid)
+{
+	char path[64], buf[128];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	int fd = EMU_REAL(open)(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return UINT64_MAX;
+	ssize_t n = EMU_REAL(read)(fd, buf, sizeof(buf) - 1);
+	EMU_REAL(close)(fd);
+	unsigned long long ns;
+	if (n <= 0)
+		return UINT64_MAX;
+	buf[n] = 0;
+	return sscanf(buf, "%llu", &ns) == 1 ? ns : UINT64_MAX;
+}
+
+uint64_t emu_run_remote_cycles(struct emu_thread *t)
+{
+	struct emu_run_task *s = t->run;
+	if (!s)
+		return 0;
+	uint64_t last = __atomic_load_n(&s->cycles, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_LIVE)
+		return last; /* its final cycles */
+	uint64_t c;
+	if (emu_count_source()->thread_cycles) {
+		c = last;
+	} else if (emu_clock_is_virtual()) {
+		c = __atomic_load_n(&s->vcycles, __ATOMIC_RELAXED);
+	} else {
+		uint64_t ns = __atomic_load_n(&s->kernel_since, __ATOMIC_RELAXED);
+		if (!ns)
+			ns = schedstat_ns(s->pid, s->tid);
+		if (ns == UINT64_MAX)
+			return last; /* gone without a word (killed): what it had */
+		uint64_t k = __atomic_load_n(&s->kernel_ns, __ATOMIC_RELAXED);
+		c = emu_ns_to_cycles(ns > k ? ns - k : 0);
+	}
+	return c > last ? c : last;
+}
+
+int emu_run_exec_pending(struct emu_thread *t, uint64_t *exec_cycles)
+{
+	struct emu_run_task *s = t->run;
+	if (!s)
+		return 0;
+	uint64_t gen = __atomic_load_n(&s->exec_gen, __ATOMIC_ACQUIRE);
+	if (gen == t->run_exec_seen)
+		return 0;
+	/* the first exec this process has not acted on (enable_on_exec acts once); of the last 8 */
+	uint64_t first = gen - t->run_exec_seen > 8 ? gen - 7 : t->run_exec_seen + 1;
+	t->run_exec_seen = gen;
+	*exec_cycles = __atomic_load_n(&s->exec_cycles[first % 8], __ATOMIC_RELAXED);
+	return 1;
+}
+
+uint64_t emu_run_seq(void)
+{
+	emu_run_init();
+	return run ? __atomic_load_n(&run->seq, __ATOMIC_ACQUIRE) : 0;
+}
+
+int emu_run_slot_of(const struct emu_thread *t)
+{
+	return run && t->run ? slot_index(t->run) : -1;
+}
+
+int emu_run_descendant(int slot, int root, uint64_t after)
+{
+	if (!run || root < 0 || slot < 0 || (uint32_t)slot >= __atomic_load_n(&run->used, __ATOMIC_ACQUIRE))
+		return 0;
+	for (int i = slot, hops = 0; i >= 0 && hops < EMU_RUN_TASKS; hops++) {
+		const struct emu_run_task *s = &run->task[i];
+		if (i == root)
+			return i != slot;
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_FREE || s->born <= after)
+			return 0;
+		i = s->parent;
+	}
+	return 0;
+}
+
+unsigned emu_run_tasks(void)
+{
+	return run ? __atomic_load_n(&run->used, __ATOMIC_ACQUIRE) : 0;
+}
+
+struct emu_thread *emu_run_task_thread(int slot)
+{
+	struct emu_run_task *s = slot_at(slot);
+	if (!s)
+		return NULL;
+	if (s->pid == getpid())
+		return NULL; /* this process's own threads are reached through mach_thread.c */
+	return proxy_for(s);
+}
+
+pid_t emu_run_task_tid(int slot)
+{
+	struct emu_run_task *s = slot_at(slot);
+	return s ? s->tid : 0;
+}
