@@ -212,7 +212,7 @@ unsigned emu_pes_size(struct emu_thread *t);
 
 /* ------------------------------------------------------------------------------------------ the run */
 /* One machine for every process of a run (mach_run.c, docs/emulator-core.md "Across processes"): a table of
- * tasks in shared memory named by RVEMU_RUN, where each process registers its threads and publishes their
+ * tasks in shared memory named by RVEMU_RUN_SHM, where each process registers its threads and publishes their
  * clocks; another process's task is an emu_thread with pid != getpid() (a proxy) whose cycles come from it. */
 #define EMU_RUN_TASKS 1024
 struct emu_run_task;

@@ -2,7 +2,7 @@
 /* The run: one emulated machine shared by every process of one rvemu-run (forked, exec'd, spawned by perf).
  *
  * The first process of a run (rvemu-run starts a fresh one) creates a table of tasks in shared memory, a file
- * in /dev/shm named by RVEMU_RUN, which every child inherits through its environment. Each process registers
+ * in /dev/shm named by RVEMU_RUN_SHM, which every child inherits through its environment. Each process registers
  * its threads there (a slot per task: tid, pid, the task that created it, when) and publishes each thread's
  * clock as its own emulator computes it: the virtual cycles it advanced, the CPU time it spent in the emulator
  * (the emulated kernel's, left out of its cycles), the cycles it last saw; a task that exits leaves its final
@@ -36,7 +36,7 @@
 #define RUN_MAGIC   "rvemu-run v1"
 #define RUN_DIR     "/dev/shm/"
 #define RUN_PREFIX  "rvemu-run."
-#define RUN_ENV     "RVEMU_RUN"
+#define RUN_ENV     "RVEMU_RUN_SHM"
 enum { SLOT_FREE = 0, SLOT_LIVE = 1, SLOT_EXITED = 2 };
 
 /* One task, in shared memory: written by its own process, read by the others (relaxed atomics: each field

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The emulator across processes (docs/emulator-core.md "Across processes"): Debian's perf stat counts a
+# command that forks and execs, exactly under the virtual clock (the sum of each task's ground truth); a
+# counter on a child killed by SIGKILL reads what it had; perf_event_open on another process follows the
+# ptrace-access rule (EACCES as an unprivileged user on root's process, ESRCH for no process).
+# Env: RVEMU_RUN (rvemu-run), RVEMU_LIB; the workload mproc_child next to this script in the build tree.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+run=${RVEMU_RUN:?RVEMU_RUN must name rvemu-run}
+child=${MPROC_CHILD:-$PWD/emu/mproc_child}
+[ -x "$child" ] || child=$here/mproc_child
+fails=0 passes=0
+check() { # NAME EXPECTED GOT
+	if [ "$2" = "$3" ]; then passes=$((passes + 1)); echo "ok: $1 ($3)"
+	else fails=$((fails + 1)); echo "FAIL: $1: expected '$2', got '$3'"; fi
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+command -v perf >/dev/null || { echo "FAIL: perf (Debian package linux-perf, scripts/deps.sh) is not installed"; exit 1; }
+
+# 1. perf stat -- a command that advances 1000000 cycles, forks a child (300000) and execs itself (50000)
+"$run" --clock virtual -- perf stat -x, -o "$tmp/stat" -e cycles,instructions,r80200 -- \
+	"$child" adv 1000000 300000 50000 >"$tmp/truth" || echo "perf stat exited $?"
+for ev in cycles instructions r80200; do
+	want=$(awk -v e="$ev" '$1 == "truth" && $2 == e { s += $3 } END { print s + 0 }' "$tmp/truth")
+	got=$(awk -F, -v e="$ev" '$3 == e { print $1 }' "$tmp/stat")
+	check "perf stat -e $ev -- fork+exec: the sum of the tasks' truths" "$want" "$got"
+done
+check "perf stat cycles: 1000000 + 300000 + 50000" 1350000 "$(awk -F, '$3 == "cycles" { print $1 }' "$tmp/stat")"
+
+# 2. a counter on a child that dies by SIGKILL after 500000 cycles
+check "counter on a child killed by SIGKILL" "killed 500000" "$("$run" --clock virtual -- "$child" killed 500000)"
+
+# 3. access: ESRCH for no such process; our own kind (same uid) may be counted
+check "perf_event_open on a pid that does not exist" "open ESRCH" "$("$run" -- "$child" open 2147483646)"
+sleep 30 &
+target=$!
+check "perf_event_open on a process of the same uid" "open ok" "$("$run" -- "$child" open $target)"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	# an unprivileged user on root's process: ptrace_may_access fails, as Linux: EACCES
+	cp "$child" "$tmp/mproc_child" && chmod 755 "$tmp" "$tmp/mproc_child"
+	check "perf_event_open on root's process as uid 65534" "open EACCES" \
+		"$(setpriv --reuid=65534 --regid=65534 --clear-groups "$run" -- "$tmp/mproc_child" open $target)"
+else
+	echo "note: not root, the unprivileged check (setpriv) is left out"
+fi
+kill $target 2>/dev/null
+wait $target 2>/dev/null
+echo "test_emu_mproc: $passes passed, $fails failed"
+[ $fails -eq 0 ]
