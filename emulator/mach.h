@@ -105,10 +105,10 @@ struct emu_thread {
 	uint64_t kernel_since; /* its CPU time when it entered the emulator, 0 outside (atomic access) */
 	uint64_t *injected;    /* per model event: rvemu_inject counts */
 	struct emu_ctx *perf;  /* the perf core's context of this task (owned by the perf core) */
-	struct emu_pes_buf *pes; /* the PES unit's state for this task (mach_pes.c), NULL until used */
-	pid_t alarm_pid;         /* process that created the alarms (emu_thread_alarm) */
-	timer_t alarm[2];        /* per enum emu_alarm_clock */
-	int alarm_armed[2];      /* which of them may be armed (the other needs no disarming) */
+	struct emu_pes_buf *pes;  /* the PES unit's state for this task (mach_pes.c), NULL until used */
+	pid_t alarm_pid;          /* process that created the alarms (emu_thread_alarm) */
+	timer_t alarm[2];         /* per enum emu_alarm_clock */
+	int alarm_armed[2];       /* which of them may be armed (the other needs no disarming) */
 	struct emu_run_task *run; /* its slot in the run's shared table (mach_run.c), NULL without one */
 	uint64_t run_exec_seen;   /* another process's task: the execs already acted on (enable_on_exec) */
 	int remote;               /* a proxy: a task of another process of the run */
@@ -213,7 +213,8 @@ unsigned emu_pes_size(struct emu_thread *t);
 /* ------------------------------------------------------------------------------------------ the run */
 /* One machine for every process of a run (mach_run.c, docs/emulator-core.md "Across processes"): a table of
  * tasks in shared memory named by RVEMU_RUN_SHM, where each process registers its threads and publishes their
- * clocks; another process's task is an emu_thread with pid != getpid() (a proxy) whose cycles come from it. */
+ * clocks; another process's task is an emu_thread with pid != getpid() (a proxy) whose cycles come from it.
+ */
 #define EMU_RUN_TASKS 1024
 struct emu_run_task;
 void emu_run_init(void);                                /* join or create the run (emu_init) */
@@ -230,9 +231,9 @@ int emu_thread_is_remote(const struct emu_thread *t);
 uint64_t emu_run_remote_cycles(struct emu_thread *t); /* a proxy's cycles (final once it exited) */
 /* 1 when the proxy's task exec'd since last asked, with its cycles at the first exec not yet acted on. */
 int emu_run_exec_pending(struct emu_thread *t, uint64_t *exec_cycles);
-uint64_t emu_run_seq(void);                       /* tasks registered so far (a task's birth order) */
-int emu_run_slot_of(const struct emu_thread *t);  /* its slot, -1 none */
-unsigned emu_run_tasks(void);                     /* slots in use: 0..n-1 */
+uint64_t emu_run_seq(void);                      /* tasks registered so far (a task's birth order) */
+int emu_run_slot_of(const struct emu_thread *t); /* its slot, -1 none */
+unsigned emu_run_tasks(void);                    /* slots in use: 0..n-1 */
 /* Whether slot descends from root through tasks all created after `after` (inherit). */
 int emu_run_descendant(int slot, int root, uint64_t after);
 struct emu_thread *emu_run_task_thread(int slot); /* a proxy; NULL for this process's own threads */

@@ -2,14 +2,14 @@
 /* The run: one emulated machine shared by every process of one rvemu-run (forked, exec'd, spawned by perf).
  *
  * The first process of a run (rvemu-run starts a fresh one) creates a table of tasks in shared memory, a file
- * in /dev/shm named by RVEMU_RUN_SHM, which every child inherits through its environment. Each process registers
- * its threads there (a slot per task: tid, pid, the task that created it, when) and publishes each thread's
- * clock as its own emulator computes it: the virtual cycles it advanced, the CPU time it spent in the emulator
- * (the emulated kernel's, left out of its cycles), the cycles it last saw; a task that exits leaves its final
- * cycles. Another process then computes the task's counts with the same count source: with the virtual clock
- * exactly what the owner computes; with the CPU-time clock from the task's CPU time, which the kernel shows
- * any process in /proc/<pid>/task/<tid>/schedstat. A task's slot survives exec (same tid, pid and parent
- * process): its clock goes on and the exec is counted (enable_on_exec).
+ * in /dev/shm named by RVEMU_RUN_SHM, which every child inherits through its environment. Each process
+ * registers its threads there (a slot per task: tid, pid, the task that created it, when) and publishes each
+ * thread's clock as its own emulator computes it: the virtual cycles it advanced, the CPU time it spent in
+ * the emulator (the emulated kernel's, left out of its cycles), the cycles it last saw; a task that exits
+ * leaves its final cycles. Another process then computes the task's counts with the same count source: with
+ * the virtual clock exactly what the owner computes; with the CPU-time clock from the task's CPU time, which
+ * the kernel shows any process in /proc/<pid>/task/<tid>/schedstat. A task's slot survives exec (same tid,
+ * pid and parent process): its clock goes on and the exec is counted (enable_on_exec).
  *
  * The table is not a security boundary (mode 0666, so a process of the run that changed its uid can still
  * register); who may count whom is decided by perf_event_open's rules (emu_run_task_open: ptrace access).
@@ -33,26 +33,26 @@
 #include "mach.h"
 #include "mach_priv.h"
 
-#define RUN_MAGIC   "rvemu-run v1"
-#define RUN_DIR     "/dev/shm/"
-#define RUN_PREFIX  "rvemu-run."
-#define RUN_ENV     "RVEMU_RUN_SHM"
+#define RUN_MAGIC  "rvemu-run v1"
+#define RUN_DIR    "/dev/shm/"
+#define RUN_PREFIX "rvemu-run."
+#define RUN_ENV    "RVEMU_RUN_SHM"
 enum { SLOT_FREE = 0, SLOT_LIVE = 1, SLOT_EXITED = 2 };
 
 /* One task, in shared memory: written by its own process, read by the others (relaxed atomics: each field
  * is a value on its own; `cycles` is monotonic). */
 struct emu_run_task {
-	int32_t state;             /* SLOT_* */
-	int32_t tid, pid, ppid;    /* ppid: the parent process when the slot was made (exec matching) */
-	int32_t parent;            /* slot of the task that created it (fork, pthread_create), -1 unknown */
-	int32_t pad;
-	uint64_t born;             /* the run's sequence number when the slot was made */
-	uint64_t exec_gen;         /* execs of this task so far */
-	uint64_t exec_cycles[8];   /* its cycles at exec number n (n % 8): a reader acts on the first it missed */
-	uint64_t vcycles;          /* virtual clock */
-	uint64_t kernel_ns;        /* CPU time in the emulator: not the task's cycles */
-	uint64_t kernel_since;     /* its CPU time when it entered the emulator, 0 outside */
-	uint64_t cycles;           /* cycles last seen (final once exited) */
+	int32_t state;          /* SLOT_* */
+	int32_t tid, pid, ppid; /* ppid: the parent process when the slot was made (exec matching) */
+	int32_t parent;         /* slot of the task that created it (fork, pthread_create), -1 unknown */
+	uint64_t born;          /* the run's sequence number when the slot was made */
+	uint64_t exec_gen;      /* execs of this task so far */
+	uint64_t
+	    exec_cycles[8];    /* its cycles at exec number n (n % 8): a reader acts on the first it missed */
+	uint64_t vcycles;      /* virtual clock */
+	uint64_t kernel_ns;    /* CPU time in the emulator: not the task's cycles */
+	uint64_t kernel_since; /* its CPU time when it entered the emulator, 0 outside */
+	uint64_t cycles;       /* cycles last seen (final once exited) */
 };
 
 struct emu_run_shared {
@@ -65,10 +65,10 @@ struct emu_run_shared {
 };
 
 static struct emu_run_shared *run;
-static int run_created;         /* this process made it (and removes its name at exit) */
+static int run_created; /* this process made it (and removes its name at exit) */
 static char run_name[96];
-static pid_t run_owner_pid;     /* the process that mapped it (a fork child re-checks) */
-static pid_t self_pid;          /* getpid(), kept current at fork (getpid is a system call) */
+static pid_t run_owner_pid;       /* the process that mapped it (a fork child re-checks) */
+static pid_t self_pid;            /* getpid(), kept current at fork (getpid is a system call) */
 static __thread int my_slot = -1; /* the calling thread's slot */
 
 /* Proxies: this process's view of other processes' tasks (struct emu_thread with pid != getpid()). */
@@ -81,11 +81,13 @@ static void run_lock(void)
 	int32_t me = (int32_t)getpid();
 	for (unsigned spins = 0;; spins++) {
 		int32_t holder = 0;
-		if (__atomic_compare_exchange_n(&run->lock, &holder, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		if (__atomic_compare_exchange_n(&run->lock, &holder, me, 0, __ATOMIC_ACQUIRE,
+		                                __ATOMIC_RELAXED))
 			return;
 		/* a holder that died (killed between two stores) never releases it: take it over */
 		if (spins % 64 == 63 && holder != me && kill(holder, 0) != 0 && errno == ESRCH)
-			__atomic_compare_exchange_n(&run->lock, &holder, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+			__atomic_compare_exchange_n(&run->lock, &holder, 0, 0, __ATOMIC_RELAXED,
+			                            __ATOMIC_RELAXED);
 		sched_yield();
 	}
 }
@@ -99,8 +101,8 @@ static void run_unlock(void)
 static void config_key(char *buf, size_t len)
 {
 	const struct emu_config *c = emu_cfg();
-	snprintf(buf, len, "%s clock=%s harts=%u source=%s", c->model->model, c->clock_virtual ? "virtual" : "cputime",
-	         c->harts, emu_count_source()->name);
+	snprintf(buf, len, "%s clock=%s harts=%u source=%s", c->model->model,
+	         c->clock_virtual ? "virtual" : "cputime", c->harts, emu_count_source()->name);
 }
 
 /* Runs whose creator is gone (killed before it could remove the name) are removed by the next creator. */
@@ -126,9 +128,12 @@ static void remove_stale_runs(void)
 
 static struct emu_run_shared *map_run(int fd)
 {
-	void *p = EMU_REAL(mmap)(NULL, sizeof(struct emu_run_shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	void *p =
+	    EMU_REAL(mmap)(NULL, sizeof(struct emu_run_shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	EMU_REAL(close)(fd);
-	return p == MAP_FAILED ? NULL : p;
+	if (p == MAP_FAILED)
+		return NULL;
+	return p;
 }
 
 static struct emu_run_shared *join_run(const char *name, const char *key)
@@ -208,7 +213,8 @@ static struct emu_run_task *find_slot(pid_t tid, pid_t pid)
 	return NULL;
 }
 
-/* A new slot (caller holds the lock), or NULL when the table is full (that task is then not seen by others). */
+/* A new slot (caller holds the lock), or NULL when the table is full (that task is then not seen by others).
+ */
 static struct emu_run_task *new_slot(pid_t tid, pid_t pid, pid_t ppid, int parent)
 {
 	if (run->used >= EMU_RUN_TASKS)
@@ -277,8 +283,8 @@ static void run_init(void)
 		return; /* no shared memory: this process is a run of its own, not seen by others */
 	run_owner_pid = self_pid = getpid();
 	/* The main thread: after exec its slot is there already (same tid, pid and parent process); its clock
-	 * goes on and the exec is counted. Otherwise a new task, made by the parent process's main thread when
-	 * that is in the run (posix_spawn, vfork, a shell). */
+	 * goes on and the exec is counted. Otherwise a new task, made by the parent process's main thread
+	 * when that is in the run (posix_spawn, vfork, a shell). */
 	pid_t tid = emu_gettid(), pid = getpid(), ppid = getppid();
 	run_lock();
 	struct emu_run_task *s = find_slot(tid, pid);
@@ -335,7 +341,8 @@ void emu_run_publish(struct emu_thread *t, uint64_t cycles)
 		return; /* (a fork child's copy of its parent's record) */
 	__atomic_store_n(&s->vcycles, __atomic_load_n(&t->vcycles, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 	__atomic_store_n(&s->kernel_ns, __atomic_load_n(&t->kernel_ns, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-	__atomic_store_n(&s->kernel_since, __atomic_load_n(&t->kernel_since, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	__atomic_store_n(&s->kernel_since, __atomic_load_n(&t->kernel_since, __ATOMIC_RELAXED),
+	                 __ATOMIC_RELAXED);
 	uint64_t old = __atomic_load_n(&s->cycles, __ATOMIC_RELAXED);
 	while (cycles > old &&
 	       !__atomic_compare_exchange_n(&s->cycles, &old, cycles, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -412,6 +419,18 @@ void emu_run_process_exit(void)
 }
 
 /* --------------------------------------------------------------------------- other processes' tasks */
+/* A small /proc file into buf, NUL-terminated: 0, or -1 when it cannot be read (the task is gone). */
+static int read_proc(const char *path, char *buf, size_t len)
+{
+	int fd = EMU_REAL(open)(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = EMU_REAL(read)(fd, buf, len - 1);
+	EMU_REAL(close)(fd);
+	buf[n > 0 ? (size_t)n : 0] = 0;
+	return n > 0 ? 0 : -1;
+}
+
 /* ptrace_may_access(PTRACE_MODE_READ_REALCREDS), as perf_event_open checks it for a task of another process:
  * the caller's real uid and gid equal the target's real, effective and saved ones, or the caller has
  * CAP_SYS_PTRACE. Reads /proc/<tid>/status; -ESRCH when the task does not exist. */
@@ -424,14 +443,8 @@ static int status_field(const char *text, const char *name, unsigned long v[4])
 static int has_cap(unsigned bit)
 {
 	char buf[4096];
-	int fd = EMU_REAL(open)("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_proc("/proc/self/status", buf, sizeof(buf)) != 0)
 		return 0;
-	ssize_t n = EMU_REAL(read)(fd, buf, sizeof(buf) - 1);
-	EMU_REAL(close)(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	const char *p = strstr(buf, "CapEff:");
 	unsigned long long caps;
 	return p && sscanf(p + 7, "%llx", &caps) == 1 && ((caps >> bit) & 1);
@@ -441,14 +454,8 @@ static int may_access(pid_t tid, pid_t *tgid)
 {
 	char path[64], buf[4096];
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	int fd = EMU_REAL(open)(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_proc(path, buf, sizeof(buf)) != 0)
 		return -ESRCH;
-	ssize_t n = EMU_REAL(read)(fd, buf, sizeof(buf) - 1);
-	EMU_REAL(close)(fd);
-	if (n <= 0)
-		return -ESRCH;
-	buf[n] = 0;
 	unsigned long uid[4], gid[4];
 	const char *tg = strstr(buf, "\nTgid:");
 	int g;
@@ -520,16 +527,10 @@ static uint64_t schedstat_ns(pid_t pid, pid_t tid)
 {
 	char path[64], buf[128];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-	int fd = EMU_REAL(open)(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return UINT64_MAX;
-	ssize_t n = EMU_REAL(read)(fd, buf, sizeof(buf) - 1);
-	EMU_REAL(close)(fd);
 	unsigned long long ns;
-	if (n <= 0)
+	if (read_proc(path, buf, sizeof(buf)) != 0 || sscanf(buf, "%llu", &ns) != 1)
 		return UINT64_MAX;
-	buf[n] = 0;
-	return sscanf(buf, "%llu", &ns) == 1 ? ns : UINT64_MAX;
+	return ns;
 }
 
 uint64_t emu_run_remote_cycles(struct emu_thread *t)

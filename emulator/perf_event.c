@@ -253,7 +253,8 @@ static int resolve_target(int pid, int cpu, struct emu_thread **t)
 		return 0;
 	}
 	*t = emu_thread_by_tid(pid);
-	/* A task of another process: through the run's table, if ptrace access allows (EACCES), ESRCH if none */
+	/* A task of another process: through the run's table, if ptrace access allows (EACCES), ESRCH if none
+	 */
 	return *t ? 0 : emu_run_task_open(pid, t);
 }
 

@@ -82,7 +82,8 @@ struct emu_event {
 	struct emu_inherit_acc *acc;
 	int inherited;
 	struct emu_event_snap *snap; /* for forked children holding the fd */
-	struct emu_remote_set *rset; /* inherit on another process's task: its children's copies (perf_remote.c) */
+	struct emu_remote_set
+	    *rset; /* inherit on another process's task: its children's copies (perf_remote.c) */
 };
 
 /* The perf context of one task: every event that counts it. */

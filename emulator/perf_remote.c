@@ -89,7 +89,8 @@ static struct emu_event *make_copy(struct emu_event *ev, struct emu_thread *t)
 	c->inherited = 1;
 	c->owner_pid = ev->owner_pid;
 	struct emu_ctx *ctx = emu_ctx_of(t);
-	/* the task already ran (its context was accounted for another event): what it counted since its start */
+	/* the task already ran (its context was accounted for another event): what it counted since its start
+	 */
 	uint64_t ran = ctx->last_cycles;
 	if (ran && c->state >= EV_INACTIVE && c->kind != EK_SOFTWARE && !c->attr.exclude_user) {
 		c->count = emu_events_between(t, c->evmask, 0, ran);

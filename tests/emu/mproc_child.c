@@ -52,12 +52,16 @@ int main(int argc, char **argv)
 	truth = (int (*)(const char *, uint64_t *))dlsym(RTLD_DEFAULT, "rvemu_truth");
 	truth_raw = (int (*)(uint64_t, uint64_t *))dlsym(RTLD_DEFAULT, "rvemu_truth_raw");
 	if (!advance || !truth || !truth_raw || argc < 3) {
-		fprintf(stderr, "usage: under the emulator, mproc_child adv N [M [K]] | open PID | killed N\n");
+		fprintf(stderr,
+		        "usage: under the emulator, mproc_child adv N [M [K]] | open PID | killed N\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "open") == 0) {
 		int fd = open_cycles((pid_t)atoi(argv[2]));
-		printf("open %s\n", fd >= 0 ? "ok" : errno == EACCES ? "EACCES" : errno == ESRCH ? "ESRCH" : strerror(errno));
+		printf("open %s\n", fd >= 0           ? "ok"
+		                    : errno == EACCES ? "EACCES"
+		                    : errno == ESRCH  ? "ESRCH"
+		                                      : strerror(errno));
 		return 0;
 	}
 	if (strcmp(argv[1], "killed") == 0) {
