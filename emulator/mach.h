@@ -112,6 +112,7 @@ struct emu_thread {
 	struct emu_run_task *run; /* its slot in the run's shared table (mach_run.c), NULL without one */
 	uint64_t run_exec_seen;   /* another process's task: the execs already acted on (enable_on_exec) */
 	int remote;               /* a proxy: a task of another process of the run */
+	int cpu_wide;             /* a proxy for a CPU (hart): the tasks of the run on it (pid -1 events) */
 	struct emu_thread *next;
 };
 struct emu_thread *emu_thread_self(void);
@@ -238,6 +239,10 @@ unsigned emu_run_tasks(void);                    /* slots in use: 0..n-1 */
 int emu_run_descendant(int slot, int root, uint64_t after);
 struct emu_thread *emu_run_task_thread(int slot); /* a proxy; NULL for this process's own threads */
 pid_t emu_run_task_tid(int slot);
+int emu_run_task_hart(int slot);
+uint64_t emu_run_task_born(int slot);
+/* CPU `cpu` as a proxy (cpu_wide): its cycles are those every task of the run ran on it. */
+struct emu_thread *emu_run_cpu_thread(unsigned cpu);
 
 /* ------------------------------------------------------------------------------------ counter banks */
 /* A counter bank reached through seam 2 (lib/rvhw.h), not through perf_event: registered in

@@ -42,17 +42,17 @@ enum { SLOT_FREE = 0, SLOT_LIVE = 1, SLOT_EXITED = 2 };
 /* One task, in shared memory: written by its own process, read by the others (relaxed atomics: each field
  * is a value on its own; `cycles` is monotonic). */
 struct emu_run_task {
-	int32_t state;          /* SLOT_* */
-	int32_t tid, pid, ppid; /* ppid: the parent process when the slot was made (exec matching) */
-	int32_t parent;         /* slot of the task that created it (fork, pthread_create), -1 unknown */
-	uint64_t born;          /* the run's sequence number when the slot was made */
-	uint64_t exec_gen;      /* execs of this task so far */
-	uint64_t
-	    exec_cycles[8];    /* its cycles at exec number n (n % 8): a reader acts on the first it missed */
-	uint64_t vcycles;      /* virtual clock */
-	uint64_t kernel_ns;    /* CPU time in the emulator: not the task's cycles */
-	uint64_t kernel_since; /* its CPU time when it entered the emulator, 0 outside */
-	uint64_t cycles;       /* cycles last seen (final once exited) */
+	int32_t state;           /* SLOT_* */
+	int32_t tid, pid, ppid;  /* ppid: the parent process when the slot was made (exec matching) */
+	int32_t parent;          /* slot of the task that created it (fork, pthread_create), -1 unknown */
+	int32_t hart;            /* the CPU it runs on (no migration is modelled), dealt out run-wide */
+	uint64_t born;           /* the run's sequence number when the slot was made */
+	uint64_t exec_gen;       /* execs of this task so far */
+	uint64_t exec_cycles[8]; /* its cycles at exec n (n % 8): a reader acts on the first it missed */
+	uint64_t vcycles;        /* virtual clock */
+	uint64_t kernel_ns;      /* CPU time in the emulator: not the task's cycles */
+	uint64_t kernel_since;   /* its CPU time when it entered the emulator, 0 outside */
+	uint64_t cycles;         /* cycles last seen (final once exited) */
 };
 
 struct emu_run_shared {
@@ -60,6 +60,7 @@ struct emu_run_shared {
 	char config[112]; /* the machine: processes of other configurations start their own run */
 	int32_t lock;     /* pid of the holder, 0 free */
 	uint32_t used;    /* slots handed out */
+	uint32_t next_hart;
 	uint64_t seq;
 	struct emu_run_task task[EMU_RUN_TASKS];
 };
@@ -226,6 +227,7 @@ static struct emu_run_task *new_slot(pid_t tid, pid_t pid, pid_t ppid, int paren
 	s->ppid = ppid;
 	s->parent = parent;
 	s->born = ++run->seq;
+	s->hart = (int32_t)(run->next_hart++ % emu_nharts());
 	__atomic_store_n(&s->state, SLOT_LIVE, __ATOMIC_RELEASE);
 	__atomic_store_n(&run->used, run->used + 1, __ATOMIC_RELEASE);
 	return s;
@@ -327,6 +329,7 @@ void emu_run_thread_attach(struct emu_thread *t)
 	if (!s)
 		return;
 	t->run = s;
+	t->hart = (unsigned)s->hart; /* one machine: the run deals the harts out */
 	/* the clock goes on across exec */
 	t->vcycles = __atomic_load_n(&s->vcycles, __ATOMIC_RELAXED);
 	t->kernel_ns = __atomic_load_n(&s->kernel_ns, __ATOMIC_RELAXED);
@@ -488,6 +491,7 @@ static struct emu_thread *proxy_for(struct emu_run_task *s)
 		t->pid = s->pid;
 		t->injected = inj; /* another process's injections are not seen (docs/emulator-core.md) */
 		t->run = s;
+		t->hart = (unsigned)s->hart;
 		t->remote = 1;
 		t->run_exec_seen = __atomic_load_n(&s->exec_gen, __ATOMIC_ACQUIRE);
 		t->next = proxies;
@@ -533,11 +537,11 @@ static uint64_t schedstat_ns(pid_t pid, pid_t tid)
 	return ns;
 }
 
-uint64_t emu_run_remote_cycles(struct emu_thread *t)
+/* A task's cycles as another process (or another thread) sees them: its final cycles once it exited; under
+ * the CPU-time clock its CPU time (its own thread clock in this process, schedstat in another) less the time
+ * it spent in the emulator, or its time at entry while it is inside. */
+static uint64_t slot_cycles(struct emu_run_task *s)
 {
-	struct emu_run_task *s = t->run;
-	if (!s)
-		return 0;
 	uint64_t last = __atomic_load_n(&s->cycles, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_LIVE)
 		return last; /* its final cycles */
@@ -548,7 +552,12 @@ uint64_t emu_run_remote_cycles(struct emu_thread *t)
 		c = __atomic_load_n(&s->vcycles, __ATOMIC_RELAXED);
 	} else {
 		uint64_t ns = __atomic_load_n(&s->kernel_since, __ATOMIC_RELAXED);
-		if (!ns)
+		struct timespec ts;
+		if (!ns && s->pid == self_pid) /* a thread of this process: its CPU clock */
+			ns = clock_gettime((clockid_t)((~(unsigned)s->tid << 3) | 6), &ts) == 0
+			         ? (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec
+			         : UINT64_MAX;
+		else if (!ns)
 			ns = schedstat_ns(s->pid, s->tid);
 		if (ns == UINT64_MAX)
 			return last; /* gone without a word (killed): what it had */
@@ -556,6 +565,19 @@ uint64_t emu_run_remote_cycles(struct emu_thread *t)
 		c = emu_ns_to_cycles(ns > k ? ns - k : 0);
 	}
 	return c > last ? c : last;
+}
+
+uint64_t emu_run_remote_cycles(struct emu_thread *t)
+{
+	if (t->cpu_wide) { /* a CPU: what every task of the run on it ran */
+		uint64_t sum = 0;
+		unsigned n = emu_run_tasks();
+		for (unsigned i = 0; i < n; i++)
+			if (run->task[i].hart == (int32_t)t->hart && run->task[i].state != SLOT_FREE)
+				sum += slot_cycles(&run->task[i]);
+		return sum;
+	}
+	return t->run ? slot_cycles(t->run) : 0;
 }
 
 int emu_run_exec_pending(struct emu_thread *t, uint64_t *exec_cycles)
@@ -612,6 +634,48 @@ struct emu_thread *emu_run_task_thread(int slot)
 	if (s->pid == getpid())
 		return NULL; /* this process's own threads are reached through mach_thread.c */
 	return proxy_for(s);
+}
+
+int emu_run_task_hart(int slot)
+{
+	struct emu_run_task *s = slot_at(slot);
+	return s ? s->hart : -1;
+}
+
+uint64_t emu_run_task_born(int slot)
+{
+	struct emu_run_task *s = slot_at(slot);
+	return s ? s->born : 0;
+}
+
+struct emu_thread *emu_run_cpu_thread(unsigned cpu)
+{
+	emu_run_init();
+	if (!run)
+		return NULL;
+	struct emu_thread *t;
+	pthread_mutex_lock(&proxies_lock);
+	for (t = proxies; t; t = t->next)
+		if (t->cpu_wide && t->hart == cpu)
+			break;
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		uint64_t *inj = calloc(emu_model()->nevents, sizeof(uint64_t));
+		if (!t || !inj) {
+			fprintf(stderr, "librvemu: out of memory\n");
+			abort();
+		}
+		t->tid = -1; /* no task: the CPU itself */
+		t->pid = -1;
+		t->hart = cpu;
+		t->injected = inj;
+		t->remote = 1;
+		t->cpu_wide = 1;
+		t->next = proxies;
+		proxies = t;
+	}
+	pthread_mutex_unlock(&proxies_lock);
+	return t;
 }
 
 pid_t emu_run_task_tid(int slot)

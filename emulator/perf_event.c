@@ -242,9 +242,12 @@ static int resolve_target(int pid, int cpu, struct emu_thread **t)
 	if (pid == -1) {
 		if (cpu == -1)
 			return -EINVAL;
-		/* perf_allow_cpu: CPU-wide needs paranoid <= 0 or CAP_PERFMON; counting every task of a CPU
-		 * is not emulated */
-		return emu_cfg()->paranoid > 0 && !emu_cfg()->cap_perfmon ? -EACCES : -EOPNOTSUPP;
+		/* perf_allow_cpu: CPU-wide needs paranoid <= 0 or CAP_PERFMON; then every task of the run on
+		 * that CPU (perf_remote.c) */
+		if (emu_cfg()->paranoid > 0 && !emu_cfg()->cap_perfmon)
+			return -EACCES;
+		*t = emu_run_cpu_thread((unsigned)cpu);
+		return *t ? 0 : -EOPNOTSUPP;
 	}
 	if (pid < -1)
 		return -ESRCH;
@@ -342,7 +345,9 @@ int perf_open(const struct perf_event_attr *uattr, int pid, int cpu, struct emu_
 	ev->state = tmp.attr.disabled ? EV_OFF : EV_INACTIVE;
 	if (ev->target->remote) {
 		if ((err = emu_remote_prepare(ev))) {
-			if (ev->acc)
+			if (ev->acc && ev->acc_local)
+				free(ev->acc);
+			else if (ev->acc)
 				EMU_REAL(munmap)(ev->acc, sizeof(*ev->acc));
 			snap_release(ev->snap);
 			free(ev);
@@ -676,7 +681,9 @@ static void event_destroy(struct emu_event *ev)
 	emu_ring_unmap(ev);
 	emu_remote_release(ev);
 	sideband_track(ev, -1);
-	if (ev->acc && !ev->inherited)
+	if (ev->acc && ev->acc_local)
+		free(ev->acc);
+	else if (ev->acc && !ev->inherited)
 		EMU_REAL(munmap)(ev->acc, sizeof(*ev->acc));
 	if (!is_foreign(ev)) {
 		snap_release(ev->snap);

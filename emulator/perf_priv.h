@@ -82,8 +82,8 @@ struct emu_event {
 	struct emu_inherit_acc *acc;
 	int inherited;
 	struct emu_event_snap *snap; /* for forked children holding the fd */
-	struct emu_remote_set
-	    *rset; /* inherit on another process's task: its children's copies (perf_remote.c) */
+	struct emu_remote_set *rset; /* another process's task: its children's copies (perf_remote.c) */
+	int acc_local;               /* acc is the heap's (a CPU-wide event without inherit), not a mapping */
 };
 
 /* The perf context of one task: every event that counts it. */

@@ -25,6 +25,7 @@
 struct emu_remote_set {
 	uint64_t after; /* the run's sequence when the event was opened: tasks created later inherit */
 	int root_slot;
+	int cpu; /* a CPU-wide event: every task on this CPU, -1 otherwise */
 	unsigned char seen[EMU_RUN_TASKS / 8];
 	size_t n, cap;
 	struct emu_event **copy;
@@ -53,25 +54,36 @@ static void task_sync(struct emu_thread *t)
 	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
 }
 
+static void find_copies(struct emu_event *ev);
+
 int emu_remote_prepare(struct emu_event *ev)
 {
 	if (!ev->target->remote)
 		return 0;
 	if (is_sampling(ev))
 		return -EOPNOTSUPP; /* sampling another process is not emulated yet (docs/emulator-core.md) */
-	if (ev->attr.inherit) {
+	if (ev->attr.inherit || ev->target->cpu_wide) {
 		struct emu_remote_set *s = calloc(1, sizeof(*s));
 		if (!s)
 			return -ENOMEM;
 		s->after = emu_run_seq();
 		s->root_slot = emu_run_slot_of(ev->target);
+		s->cpu = ev->target->cpu_wide ? (int)ev->target->hart : -1;
 		ev->rset = s;
+		if (!ev->acc) {
+			ev->acc = calloc(1, sizeof(*ev->acc)); /* freed with the event */
+			if (!ev->acc)
+				return -ENOMEM;
+			ev->acc_local = 1;
+		}
 	}
 	task_sync(ev->target); /* an exec before the open is not this event's */
+	if (ev->rset && ev->rset->cpu >= 0)
+		find_copies(ev); /* the tasks on the CPU now count from now */
 	return 0;
 }
 
-static struct emu_event *make_copy(struct emu_event *ev, struct emu_thread *t)
+static struct emu_event *make_copy(struct emu_event *ev, struct emu_thread *t, int existed)
 {
 	struct emu_event *c = calloc(1, sizeof(*c));
 	if (!c)
@@ -89,10 +101,12 @@ static struct emu_event *make_copy(struct emu_event *ev, struct emu_thread *t)
 	c->inherited = 1;
 	c->owner_pid = ev->owner_pid;
 	struct emu_ctx *ctx = emu_ctx_of(t);
+	if (existed) /* a CPU-wide event counts a task that was there from the open: from now */
+		emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
 	/* the task already ran (its context was accounted for another event): what it counted since its start
 	 */
 	uint64_t ran = ctx->last_cycles;
-	if (ran && c->state >= EV_INACTIVE && c->kind != EK_SOFTWARE && !c->attr.exclude_user) {
+	if (!existed && ran && c->state >= EV_INACTIVE && c->kind != EK_SOFTWARE && !c->attr.exclude_user) {
 		c->count = emu_events_between(t, c->evmask, 0, ran);
 		c->time_enabled = c->time_running = emu_cycles_to_ns(ran);
 	}
@@ -106,7 +120,10 @@ static void find_copies(struct emu_event *ev)
 	struct emu_remote_set *s = ev->rset;
 	unsigned n = emu_run_tasks();
 	for (unsigned i = 0; i < n && i < EMU_RUN_TASKS; i++) {
-		if (s->seen[i / 8] & (1u << (i % 8)) || !emu_run_descendant((int)i, s->root_slot, s->after))
+		if (s->seen[i / 8] & (1u << (i % 8)))
+			continue;
+		if (s->cpu >= 0 ? emu_run_task_hart((int)i) != s->cpu
+		                : !emu_run_descendant((int)i, s->root_slot, s->after))
 			continue;
 		s->seen[i / 8] |= (unsigned char)(1u << (i % 8));
 		struct emu_thread *t = emu_run_task_thread((int)i);
@@ -122,7 +139,7 @@ static void find_copies(struct emu_event *ev)
 			s->copy = p;
 			s->cap = cap;
 		}
-		struct emu_event *c = make_copy(ev, t);
+		struct emu_event *c = make_copy(ev, t, s->cpu >= 0 && emu_run_task_born((int)i) <= s->after);
 		if (c)
 			s->copy[s->n++] = c;
 	}
@@ -134,6 +151,8 @@ void emu_remote_sync(struct emu_event *ev)
 	struct emu_remote_set *s = ev->rset;
 	if (!s || !ev->acc)
 		return;
+	if (s->cpu >= 0)
+		ev->count = 0; /* the CPU's clock gives the times; the counts are its tasks' */
 	find_copies(ev);
 	uint64_t count = 0, enabled = 0, running = 0;
 	for (size_t i = 0; i < s->n; i++) {
@@ -147,6 +166,8 @@ void emu_remote_sync(struct emu_event *ev)
 		running += c->time_running;
 	}
 	__atomic_store_n(&ev->acc->count, count, __ATOMIC_RELAXED);
+	if (s->cpu >= 0)
+		return; /* a CPU's times are its own: the time its tasks ran on it */
 	__atomic_store_n(&ev->acc->time_enabled, enabled, __ATOMIC_RELAXED);
 	__atomic_store_n(&ev->acc->time_running, running, __ATOMIC_RELAXED);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The emulator across processes (docs/emulator-core.md "Across processes"): Debian's perf stat counts a
-# command that forks and execs, exactly under the virtual clock (the sum of each task's ground truth); a
+# command that forks and execs, exactly under the virtual clock (the sum of each task's ground truth), also
+# CPU-wide (perf stat -a, refused without CAP_PERFMON); a
 # counter on a child killed by SIGKILL reads what it had; perf_event_open on another process follows the
 # ptrace-access rule (EACCES as an unprivileged user on root's process, ESRCH for no process).
 # Env: RVEMU_RUN (rvemu-run), RVEMU_LIB; the workload mproc_child next to this script in the build tree.
@@ -29,17 +30,34 @@ for ev in cycles instructions r80200; do
 done
 check "perf stat cycles: 1000000 + 300000 + 50000" 1350000 "$(awk -F, '$3 == "cycles" { print $1 }' "$tmp/stat")"
 
-# 2. a counter on a child that dies by SIGKILL after 500000 cycles
+# 2. perf stat -a (CPU-wide: pid -1 on every CPU) with CAP_PERFMON counts every task of the run, per CPU
+"$run" --clock virtual -- perf stat -a -A -x, -o "$tmp/stat_a" -e cycles -- \
+	"$child" adv 1000000 300000 50000 >/dev/null || echo "perf stat -a exited $?"
+check "perf stat -a -e cycles: every task of the run" 1350000 \
+	"$(awk -F, '$4 == "cycles" && $2 ~ /^[0-9]+$/ { s += $2 } END { print s + 0 }' "$tmp/stat_a")"
+# without CAP_PERFMON at paranoid 2, refused (perf_allow_cpu: EACCES; perf prints its access message), with
+# Sscofpmf so that the user-only event passes the PMU first, as on Linux; as root with --user and as uid 65534
+"$run" --user --sscofpmf -- perf stat -a -x, -e cycles -- "$child" adv 1000 >"$tmp/user_a" 2>&1
+check "perf stat -a without CAP_PERFMON (--user)" "Access to performance monitoring and observability operations is limited." \
+	"$(grep -m1 '^Access to performance' "$tmp/user_a")"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	cp "$child" "$tmp/mproc_child" && chmod 755 "$tmp" "$tmp/mproc_child"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$run" --sscofpmf -- perf stat -a -x, -e cycles -- \
+		"$tmp/mproc_child" adv 1000 >"$tmp/nobody_a" 2>&1
+	check "perf stat -a as uid 65534" "Access to performance monitoring and observability operations is limited." \
+		"$(grep -m1 '^Access to performance' "$tmp/nobody_a")"
+fi
+
+# 3. a counter on a child that dies by SIGKILL after 500000 cycles
 check "counter on a child killed by SIGKILL" "killed 500000" "$("$run" --clock virtual -- "$child" killed 500000)"
 
-# 3. access: ESRCH for no such process; our own kind (same uid) may be counted
+# 4. access: ESRCH for no such process; our own kind (same uid) may be counted
 check "perf_event_open on a pid that does not exist" "open ESRCH" "$("$run" -- "$child" open 2147483646)"
 sleep 30 &
 target=$!
 check "perf_event_open on a process of the same uid" "open ok" "$("$run" -- "$child" open $target)"
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	# an unprivileged user on root's process: ptrace_may_access fails, as Linux: EACCES
-	cp "$child" "$tmp/mproc_child" && chmod 755 "$tmp" "$tmp/mproc_child"
 	check "perf_event_open on root's process as uid 65534" "open EACCES" \
 		"$(setpriv --reuid=65534 --regid=65534 --clear-groups "$run" -- "$tmp/mproc_child" open $target)"
 else
