@@ -77,6 +77,18 @@ static struct emu_thread *proxies;
 static pthread_mutex_t proxies_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* -------------------------------------------------------------------------------------------- lock */
+static int read_proc(const char *path, char *buf, size_t len);
+
+static int process_stopped(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_proc(path, buf, sizeof(buf)) != 0)
+		return 1; /* gone */
+	const char *p = strrchr(buf, ')');
+	return p && (p[2] == 'T' || p[2] == 't');
+}
+
 static void run_lock(void)
 {
 	int32_t me = (int32_t)getpid();
@@ -85,8 +97,10 @@ static void run_lock(void)
 		if (__atomic_compare_exchange_n(&run->lock, &holder, me, 0, __ATOMIC_ACQUIRE,
 		                                __ATOMIC_RELAXED))
 			return;
-		/* a holder that died (killed between two stores) never releases it: take it over */
-		if (spins % 64 == 63 && holder != me && kill(holder, 0) != 0 && errno == ESRCH)
+		/* a holder that died (killed between two stores) never releases it, nor does one stopped
+		 * there (by a debugger, SIGSTOP) for long: take it over (the section is a few stores) */
+		if (spins % 64 == 63 && holder != me &&
+		    ((kill(holder, 0) != 0 && errno == ESRCH) || (spins >= 4095 && process_stopped(holder))))
 			__atomic_compare_exchange_n(&run->lock, &holder, 0, 0, __ATOMIC_RELAXED,
 			                            __ATOMIC_RELAXED);
 		sched_yield();
