@@ -18,6 +18,9 @@ check() { # NAME EXPECTED GOT
 }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# under the sanitizers (make check-asan) the emulator is instrumented: the ASan runtime goes first in LD_PRELOAD,
+# where rvemu-run keeps it (perf itself is not instrumented)
+[ -n "${RVEMU_ASAN_RUNTIME:-}" ] && export LD_PRELOAD=$RVEMU_ASAN_RUNTIME
 command -v perf >/dev/null || { echo "FAIL: perf (Debian package linux-perf, scripts/deps.sh) is not installed"; exit 1; }
 
 # 1. perf stat -- a command that advances 1000000 cycles, forks a child (300000) and execs itself (50000)
