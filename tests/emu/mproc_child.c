@@ -4,6 +4,7 @@
  *                              advance K (its clock goes on across exec). Each process that ends prints
  *                              "truth <event> <count>" of its own thread for cycles, instructions and the
  *                              U74 raw event 0x80200, so the script can sum what perf stat must show.
+ *   mproc_child spin N         (CPU-time clock) N iterations of a loop, then its truths as adv prints them.
  *   mproc_child open PID       perf_event_open(cycles, pid = PID): prints "open ok" or "open <errno name>".
  *   mproc_child killed N       fork a child, count its cycles from here, let it advance N and die by SIGKILL;
  *                              reads the counter after it is reaped: prints "killed <count>". */
@@ -55,6 +56,13 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 		        "usage: under the emulator, mproc_child adv N [M [K]] | open PID | killed N\n");
 		return 2;
+	}
+	if (strcmp(argv[1], "spin") == 0) {
+		volatile unsigned long sink = 0;
+		for (unsigned long i = 0, n = strtoul(argv[2], NULL, 0); i < n; i++)
+			sink += i;
+		print_truths();
+		return 0;
 	}
 	if (strcmp(argv[1], "open") == 0) {
 		int fd = open_cycles((pid_t)atoi(argv[2]));

@@ -33,6 +33,17 @@ for ev in cycles instructions r80200; do
 done
 check "perf stat cycles: 1000000 + 300000 + 50000" 1350000 "$(awk -F, '$3 == "cycles" { print $1 }' "$tmp/stat")"
 
+# the CPU-time clock: the counts follow the task's CPU time, so their ratio is the profile's (the task's own
+# ground truth's) within 1%, and cycles are not 0
+"$run" -- perf stat -x, -o "$tmp/stat_cpu" -e cycles,instructions -- "$child" spin 50000000 >"$tmp/truth_cpu" ||
+	echo "perf stat (cputime) exited $?"
+check "perf stat (CPU-time clock): instructions/cycles as the task's truth within 1%" ok "$(awk -F, '
+	FILENAME ~ /truth/ && $0 ~ /^truth cycles/ { split($0, f, " "); tc = f[3] }
+	FILENAME ~ /truth/ && $0 ~ /^truth instructions/ { split($0, f, " "); ti = f[3] }
+	FILENAME ~ /stat/ && $3 == "cycles" { c = $1 } FILENAME ~ /stat/ && $3 == "instructions" { i = $1 }
+	END { if (c > 0 && tc > 0 && i / c > 0 && (i / c) / (ti / tc) > 0.99 && (i / c) / (ti / tc) < 1.01) print "ok";
+	      else print "cycles " c " instructions " i ", truth " tc " " ti }' "$tmp/truth_cpu" "$tmp/stat_cpu")"
+
 # 2. perf stat -a (CPU-wide: pid -1 on every CPU) with CAP_PERFMON counts every task of the run, per CPU
 "$run" --clock virtual -- perf stat -a -A -x, -o "$tmp/stat_a" -e cycles -- \
 	"$child" adv 1000000 300000 50000 >/dev/null || echo "perf stat -a exited $?"
