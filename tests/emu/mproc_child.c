@@ -4,6 +4,7 @@
  *                              advance K (its clock goes on across exec). Each process that ends prints
  *                              "truth <event> <count>" of its own thread for cycles, instructions and the
  *                              U74 raw event 0x80200, so the script can sum what perf stat must show.
+ *   mproc_child thread N M     advance N, then a thread advances M (inherit reaches threads created later).
  *   mproc_child spin N         (CPU-time clock) N iterations of a loop, then its truths as adv prints them.
  *   mproc_child open PID       perf_event_open(cycles, pid = PID): prints "open ok" or "open <errno name>".
  *   mproc_child killed N       fork a child, count its cycles from here, let it advance N and die by SIGKILL;
@@ -11,6 +12,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +39,12 @@ static void print_truths(void)
 	fflush(stdout);
 }
 
+static void *thread_body(void *arg)
+{
+	advance(*(uint64_t *)arg);
+	return NULL;
+}
+
 static int open_cycles(pid_t pid)
 {
 	struct perf_event_attr a;
@@ -56,6 +64,14 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 		        "usage: under the emulator, mproc_child adv N [M [K]] | open PID | killed N\n");
 		return 2;
+	}
+	if (strcmp(argv[1], "thread") == 0 && argc == 4) {
+		uint64_t m = strtoull(argv[3], NULL, 0);
+		pthread_t th;
+		advance(strtoull(argv[2], NULL, 0));
+		if (pthread_create(&th, NULL, thread_body, &m) != 0 || pthread_join(th, NULL) != 0)
+			return 1;
+		return 0;
 	}
 	if (strcmp(argv[1], "spin") == 0) {
 		volatile unsigned long sink = 0;

@@ -33,6 +33,12 @@ for ev in cycles instructions r80200; do
 done
 check "perf stat cycles: 1000000 + 300000 + 50000" 1350000 "$(awk -F, '$3 == "cycles" { print $1 }' "$tmp/stat")"
 
+# threads created later are inherited too (perf_event_init_task for a thread): 400000 + 250000
+"$run" --clock virtual -- perf stat -x, -o "$tmp/stat_thr" -e cycles -- "$child" thread 400000 250000 ||
+	echo "perf stat (thread) exited $?"
+check "perf stat -- a command whose thread advances: main + thread" 650000 \
+	"$(awk -F, '$3 == "cycles" { print $1 }' "$tmp/stat_thr")"
+
 # the CPU-time clock: the counts follow the task's CPU time, so their ratio is the profile's (the task's own
 # ground truth's) within 1%, and cycles are not 0
 "$run" -- perf stat -x, -o "$tmp/stat_cpu" -e cycles,instructions -- "$child" spin 50000000 >"$tmp/truth_cpu" ||
