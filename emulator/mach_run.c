@@ -304,8 +304,12 @@ static void run_init(void)
 	pid_t tid = emu_gettid(), pid = getpid(), ppid = getppid();
 	run_lock();
 	struct emu_run_task *s = find_slot(tid, pid);
-	if (s && s->ppid == ppid) {
+	if (s &&
+	    (s->ppid == ppid || s->ppid == 0)) { /* 0: registered by a process counting it (vfork, clone) */
 		uint64_t c = own_cycles(s);
+		if (s->parent <
+		    0) /* made by a process counting it, or before its parent knew (vfork, clone) */
+			s->parent = slot_index(find_slot(ppid, ppid));
 		__atomic_store_n(&s->exec_cycles[(s->exec_gen + 1) % 8], c, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->exec_gen, s->exec_gen + 1, __ATOMIC_RELEASE);
 	} else {
@@ -337,8 +341,12 @@ void emu_run_thread_attach(struct emu_thread *t)
 		return;
 	run_lock();
 	struct emu_run_task *s = find_slot(t->tid, t->pid);
+	/* a process's first thread was made by its parent process (until told better: emu_run_task_created),
+	 * another thread by this process's main thread */
 	if (!s)
-		s = new_slot(t->tid, t->pid, getppid(), -1);
+		s = new_slot(t->tid, t->pid, getppid(),
+		             slot_index(t->tid == t->pid ? find_slot(getppid(), getppid())
+		                                         : find_slot(t->pid, t->pid)));
 	run_unlock();
 	if (!s)
 		return;
@@ -528,7 +536,8 @@ int emu_run_task_open(pid_t tid, struct emu_thread **out)
 	struct emu_run_task *s = find_slot(tid, pid);
 	/* a process of the run that has not started its emulator yet is registered for it */
 	if (!s)
-		s = new_slot(tid, pid, 0, -1);
+		s = new_slot(tid, pid, 0,
+		             -1); /* ppid 0: its own registration (an exec) will take this slot */
 	run_unlock();
 	if (!s)
 		return -ENOMEM;

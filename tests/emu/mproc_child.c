@@ -5,15 +5,17 @@
  *                              "truth <event> <count>" of its own thread for cycles, instructions and the
  *                              U74 raw event 0x80200, so the script can sum what perf stat must show.
  *   mproc_child thread N M     advance N, then a thread advances M (inherit reaches threads created later).
- *   mproc_child spin N         (CPU-time clock) N iterations of a loop, then its truths as adv prints them.
- *   mproc_child open PID       perf_event_open(cycles, pid = PID): prints "open ok" or "open <errno name>".
- *   mproc_child killed N       fork a child, count its cycles from here, let it advance N and die by SIGKILL;
- *                              reads the counter after it is reaped: prints "killed <count>". */
+ *   mproc_child spawn N K      advance N, then posix_spawn itself to advance K (vfork + exec: no fork
+ * handler). mproc_child spin N         (CPU-time clock) N iterations of a loop, then its truths as adv prints
+ * them. mproc_child open PID       perf_event_open(cycles, pid = PID): prints "open ok" or "open <errno
+ * name>". mproc_child killed N       fork a child, count its cycles from here, let it advance N and die by
+ * SIGKILL; reads the counter after it is reaped: prints "killed <count>". */
 #include <dlfcn.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +72,16 @@ int main(int argc, char **argv)
 		pthread_t th;
 		advance(strtoull(argv[2], NULL, 0));
 		if (pthread_create(&th, NULL, thread_body, &m) != 0 || pthread_join(th, NULL) != 0)
+			return 1;
+		return 0;
+	}
+	if (strcmp(argv[1], "spawn") == 0 && argc == 4) {
+		char *args[] = {argv[0], "adv", argv[3], NULL};
+		extern char **environ;
+		pid_t p;
+		advance(strtoull(argv[2], NULL, 0));
+		fflush(stdout);
+		if (posix_spawn(&p, argv[0], NULL, NULL, args, environ) != 0 || waitpid(p, NULL, 0) != p)
 			return 1;
 		return 0;
 	}

@@ -39,6 +39,14 @@ check "perf stat cycles: 1000000 + 300000 + 50000" 1350000 "$(awk -F, '$3 == "cy
 check "perf stat -- a command whose thread advances: main + thread" 650000 \
 	"$(awk -F, '$3 == "cycles" { print $1 }' "$tmp/stat_thr")"
 
+# children made without fork(): posix_spawn (vfork + exec) and a shell's commands: 200000 + 30000, 1000000 + 500
+"$run" --clock virtual -- perf stat -x, -o "$tmp/stat_spawn" -e cycles -- "$child" spawn 200000 30000 >/dev/null ||
+	echo "perf stat (spawn) exited $?"
+check "perf stat -- a command that posix_spawns a child" 230000 "$(awk -F, '$3 == "cycles" { print $1 }' "$tmp/stat_spawn")"
+"$run" --clock virtual -- perf stat -x, -o "$tmp/stat_sh" -e cycles -- sh -c "'$child' adv 1000000 >/dev/null; '$child' adv 500 >/dev/null" ||
+	echo "perf stat (sh -c) exited $?"
+check "perf stat -- sh -c 'a; b'" 1000500 "$(awk -F, '$3 == "cycles" { print $1 }' "$tmp/stat_sh")"
+
 # the CPU-time clock: the counts follow the task's CPU time, so their ratio is the profile's (the task's own
 # ground truth's) within 1%, and cycles are not 0
 "$run" -- perf stat -x, -o "$tmp/stat_cpu" -e cycles,instructions -- "$child" spin 50000000 >"$tmp/truth_cpu" ||
