@@ -409,7 +409,8 @@ for variant in "${mine[@]}"; do
 		path=$src/ctests/$t
 		[ "${t#*/}" != "$t" ] && path=$src/$t
 		t=${t##*/}
-		(cd "$out" && emu "${opts[@]}" "$path" TESTS_QUIET) > "$out/ctest_$t.txt" 2>&1
+		# (attach2 and attach3 find their attach_target through PATH)
+		(cd "$out" && PATH="$src/ctests:$PATH" emu "${opts[@]}" "$path" TESTS_QUIET) > "$out/ctest_$t.txt" 2>&1
 		judge_ctest "$variant" "$t" "$out/ctest_$t.txt"
 	done
 done
