@@ -89,8 +89,15 @@ static int process_stopped(pid_t pid)
 	return p && (p[2] == 'T' || p[2] == 't');
 }
 
+/* The lock is held with every signal blocked: a handler that registers its thread (a first emulator call in a
+ * signal handler) must not find it held by the code it interrupted. */
+static __thread sigset_t run_lock_mask;
+
 static void run_lock(void)
 {
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &run_lock_mask);
 	int32_t me = (int32_t)getpid();
 	for (unsigned spins = 0;; spins++) {
 		int32_t holder = 0;
@@ -110,6 +117,7 @@ static void run_lock(void)
 static void run_unlock(void)
 {
 	__atomic_store_n(&run->lock, 0, __ATOMIC_RELEASE);
+	emu_restore_sigmask(&run_lock_mask);
 }
 
 /* ---------------------------------------------------------------------------------- create, join */
