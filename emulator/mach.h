@@ -230,8 +230,12 @@ void emu_run_process_exit(void); /* the process ends (exit, _exit): every thread
 int emu_run_task_open(pid_t tid, struct emu_thread **out);
 int emu_thread_is_remote(const struct emu_thread *t);
 uint64_t emu_run_remote_cycles(struct emu_thread *t); /* a proxy's cycles (final once it exited) */
+/* A proxy's accounting (software events) as its thread left it at exit: 0, or -1 when not known. */
+int emu_run_final_acct(const struct emu_thread *t, struct emu_thread_acct *out);
 /* 1 when the proxy's task exec'd since last asked, with its cycles at the first exec not yet acted on. */
 int emu_run_exec_pending(struct emu_thread *t, uint64_t *exec_cycles);
+/* The proxy's thread accounting at its latest exec (software events enabled on exec count from there). */
+void emu_run_exec_acct(const struct emu_thread *t, struct emu_thread_acct *out);
 uint64_t emu_run_seq(void);                      /* tasks registered so far (a task's birth order) */
 int emu_run_slot_of(const struct emu_thread *t); /* its slot, -1 none */
 unsigned emu_run_tasks(void);                    /* slots in use: 0..n-1 */

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,6 +54,9 @@ struct emu_run_task {
 	uint64_t kernel_ns;      /* CPU time in the emulator: not the task's cycles */
 	uint64_t kernel_since;   /* its CPU time when it entered the emulator, 0 outside */
 	uint64_t cycles;         /* cycles last seen (final once exited) */
+	uint64_t acct[4];      /* at exit: minflt, majflt, nvcsw, nivcsw (software events once it is gone) */
+	uint64_t exec_acct[4]; /* the same at its latest exec (enable_on_exec of software events) */
+	int32_t acct_valid;
 };
 
 struct emu_run_shared {
@@ -315,6 +319,13 @@ static void run_init(void)
 	if (s &&
 	    (s->ppid == ppid || s->ppid == 0)) { /* 0: registered by a process counting it (vfork, clone) */
 		uint64_t c = own_cycles(s);
+		struct rusage ru;
+		if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+			s->exec_acct[0] = (uint64_t)ru.ru_minflt;
+			s->exec_acct[1] = (uint64_t)ru.ru_majflt;
+			s->exec_acct[2] = (uint64_t)ru.ru_nvcsw;
+			s->exec_acct[3] = (uint64_t)ru.ru_nivcsw;
+		}
 		if (s->parent <
 		    0) /* made by a process counting it, or before its parent knew (vfork, clone) */
 			s->parent = slot_index(find_slot(ppid, ppid));
@@ -399,6 +410,31 @@ void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid)
 		my_slot = slot_index(s);
 }
 
+/* The calling thread's accounting, for those that count its software events once /proc has no more of it. */
+static void own_acct(struct emu_run_task *s)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_THREAD, &ru) != 0)
+		return;
+	s->acct[0] = (uint64_t)ru.ru_minflt;
+	s->acct[1] = (uint64_t)ru.ru_majflt;
+	s->acct[2] = (uint64_t)ru.ru_nvcsw;
+	s->acct[3] = (uint64_t)ru.ru_nivcsw;
+	__atomic_store_n(&s->acct_valid, 1, __ATOMIC_RELEASE);
+}
+
+int emu_run_final_acct(const struct emu_thread *t, struct emu_thread_acct *out)
+{
+	struct emu_run_task *s = t->run;
+	if (!s || !__atomic_load_n(&s->acct_valid, __ATOMIC_ACQUIRE))
+		return -1;
+	out->minflt = s->acct[0];
+	out->majflt = s->acct[1];
+	out->nvcsw = s->acct[2];
+	out->nivcsw = s->acct[3];
+	return 0;
+}
+
 static void exit_slot(struct emu_run_task *s, uint64_t cycles)
 {
 	uint64_t old = __atomic_load_n(&s->cycles, __ATOMIC_RELAXED);
@@ -413,6 +449,7 @@ void emu_run_thread_exit(void)
 	struct emu_run_task *s = slot_at(my_slot);
 	if (!s || s->pid != getpid() || s->state != SLOT_LIVE)
 		return;
+	own_acct(s);
 	exit_slot(s, own_cycles(s));
 }
 
@@ -427,6 +464,7 @@ void emu_run_process_exit(void)
 		if (s->state != SLOT_LIVE || s->pid != pid)
 			continue;
 		if ((int)i == my_slot) {
+			own_acct(s);
 			exit_slot(s, own_cycles(s));
 			continue;
 		}
@@ -609,6 +647,18 @@ uint64_t emu_run_remote_cycles(struct emu_thread *t)
 		return sum;
 	}
 	return t->run ? slot_cycles(t->run) : 0;
+}
+
+void emu_run_exec_acct(const struct emu_thread *t, struct emu_thread_acct *out)
+{
+	const struct emu_run_task *s = t->run;
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return;
+	out->minflt = s->exec_acct[0];
+	out->majflt = s->exec_acct[1];
+	out->nvcsw = s->exec_acct[2];
+	out->nivcsw = s->exec_acct[3];
 }
 
 int emu_run_exec_pending(struct emu_thread *t, uint64_t *exec_cycles)

@@ -268,8 +268,11 @@ static int acct_of_other(pid_t pid, pid_t tid, struct emu_thread_acct *out)
 int emu_thread_acct(const struct emu_thread *t, struct emu_thread_acct *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (t->tid != emu_gettid())
-		return acct_of_other(t->pid, t->tid, out);
+	if (t->tid != emu_gettid()) {
+		int r = acct_of_other(t->pid, t->tid, out);
+		/* another process's task that is gone: what it left at exit */
+		return r != 0 && t->remote ? emu_run_final_acct(t, out) : r;
+	}
 	struct rusage ru;
 	if (getrusage(RUSAGE_THREAD, &ru) != 0)
 		return -1;

@@ -148,7 +148,11 @@ static uint64_t sw_now(const struct emu_event *ev, struct sw_snapshot *snap)
 	}
 	if (!snap->ok)
 		return ev->sw_base;
-	const struct emu_thread_acct *a = &snap->a;
+	return emu_sw_value(ev, &snap->a);
+}
+
+uint64_t emu_sw_value(const struct emu_event *ev, const struct emu_thread_acct *a)
+{
 	switch (ev->attr.config) {
 	case PERF_COUNT_SW_PAGE_FAULTS:
 		return ev->attr.exclude_user ? 0 : a->minflt + a->majflt;

@@ -182,6 +182,9 @@ char *emu_read_proc(const char *path, size_t *len); /* malloc'd, NUL-terminated;
 char *emu_next_maps_line(char *text, struct perf_mmap_info *m, int *exec);
 uint64_t emu_event_time(struct emu_thread *t); /* the perf clock of a record's time */
 
+/* An accounted software event's value (faults, switches) in the thread accounting `a` (perf_ctx.c). */
+uint64_t emu_sw_value(const struct emu_event *ev, const struct emu_thread_acct *a);
+
 /* perf_remote.c: events on a task of another process of the run (target->remote) */
 int emu_remote_prepare(struct emu_event *ev); /* at open, under the lock: 0 or -errno */
 void emu_remote_sync(struct emu_event *ev);   /* enable_on_exec, inherit copies, counts up to now */

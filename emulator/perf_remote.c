@@ -37,7 +37,8 @@ static void task_sync(struct emu_thread *t)
 	uint64_t exec_cycles;
 	if (t->remote && emu_run_exec_pending(t, &exec_cycles)) {
 		emu_ctx_sync(t, exec_cycles, EMU_IP_KERNEL);
-		int changed = 0;
+		struct emu_event *enabled[64];
+		size_t n = 0;
 		for_each_group(emu_ctx_of(t), g) for_each_member(g, e)
 		{
 			if (!e->attr.enable_on_exec)
@@ -45,11 +46,19 @@ static void task_sync(struct emu_thread *t)
 			e->attr.enable_on_exec = 0;
 			if (e->state < EV_INACTIVE) {
 				e->state = EV_INACTIVE;
-				changed = 1;
+				if (n < sizeof(enabled) / sizeof(enabled[0]))
+					enabled[n++] = e;
 			}
 		}
-		if (changed)
+		if (n) {
 			emu_ctx_schedule(t);
+			/* faults and switches count from the exec, not from when this process noticed it */
+			struct emu_thread_acct at_exec;
+			emu_run_exec_acct(t, &at_exec);
+			for (size_t i = 0; i < n; i++)
+				if (enabled[i]->kind == EK_SOFTWARE)
+					enabled[i]->sw_base = emu_sw_value(enabled[i], &at_exec);
+		}
 	}
 	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
 }

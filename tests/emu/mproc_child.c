@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: MIT
-/* A workload for tests/emu/test_emu_mproc.sh: processes of one run counting each other (virtual clock).
- *   mproc_child adv N [M [K]]  advance N cycles; with M fork a child that advances M; with K exec itself to
- *                              advance K (its clock goes on across exec). Each process that ends prints
- *                              "truth <event> <count>" of its own thread for cycles, instructions and the
- *                              U74 raw event 0x80200, so the script can sum what perf stat must show.
- *   mproc_child thread N M     advance N, then a thread advances M (inherit reaches threads created later).
- *   mproc_child spawn N K      advance N, then posix_spawn itself to advance K (vfork + exec: no fork
- * handler). mproc_child spin N         (CPU-time clock) N iterations of a loop, then its truths as adv prints
- * them. mproc_child open PID       perf_event_open(cycles, pid = PID): prints "open ok" or "open <errno
- * name>". mproc_child killed N       fork a child, count its cycles from here, let it advance N and die by
- * SIGKILL; reads the counter after it is reaped: prints "killed <count>". */
+/* A workload for tests/emu/test_emu_mproc.sh: processes of one run counting each other.
+ *
+ * adv N [M [K]]: advance N cycles (virtual clock); with M fork a child that advances M; with K exec itself to
+ * advance K (its clock goes on across exec). Each process that ends prints "truth <event> <count>" of its own
+ * thread for cycles, instructions and the U74 raw event 0x80200, so the script can sum what perf stat shows.
+ *
+ * thread N M: advance N, then a thread advances M (inherit reaches threads created later).
+ *
+ * spawn N K: advance N, then posix_spawn itself to advance K (vfork + exec: no fork handler runs).
+ *
+ * touch BYTES: write fresh memory once per 4 KiB (page faults).
+ *
+ * spin N: (CPU-time clock) N iterations of a loop, then its truths as adv prints them.
+ *
+ * open PID: perf_event_open(cycles, pid = PID); prints "open ok" or "open <errno name>".
+ *
+ * killed N: fork a child, count its cycles from here, let it advance N and die by SIGKILL; reads the counter
+ * after it is reaped: prints "killed <count>". */
 #include <dlfcn.h>
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -20,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -83,6 +91,17 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		if (posix_spawn(&p, argv[0], NULL, NULL, args, environ) != 0 || waitpid(p, NULL, 0) != p)
 			return 1;
+		return 0;
+	}
+	if (strcmp(argv[1], "touch") == 0) { /* page faults: fresh memory written once per 4 KiB */
+		size_t n = strtoull(argv[2], NULL, 0);
+		char *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return 1;
+		madvise(m, n, MADV_NOHUGEPAGE); /* a fault per 4 KiB page, not per huge page */
+		for (size_t i = 0; i < n; i += 4096)
+			m[i] = 1;
+		munmap(m, n);
 		return 0;
 	}
 	if (strcmp(argv[1], "spin") == 0) {

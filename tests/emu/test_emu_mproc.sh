@@ -33,6 +33,13 @@ for ev in cycles instructions r80200; do
 done
 check "perf stat cycles: 1000000 + 300000 + 50000" 1350000 "$(awk -F, '$3 == "cycles" { print $1 }' "$tmp/stat")"
 
+# software events on the command: page faults from its exec on, also read after it is gone (its thread's
+# accounting left at exit); a command that faults in 4 MiB must show at least 1024 faults (4 KiB pages)
+"$run" -- perf stat -x, -o "$tmp/stat_sw" -e page-faults -- "$child" touch 4194304 >/dev/null ||
+	echo "perf stat (page-faults) exited $?"
+check "perf stat -e page-faults -- a command that touches 4 MiB: >= 1024" ok \
+	"$(awk -F, '$3 == "page-faults" { print ($1 >= 1024 ? "ok" : $1) }' "$tmp/stat_sw")"
+
 # threads created later are inherited too (perf_event_init_task for a thread): 400000 + 250000
 "$run" --clock virtual -- perf stat -x, -o "$tmp/stat_thr" -e cycles -- "$child" thread 400000 250000 ||
 	echo "perf stat (thread) exited $?"
