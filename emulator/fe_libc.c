@@ -576,6 +576,7 @@ EMU_EXPORT void _exit(int status)
 {
 	perf_record_exit();
 	perf_exit_flush();
+	emu_run_process_exit();
 	EMU_REAL(_exit)(status);
 	__builtin_unreachable();
 }
@@ -584,6 +585,7 @@ EMU_EXPORT void _Exit(int status)
 {
 	perf_record_exit();
 	perf_exit_flush();
+	emu_run_process_exit();
 	EMU_REAL(_Exit)(status);
 	__builtin_unreachable();
 }

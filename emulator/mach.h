@@ -105,10 +105,14 @@ struct emu_thread {
 	uint64_t kernel_since; /* its CPU time when it entered the emulator, 0 outside (atomic access) */
 	uint64_t *injected;    /* per model event: rvemu_inject counts */
 	struct emu_ctx *perf;  /* the perf core's context of this task (owned by the perf core) */
-	struct emu_pes_buf *pes; /* the PES unit's state for this task (mach_pes.c), NULL until used */
-	pid_t alarm_pid;         /* process that created the alarms (emu_thread_alarm) */
-	timer_t alarm[2];        /* per enum emu_alarm_clock */
-	int alarm_armed[2];      /* which of them may be armed (the other needs no disarming) */
+	struct emu_pes_buf *pes;  /* the PES unit's state for this task (mach_pes.c), NULL until used */
+	pid_t alarm_pid;          /* process that created the alarms (emu_thread_alarm) */
+	timer_t alarm[2];         /* per enum emu_alarm_clock */
+	int alarm_armed[2];       /* which of them may be armed (the other needs no disarming) */
+	struct emu_run_task *run; /* its slot in the run's shared table (mach_run.c), NULL without one */
+	uint64_t run_exec_seen;   /* another process's task: the execs already acted on (enable_on_exec) */
+	int remote;               /* a proxy: a task of another process of the run */
+	int cpu_wide;             /* a proxy for a CPU (hart): the tasks of the run on it (pid -1 events) */
 	struct emu_thread *next;
 };
 struct emu_thread *emu_thread_self(void);
@@ -206,6 +210,43 @@ size_t emu_pes_drain(struct emu_thread *t, struct rvemu_pes_record *out, size_t 
  * -1 if out of range or if more records are held than fit (drain first). */
 int emu_pes_set_size(struct emu_thread *t, unsigned records);
 unsigned emu_pes_size(struct emu_thread *t);
+
+/* ------------------------------------------------------------------------------------------ the run */
+/* One machine for every process of a run (mach_run.c, docs/emulator-core.md "Across processes"): a table of
+ * tasks in shared memory named by RVEMU_RUN_SHM, where each process registers its threads and publishes their
+ * clocks; another process's task is an emu_thread with pid != getpid() (a proxy) whose cycles come from it.
+ */
+#define EMU_RUN_TASKS 1024
+struct emu_run_task;
+void emu_run_init(void);                                /* join or create the run (emu_init) */
+void emu_run_thread_attach(struct emu_thread *t);       /* a thread of this process got its record */
+void emu_run_publish(struct emu_thread *t, uint64_t c); /* its clock as this process computes it */
+/* A task was created: thread parent_tid of this process made (pid, tid) by fork or pthread_create. */
+void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid);
+void emu_run_thread_exit(void);  /* the calling thread ends: its final cycles */
+void emu_run_process_exit(void); /* the process ends (exit, _exit): every thread's final cycles */
+/* Task `tid` of another process, as perf_event_open may reach it (ptrace access: same uid or
+ * CAP_SYS_PTRACE): 0 and its proxy, -ESRCH, -EACCES. */
+int emu_run_task_open(pid_t tid, struct emu_thread **out);
+int emu_thread_is_remote(const struct emu_thread *t);
+uint64_t emu_run_remote_cycles(struct emu_thread *t); /* a proxy's cycles (final once it exited) */
+/* A proxy's accounting (software events) as its thread left it at exit: 0, or -1 when not known. */
+int emu_run_final_acct(const struct emu_thread *t, struct emu_thread_acct *out);
+/* 1 when the proxy's task exec'd since last asked, with its cycles at the first exec not yet acted on. */
+int emu_run_exec_pending(struct emu_thread *t, uint64_t *exec_cycles);
+/* The proxy's thread accounting at its latest exec (software events enabled on exec count from there). */
+void emu_run_exec_acct(const struct emu_thread *t, struct emu_thread_acct *out);
+uint64_t emu_run_seq(void);                      /* tasks registered so far (a task's birth order) */
+int emu_run_slot_of(const struct emu_thread *t); /* its slot, -1 none */
+unsigned emu_run_tasks(void);                    /* slots in use: 0..n-1 */
+/* Whether slot descends from root through tasks all created after `after` (inherit). */
+int emu_run_descendant(int slot, int root, uint64_t after);
+struct emu_thread *emu_run_task_thread(int slot); /* a proxy; NULL for this process's own threads */
+pid_t emu_run_task_tid(int slot);
+int emu_run_task_hart(int slot);
+uint64_t emu_run_task_born(int slot);
+/* CPU `cpu` as a proxy (cpu_wide): its cycles are those every task of the run ran on it. */
+struct emu_thread *emu_run_cpu_thread(unsigned cpu);
 
 /* ------------------------------------------------------------------------------------ counter banks */
 /* A counter bank reached through seam 2 (lib/rvhw.h), not through perf_event: registered in

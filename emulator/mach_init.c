@@ -10,4 +10,5 @@ void emu_init(void)
 	emu_cfg();
 	emu_banks_init();
 	emu_count_source(); /* RVEMU_COUNT_SOURCE, and for "exec" its count file: checked at load time */
+	emu_run_init();     /* the run's shared table: join it or create it */
 }

@@ -57,6 +57,7 @@ static struct emu_thread *find_or_add(pid_t tid)
 		t->hart = next_hart++ % emu_nharts();
 		t->next = threads;
 		threads = t;
+		emu_run_thread_attach(t); /* its slot in the run; after exec its clock goes on */
 	}
 	pthread_mutex_unlock(&threads_lock);
 	return t;
@@ -113,8 +114,10 @@ void emu_kernel_enter(void)
 		return;
 	uint64_t now = own_cputime_ns();
 	kernel_since = now == UINT64_MAX ? 0 : now;
-	if (self)
+	if (self) {
 		__atomic_store_n(&self->kernel_since, kernel_since, __ATOMIC_RELAXED);
+		emu_run_publish(self, 0);
+	}
 }
 
 void emu_kernel_leave(void)
@@ -127,8 +130,10 @@ void emu_kernel_leave(void)
 		struct emu_thread *t = self;
 		if (t && now != UINT64_MAX && now > kernel_since)
 			__atomic_fetch_add(&t->kernel_ns, now - kernel_since, __ATOMIC_RELAXED);
-		if (t)
+		if (t) {
 			__atomic_store_n(&t->kernel_since, 0, __ATOMIC_RELAXED);
+			emu_run_publish(t, 0);
+		}
 		kernel_since = 0;
 	}
 	source_kernel_mode(EMU_KERNEL_LEAVE);
@@ -171,7 +176,9 @@ uint64_t emu_cycles_of(struct emu_thread *t)
 {
 	uint64_t c;
 	const struct emu_count_source *src = emu_count_source();
-	if (src->thread_cycles) {
+	if (t->remote) {
+		c = emu_run_remote_cycles(t); /* another process's task: from the run's table */
+	} else if (src->thread_cycles) {
 		c = src->thread_cycles(t); /* the source's own clock (exec: modelled cycles) */
 	} else if (emu_clock_is_virtual()) {
 		c = __atomic_load_n(&t->vcycles, __ATOMIC_RELAXED);
@@ -191,7 +198,9 @@ uint64_t emu_cycles_of(struct emu_thread *t)
 	while (c > old &&
 	       !__atomic_compare_exchange_n(&t->last_cycles, &old, c, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
-	return c > old ? c : old;
+	c = c > old ? c : old;
+	emu_run_publish(t, c);
+	return c;
 }
 
 uint64_t emu_thread_cycles(void)
@@ -220,10 +229,10 @@ uint64_t emu_thread_context_switches(void)
 
 /* Another thread's accounting: /proc/self/task/<tid>/stat (minflt is field 10, majflt 12) and status
  * (voluntary/nonvoluntary_ctxt_switches). */
-static int acct_of_other(pid_t tid, struct emu_thread_acct *out)
+static int acct_of_other(pid_t pid, pid_t tid, struct emu_thread_acct *out)
 {
 	char path[64], buf[2048];
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
 	int fd = EMU_REAL(open)(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -238,7 +247,7 @@ static int acct_of_other(pid_t tid, struct emu_thread_acct *out)
 		return -1;
 	out->minflt = minflt;
 	out->majflt = majflt;
-	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
 	fd = EMU_REAL(open)(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -259,8 +268,11 @@ static int acct_of_other(pid_t tid, struct emu_thread_acct *out)
 int emu_thread_acct(const struct emu_thread *t, struct emu_thread_acct *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (t->tid != emu_gettid())
-		return acct_of_other(t->tid, out);
+	if (t->tid != emu_gettid()) {
+		int r = acct_of_other(t->pid, t->tid, out);
+		/* another process's task that is gone: what it left at exit */
+		return r != 0 && t->remote ? emu_run_final_acct(t, out) : r;
+	}
 	struct rusage ru;
 	if (getrusage(RUSAGE_THREAD, &ru) != 0)
 		return -1;

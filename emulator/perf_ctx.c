@@ -148,7 +148,11 @@ static uint64_t sw_now(const struct emu_event *ev, struct sw_snapshot *snap)
 	}
 	if (!snap->ok)
 		return ev->sw_base;
-	const struct emu_thread_acct *a = &snap->a;
+	return emu_sw_value(ev, &snap->a);
+}
+
+uint64_t emu_sw_value(const struct emu_event *ev, const struct emu_thread_acct *a)
+{
 	switch (ev->attr.config) {
 	case PERF_COUNT_SW_PAGE_FAULTS:
 		return ev->attr.exclude_user ? 0 : a->minflt + a->majflt;
@@ -718,6 +722,7 @@ void perf_advance_self(uint64_t cycles, uint64_t ip)
 	struct emu_thread *t = emu_thread_self();
 	emu_lock();
 	uint64_t now = __atomic_add_fetch(&t->vcycles, cycles, __ATOMIC_RELAXED);
+	emu_run_publish(t, now); /* other processes of the run count this task too */
 	ctx_sync(t, now, ip, 0);
 	emu_unlock();
 }

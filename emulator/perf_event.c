@@ -57,10 +57,11 @@ static void snap_release(struct emu_event_snap *s)
 	snap_free = s;
 }
 
-/* An event whose task is in another process: a forked child holding its parent's fd. */
+/* An event another process opened: a forked child holding its parent's fd (it reads the parent's snapshot).
+ * An event this process opened on another process's task (target->remote) is not foreign: perf_remote.c. */
 static int is_foreign(const struct emu_event *ev)
 {
-	return ev->target->pid != getpid();
+	return ev->owner_pid != getpid();
 }
 
 /* ------------------------------------------------------------------------------------ open & validate */
@@ -241,9 +242,12 @@ static int resolve_target(int pid, int cpu, struct emu_thread **t)
 	if (pid == -1) {
 		if (cpu == -1)
 			return -EINVAL;
-		/* perf_allow_cpu: CPU-wide needs paranoid <= 0 or CAP_PERFMON; counting every task of a CPU
-		 * is not emulated */
-		return emu_cfg()->paranoid > 0 && !emu_cfg()->cap_perfmon ? -EACCES : -EOPNOTSUPP;
+		/* perf_allow_cpu: CPU-wide needs paranoid <= 0 or CAP_PERFMON; then every task of the run on
+		 * that CPU (perf_remote.c) */
+		if (emu_cfg()->paranoid > 0 && !emu_cfg()->cap_perfmon)
+			return -EACCES;
+		*t = emu_run_cpu_thread((unsigned)cpu);
+		return *t ? 0 : -EOPNOTSUPP;
 	}
 	if (pid < -1)
 		return -ESRCH;
@@ -252,8 +256,9 @@ static int resolve_target(int pid, int cpu, struct emu_thread **t)
 		return 0;
 	}
 	*t = emu_thread_by_tid(pid);
-	/* Other processes: ESRCH for no such task; attaching to them is not emulated yet (EACCES). */
-	return *t ? 0 : (kill(pid, 0) == 0 || errno == EPERM ? -EACCES : -ESRCH);
+	/* A task of another process: through the run's table, if ptrace access allows (EACCES), ESRCH if none
+	 */
+	return *t ? 0 : emu_run_task_open(pid, t);
 }
 
 static int attach_group(struct emu_event *ev, struct emu_event *g, int has_group, unsigned long flags)
@@ -338,7 +343,20 @@ int perf_open(const struct perf_event_attr *uattr, int pid, int cpu, struct emu_
 	ev->period = tmp.attr.freq ? period_for_freq(ev, tmp.attr.sample_freq) : tmp.attr.sample_period;
 	ev->period_left = (int64_t)ev->period;
 	ev->state = tmp.attr.disabled ? EV_OFF : EV_INACTIVE;
-	emu_ctx_sync(ev->target, emu_cycles_of(ev->target), EMU_IP_KERNEL);
+	if (ev->target->remote) {
+		if ((err = emu_remote_prepare(ev))) {
+			if (ev->acc && ev->acc_local)
+				free(ev->acc);
+			else if (ev->acc)
+				EMU_REAL(munmap)(ev->acc, sizeof(*ev->acc));
+			snap_release(ev->snap);
+			free(ev);
+			emu_unlock();
+			return err;
+		}
+	} else {
+		emu_ctx_sync(ev->target, emu_cycles_of(ev->target), EMU_IP_KERNEL);
+	}
 	emu_ctx_insert(ev);
 	ev->next_all = all_events;
 	all_events = ev;
@@ -359,7 +377,12 @@ int perf_event_fd(const struct emu_event *ev)
 
 static void sync_event(struct emu_event *ev)
 {
-	if (!is_foreign(ev))
+	if (is_foreign(ev))
+		return;
+	if (ev->target->remote) /* another process's task: its exec, its inheriting children */
+		for (struct emu_event *e = ev->leader; e; e = e->sibling)
+			emu_remote_sync(e);
+	else
 		emu_ctx_sync(ev->target, emu_cycles_of(ev->target), EMU_IP_KERNEL); /* a system call */
 }
 
@@ -434,6 +457,8 @@ static int apply(struct emu_event *ev, unsigned long req, int group)
 			set_enabled(e, 0);
 		else
 			e->count = 0; /* RESET: the count only, times stay */
+		if (e->rset)
+			emu_remote_follow(e, req); /* and its children's copies (perf_event_for_each_child) */
 	}
 	return 0;
 }
@@ -654,8 +679,11 @@ static void event_destroy(struct emu_event *ev)
 		if (e->output == ev)
 			e->output = NULL;
 	emu_ring_unmap(ev);
+	emu_remote_release(ev);
 	sideband_track(ev, -1);
-	if (ev->acc && !ev->inherited)
+	if (ev->acc && ev->acc_local)
+		free(ev->acc);
+	else if (ev->acc && !ev->inherited)
 		EMU_REAL(munmap)(ev->acc, sizeof(*ev->acc));
 	if (!is_foreign(ev)) {
 		snap_release(ev->snap);
@@ -869,6 +897,7 @@ void perf_record_comm(const char *comm, int exec)
 
 void perf_record_fork(pid_t parent_tid, pid_t pid, pid_t tid)
 {
+	emu_run_task_created(parent_tid, pid, tid); /* the run's table: who made it (inherit) */
 	if (!sideband_wanted())
 		return;
 	struct emu_thread *t = parent_tid == emu_gettid() ? emu_thread_self() : emu_thread_by_tid(parent_tid);
@@ -881,6 +910,7 @@ void perf_record_fork(pid_t parent_tid, pid_t pid, pid_t tid)
 
 void perf_record_exit(void)
 {
+	emu_run_thread_exit(); /* its final cycles for other processes that count it */
 	if (!sideband_wanted())
 		return;
 	struct emu_thread *t = emu_thread_self();

@@ -82,6 +82,8 @@ struct emu_event {
 	struct emu_inherit_acc *acc;
 	int inherited;
 	struct emu_event_snap *snap; /* for forked children holding the fd */
+	struct emu_remote_set *rset; /* another process's task: its children's copies (perf_remote.c) */
+	int acc_local;               /* acc is the heap's (a CPU-wide event without inherit), not a mapping */
 };
 
 /* The perf context of one task: every event that counts it. */
@@ -179,6 +181,15 @@ void emu_sb_existing(struct emu_event *ev, const char *comm, char *maps);
 char *emu_read_proc(const char *path, size_t *len); /* malloc'd, NUL-terminated; NULL if unreadable */
 char *emu_next_maps_line(char *text, struct perf_mmap_info *m, int *exec);
 uint64_t emu_event_time(struct emu_thread *t); /* the perf clock of a record's time */
+
+/* An accounted software event's value (faults, switches) in the thread accounting `a` (perf_ctx.c). */
+uint64_t emu_sw_value(const struct emu_event *ev, const struct emu_thread_acct *a);
+
+/* perf_remote.c: events on a task of another process of the run (target->remote) */
+int emu_remote_prepare(struct emu_event *ev); /* at open, under the lock: 0 or -errno */
+void emu_remote_sync(struct emu_event *ev);   /* enable_on_exec, inherit copies, counts up to now */
+void emu_remote_follow(struct emu_event *ev, unsigned long req); /* ENABLE/DISABLE/RESET to the copies */
+void emu_remote_release(struct emu_event *ev);
 
 /* perf_signal.c: overflow signals, sent when the perf lock is released */
 void emu_queue_signal(struct emu_event *ev, int code);

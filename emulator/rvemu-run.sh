@@ -63,6 +63,9 @@ program starts; a malformed, empty or out-of-range value stops it with one line 
   boom's counter bank: RVEMU_BOOM_KERNEL_PERMILLE 0..1000 (50), RVEMU_BOOM_MACHINE_PERMILLE 0..1000 (10),
     the share of cycles spent in the kernel and in machine mode
   RVEMU_LIB, RVEMU_EXEC, RVEMU_PRELOAD: below.
+  RVEMU_RUN_SHM           set by the emulator: the run's shared table of tasks (in /dev/shm), inherited by
+                          every process the command starts, so they are one machine (perf stat -- cmd,
+                          PAPI_attach count each other); removed here, so each rvemu-run starts a new run
 
 The library is found through RVEMU_LIB, else ../lib/librvemu.so or .libs/librvemu.so next to this
 script. An existing LD_PRELOAD is kept: the emulator is appended to it. With RVEMU_EXEC set (a command, such
@@ -150,6 +153,7 @@ run_exec_counts() {
 	exit $status
 }
 
+unset RVEMU_RUN_SHM # a new run: its first process creates the machine every process of the command shares
 here=$(cd "$(dirname "$0")" && pwd)
 lib=${RVEMU_LIB:-}
 if [ -z "$lib" ]; then

@@ -1,0 +1,766 @@
+// SPDX-License-Identifier: MIT
+/* The run: one emulated machine shared by every process of one rvemu-run (forked, exec'd, spawned by perf).
+ *
+ * The first process of a run (rvemu-run starts a fresh one) creates a table of tasks in shared memory, a file
+ * in /dev/shm named by RVEMU_RUN_SHM, which every child inherits through its environment. Each process
+ * registers its threads there (a slot per task: tid, pid, the task that created it, when) and publishes each
+ * thread's clock as its own emulator computes it: the virtual cycles it advanced, the CPU time it spent in
+ * the emulator (the emulated kernel's, left out of its cycles), the cycles it last saw; a task that exits
+ * leaves its final cycles. Another process then computes the task's counts with the same count source: with
+ * the virtual clock exactly what the owner computes; with the CPU-time clock from the task's CPU time, which
+ * the kernel shows any process in /proc/<pid>/task/<tid>/schedstat. A task's slot survives exec (same tid,
+ * pid and parent process): its clock goes on and the exec is counted (enable_on_exec).
+ *
+ * The table is not a security boundary (mode 0666, so a process of the run that changed its uid can still
+ * register); who may count whom is decided by perf_event_open's rules (emu_run_task_open: ptrace access).
+ * A process whose configuration (model, clock, harts, count source) differs from its run's starts its own.
+ * Nothing waits on another process for long: the one lock is held for a few stores, and a holder that died
+ * is detected and the lock taken over. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mach.h"
+#include "mach_priv.h"
+
+#define RUN_MAGIC  "rvemu-run v1"
+#define RUN_DIR    "/dev/shm/"
+#define RUN_PREFIX "rvemu-run."
+#define RUN_ENV    "RVEMU_RUN_SHM"
+enum { SLOT_FREE = 0, SLOT_LIVE = 1, SLOT_EXITED = 2 };
+
+/* One task, in shared memory: written by its own process, read by the others (relaxed atomics: each field
+ * is a value on its own; `cycles` is monotonic). */
+struct emu_run_task {
+	int32_t state;           /* SLOT_* */
+	int32_t tid, pid, ppid;  /* ppid: the parent process when the slot was made (exec matching) */
+	int32_t parent;          /* slot of the task that created it (fork, pthread_create), -1 unknown */
+	int32_t hart;            /* the CPU it runs on (no migration is modelled), dealt out run-wide */
+	uint64_t born;           /* the run's sequence number when the slot was made */
+	uint64_t exec_gen;       /* execs of this task so far */
+	uint64_t exec_cycles[8]; /* its cycles at exec n (n % 8): a reader acts on the first it missed */
+	uint64_t vcycles;        /* virtual clock */
+	uint64_t kernel_ns;      /* CPU time in the emulator: not the task's cycles */
+	uint64_t kernel_since;   /* its CPU time when it entered the emulator, 0 outside */
+	uint64_t cycles;         /* cycles last seen (final once exited) */
+	uint64_t acct[4];      /* at exit: minflt, majflt, nvcsw, nivcsw (software events once it is gone) */
+	uint64_t exec_acct[4]; /* the same at its latest exec (enable_on_exec of software events) */
+	int32_t acct_valid;
+};
+
+struct emu_run_shared {
+	char magic[16];
+	char config[112]; /* the machine: processes of other configurations start their own run */
+	int32_t lock;     /* pid of the holder, 0 free */
+	uint32_t used;    /* slots handed out */
+	uint32_t next_hart;
+	uint64_t seq;
+	struct emu_run_task task[EMU_RUN_TASKS];
+};
+
+static struct emu_run_shared *run;
+static int run_created; /* this process made it (and removes its name at exit) */
+static char run_name[96];
+static pid_t run_owner_pid;       /* the process that mapped it (a fork child re-checks) */
+static pid_t self_pid;            /* getpid(), kept current at fork (getpid is a system call) */
+static __thread int my_slot = -1; /* the calling thread's slot */
+
+/* Proxies: this process's view of other processes' tasks (struct emu_thread with pid != getpid()). */
+static struct emu_thread *proxies;
+static pthread_mutex_t proxies_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* -------------------------------------------------------------------------------------------- lock */
+static int read_proc(const char *path, char *buf, size_t len);
+
+static int process_stopped(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_proc(path, buf, sizeof(buf)) != 0)
+		return 1; /* gone */
+	const char *p = strrchr(buf, ')');
+	return p && (p[2] == 'T' || p[2] == 't');
+}
+
+/* The lock is held with every signal blocked: a handler that registers its thread (a first emulator call in a
+ * signal handler) must not find it held by the code it interrupted. */
+static __thread sigset_t run_lock_mask;
+
+static void run_lock(void)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &run_lock_mask);
+	int32_t me = (int32_t)getpid();
+	for (unsigned spins = 0;; spins++) {
+		int32_t holder = 0;
+		if (__atomic_compare_exchange_n(&run->lock, &holder, me, 0, __ATOMIC_ACQUIRE,
+		                                __ATOMIC_RELAXED))
+			return;
+		/* a holder that died (killed between two stores) never releases it, nor does one stopped
+		 * there (by a debugger, SIGSTOP) for long: take it over (the section is a few stores) */
+		if (spins % 64 == 63 && holder != me &&
+		    ((kill(holder, 0) != 0 && errno == ESRCH) || (spins >= 4095 && process_stopped(holder))))
+			__atomic_compare_exchange_n(&run->lock, &holder, 0, 0, __ATOMIC_RELAXED,
+			                            __ATOMIC_RELAXED);
+		sched_yield();
+	}
+}
+
+static void run_unlock(void)
+{
+	__atomic_store_n(&run->lock, 0, __ATOMIC_RELEASE);
+	emu_restore_sigmask(&run_lock_mask);
+}
+
+/* ---------------------------------------------------------------------------------- create, join */
+static void config_key(char *buf, size_t len)
+{
+	const struct emu_config *c = emu_cfg();
+	snprintf(buf, len, "%s clock=%s harts=%u source=%s", c->model->model,
+	         c->clock_virtual ? "virtual" : "cputime", c->harts, emu_count_source()->name);
+}
+
+/* Runs whose creator is gone (killed before it could remove the name) are removed by the next creator. */
+static void remove_stale_runs(void)
+{
+	DIR *d = EMU_REAL(opendir)(RUN_DIR);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = EMU_REAL(readdir)(d))) {
+		int pid;
+		if (strncmp(e->d_name, RUN_PREFIX, strlen(RUN_PREFIX)) != 0 ||
+		    sscanf(e->d_name + strlen(RUN_PREFIX), "%d.", &pid) != 1 || pid <= 0)
+			continue;
+		if (kill(pid, 0) != 0 && errno == ESRCH) {
+			char path[sizeof(RUN_DIR) + 256];
+			snprintf(path, sizeof(path), "%s%s", RUN_DIR, e->d_name);
+			unlink(path);
+		}
+	}
+	EMU_REAL(closedir)(d);
+}
+
+static struct emu_run_shared *map_run(int fd)
+{
+	void *p =
+	    EMU_REAL(mmap)(NULL, sizeof(struct emu_run_shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	EMU_REAL(close)(fd);
+	if (p == MAP_FAILED)
+		return NULL;
+	return p;
+}
+
+static struct emu_run_shared *join_run(const char *name, const char *key)
+{
+	char path[sizeof(RUN_DIR) + 96];
+	if (strchr(name, '/') || strlen(name) >= sizeof(run_name))
+		return NULL;
+	snprintf(path, sizeof(path), "%s%s", RUN_DIR, name);
+	int fd = EMU_REAL(open)(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || (size_t)st.st_size != sizeof(struct emu_run_shared)) {
+		EMU_REAL(close)(fd);
+		return NULL;
+	}
+	struct emu_run_shared *r = map_run(fd);
+	if (r && (memcmp(r->magic, RUN_MAGIC, sizeof(RUN_MAGIC)) != 0 || strcmp(r->config, key) != 0)) {
+		EMU_REAL(munmap)(r, sizeof(*r));
+		return NULL;
+	}
+	if (r)
+		snprintf(run_name, sizeof(run_name), "%s", name);
+	return r;
+}
+
+static struct emu_run_shared *create_run(const char *key)
+{
+	remove_stale_runs();
+	for (int attempt = 0; attempt < 100; attempt++) {
+		char path[sizeof(RUN_DIR) + 96];
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		snprintf(run_name, sizeof(run_name), RUN_PREFIX "%d.%lx", (int)getpid(),
+		         (unsigned long)(ts.tv_nsec ^ (attempt * 7919)));
+		snprintf(path, sizeof(path), "%s%s", RUN_DIR, run_name);
+		int fd = EMU_REAL(open)(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			if (errno == EEXIST)
+				continue;
+			return NULL;
+		}
+		fchmod(fd, 0666); /* processes of the run that changed their uid register too */
+		if (ftruncate(fd, sizeof(struct emu_run_shared)) != 0) {
+			EMU_REAL(close)(fd);
+			unlink(path);
+			return NULL;
+		}
+		struct emu_run_shared *r = map_run(fd);
+		if (!r) {
+			unlink(path);
+			return NULL;
+		}
+		snprintf(r->config, sizeof(r->config), "%s", key);
+		memcpy(r->magic, RUN_MAGIC, sizeof(RUN_MAGIC));
+		run_created = 1;
+		setenv(RUN_ENV, run_name, 1);
+		return r;
+	}
+	return NULL;
+}
+
+static int slot_index(const struct emu_run_task *s)
+{
+	return s ? (int)(s - run->task) : -1;
+}
+
+/* The LIVE slot of a task (caller holds the lock), or NULL. */
+static struct emu_run_task *find_slot(pid_t tid, pid_t pid)
+{
+	uint32_t n = __atomic_load_n(&run->used, __ATOMIC_ACQUIRE);
+	for (uint32_t i = n; i-- > 0;) { /* newest first: a recycled tid's old slot is older */
+		struct emu_run_task *s = &run->task[i];
+		if (s->state == SLOT_LIVE && s->tid == tid && (!pid || s->pid == pid))
+			return s;
+	}
+	return NULL;
+}
+
+/* A new slot (caller holds the lock), or NULL when the table is full (that task is then not seen by others).
+ */
+static struct emu_run_task *new_slot(pid_t tid, pid_t pid, pid_t ppid, int parent)
+{
+	if (run->used >= EMU_RUN_TASKS)
+		return NULL;
+	struct emu_run_task *s = &run->task[run->used];
+	memset(s, 0, sizeof(*s));
+	s->tid = tid;
+	s->pid = pid;
+	s->ppid = ppid;
+	s->parent = parent;
+	s->born = ++run->seq;
+	s->hart = (int32_t)(run->next_hart++ % emu_nharts());
+	__atomic_store_n(&s->state, SLOT_LIVE, __ATOMIC_RELEASE);
+	__atomic_store_n(&run->used, run->used + 1, __ATOMIC_RELEASE);
+	return s;
+}
+
+/* The calling thread's own cycles from what its slot holds (its CPU time less the emulator's, or the virtual
+ * clock); a count source with its own clock is read by mach_thread.c, here the last value it published. */
+static uint64_t own_cycles(const struct emu_run_task *s)
+{
+	if (emu_count_source()->thread_cycles)
+		return __atomic_load_n(&s->cycles, __ATOMIC_RELAXED);
+	if (emu_clock_is_virtual())
+		return __atomic_load_n(&s->vcycles, __ATOMIC_RELAXED);
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return __atomic_load_n(&s->cycles, __ATOMIC_RELAXED);
+	uint64_t ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+	         k = __atomic_load_n(&s->kernel_ns, __ATOMIC_RELAXED);
+	return emu_ns_to_cycles(ns > k ? ns - k : 0);
+}
+
+static void fork_child(void)
+{
+	if (!run)
+		return;
+	int parent = my_slot;
+	self_pid = getpid();
+	run_created = 0; /* the name is the creator's to remove */
+	run_lock();
+	struct emu_run_task *s = find_slot(emu_gettid(), getpid()); /* the parent may have made it (fork) */
+	if (!s)
+		s = new_slot(emu_gettid(), getpid(), getppid(), parent);
+	else if (s->parent < 0)
+		s->parent = parent;
+	run_unlock();
+	my_slot = slot_index(s);
+}
+
+static void at_exit(void)
+{
+	emu_run_process_exit();
+}
+
+static pthread_once_t run_once = PTHREAD_ONCE_INIT;
+
+static void run_init(void)
+{
+	char key[112];
+	config_key(key, sizeof(key));
+	const char *name = getenv(RUN_ENV);
+	run = name && *name ? join_run(name, key) : NULL;
+	if (!run)
+		run = create_run(key);
+	if (!run)
+		return; /* no shared memory: this process is a run of its own, not seen by others */
+	run_owner_pid = self_pid = getpid();
+	/* The main thread: after exec its slot is there already (same tid, pid and parent process); its clock
+	 * goes on and the exec is counted. Otherwise a new task, made by the parent process's main thread
+	 * when that is in the run (posix_spawn, vfork, a shell). */
+	pid_t tid = emu_gettid(), pid = getpid(), ppid = getppid();
+	run_lock();
+	struct emu_run_task *s = find_slot(tid, pid);
+	if (s &&
+	    (s->ppid == ppid || s->ppid == 0)) { /* 0: registered by a process counting it (vfork, clone) */
+		uint64_t c = own_cycles(s);
+		struct rusage ru;
+		if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+			s->exec_acct[0] = (uint64_t)ru.ru_minflt;
+			s->exec_acct[1] = (uint64_t)ru.ru_majflt;
+			s->exec_acct[2] = (uint64_t)ru.ru_nvcsw;
+			s->exec_acct[3] = (uint64_t)ru.ru_nivcsw;
+		}
+		if (s->parent <
+		    0) /* made by a process counting it, or before its parent knew (vfork, clone) */
+			s->parent = slot_index(find_slot(ppid, ppid));
+		__atomic_store_n(&s->exec_cycles[(s->exec_gen + 1) % 8], c, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->exec_gen, s->exec_gen + 1, __ATOMIC_RELEASE);
+	} else {
+		if (s)
+			s->state = SLOT_EXITED; /* a recycled pid's stale slot */
+		s = new_slot(tid, pid, ppid, slot_index(find_slot(ppid, ppid)));
+	}
+	run_unlock();
+	my_slot = slot_index(s);
+	pthread_atfork(NULL, NULL, fork_child);
+	atexit(at_exit);
+}
+
+void emu_run_init(void)
+{
+	pthread_once(&run_once, run_init);
+}
+
+/* ------------------------------------------------------------------------------- this process's tasks */
+static struct emu_run_task *slot_at(int i)
+{
+	return run && i >= 0 && (uint32_t)i < EMU_RUN_TASKS ? &run->task[i] : NULL;
+}
+
+void emu_run_thread_attach(struct emu_thread *t)
+{
+	emu_run_init();
+	if (!run || t->pid != getpid())
+		return;
+	run_lock();
+	struct emu_run_task *s = find_slot(t->tid, t->pid);
+	/* a process's first thread was made by its parent process (until told better: emu_run_task_created),
+	 * another thread by this process's main thread */
+	if (!s)
+		s = new_slot(t->tid, t->pid, getppid(),
+		             slot_index(t->tid == t->pid ? find_slot(getppid(), getppid())
+		                                         : find_slot(t->pid, t->pid)));
+	run_unlock();
+	if (!s)
+		return;
+	t->run = s;
+	t->hart = (unsigned)s->hart; /* one machine: the run deals the harts out */
+	/* the clock goes on across exec */
+	t->vcycles = __atomic_load_n(&s->vcycles, __ATOMIC_RELAXED);
+	t->kernel_ns = __atomic_load_n(&s->kernel_ns, __ATOMIC_RELAXED);
+	if (t->tid == emu_gettid())
+		my_slot = slot_index(s);
+}
+
+void emu_run_publish(struct emu_thread *t, uint64_t cycles)
+{
+	struct emu_run_task *s = t->run;
+	if (!s || t->remote || s->pid != self_pid)
+		return; /* (a fork child's copy of its parent's record) */
+	__atomic_store_n(&s->vcycles, __atomic_load_n(&t->vcycles, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	__atomic_store_n(&s->kernel_ns, __atomic_load_n(&t->kernel_ns, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	__atomic_store_n(&s->kernel_since, __atomic_load_n(&t->kernel_since, __ATOMIC_RELAXED),
+	                 __ATOMIC_RELAXED);
+	uint64_t old = __atomic_load_n(&s->cycles, __ATOMIC_RELAXED);
+	while (cycles > old &&
+	       !__atomic_compare_exchange_n(&s->cycles, &old, cycles, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid)
+{
+	emu_run_init();
+	if (!run)
+		return;
+	run_lock();
+	struct emu_run_task *p = find_slot(parent_tid, getpid());
+	struct emu_run_task *s = find_slot(tid, pid);
+	if (!s)
+		s = new_slot(tid, pid, pid == getpid() ? getppid() : getpid(), slot_index(p));
+	else if (s->parent < 0 && s != p)
+		s->parent = slot_index(p);
+	run_unlock();
+	if (s && tid == emu_gettid())
+		my_slot = slot_index(s);
+}
+
+/* The calling thread's accounting, for those that count its software events once /proc has no more of it. */
+static void own_acct(struct emu_run_task *s)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_THREAD, &ru) != 0)
+		return;
+	s->acct[0] = (uint64_t)ru.ru_minflt;
+	s->acct[1] = (uint64_t)ru.ru_majflt;
+	s->acct[2] = (uint64_t)ru.ru_nvcsw;
+	s->acct[3] = (uint64_t)ru.ru_nivcsw;
+	__atomic_store_n(&s->acct_valid, 1, __ATOMIC_RELEASE);
+}
+
+int emu_run_final_acct(const struct emu_thread *t, struct emu_thread_acct *out)
+{
+	struct emu_run_task *s = t->run;
+	if (!s || !__atomic_load_n(&s->acct_valid, __ATOMIC_ACQUIRE))
+		return -1;
+	out->minflt = s->acct[0];
+	out->majflt = s->acct[1];
+	out->nvcsw = s->acct[2];
+	out->nivcsw = s->acct[3];
+	return 0;
+}
+
+static void exit_slot(struct emu_run_task *s, uint64_t cycles)
+{
+	uint64_t old = __atomic_load_n(&s->cycles, __ATOMIC_RELAXED);
+	if (cycles > old)
+		__atomic_store_n(&s->cycles, cycles, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->kernel_since, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->state, SLOT_EXITED, __ATOMIC_RELEASE);
+}
+
+void emu_run_thread_exit(void)
+{
+	struct emu_run_task *s = slot_at(my_slot);
+	if (!s || s->pid != getpid() || s->state != SLOT_LIVE)
+		return;
+	own_acct(s);
+	exit_slot(s, own_cycles(s));
+}
+
+void emu_run_process_exit(void)
+{
+	if (!run || run_owner_pid == 0)
+		return;
+	pid_t pid = getpid();
+	uint32_t n = __atomic_load_n(&run->used, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n; i++) {
+		struct emu_run_task *s = &run->task[i];
+		if (s->state != SLOT_LIVE || s->pid != pid)
+			continue;
+		if ((int)i == my_slot) {
+			own_acct(s);
+			exit_slot(s, own_cycles(s));
+			continue;
+		}
+		/* another thread of this process: its CPU clock is still readable */
+		uint64_t c = __atomic_load_n(&s->cycles, __ATOMIC_RELAXED);
+		struct timespec ts;
+		if (!emu_clock_is_virtual() && !emu_count_source()->thread_cycles &&
+		    clock_gettime((clockid_t)((~(unsigned)s->tid << 3) | 6), &ts) == 0) { /* its CPU clock */
+			uint64_t ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+			         k = __atomic_load_n(&s->kernel_ns, __ATOMIC_RELAXED);
+			c = emu_ns_to_cycles(ns > k ? ns - k : 0);
+		} else if (emu_clock_is_virtual()) {
+			c = __atomic_load_n(&s->vcycles, __ATOMIC_RELAXED);
+		}
+		exit_slot(s, c);
+	}
+	if (run_created && pid == run_owner_pid) {
+		char path[sizeof(RUN_DIR) + 96];
+		snprintf(path, sizeof(path), "%s%s", RUN_DIR, run_name);
+		unlink(path); /* processes still in the run keep their mapping */
+		run_created = 0;
+	}
+}
+
+/* --------------------------------------------------------------------------- other processes' tasks */
+/* A small /proc file into buf, NUL-terminated: 0, or -1 when it cannot be read (the task is gone). */
+static int read_proc(const char *path, char *buf, size_t len)
+{
+	int fd = EMU_REAL(open)(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = EMU_REAL(read)(fd, buf, len - 1);
+	EMU_REAL(close)(fd);
+	buf[n > 0 ? (size_t)n : 0] = 0;
+	return n > 0 ? 0 : -1;
+}
+
+/* ptrace_may_access(PTRACE_MODE_READ_REALCREDS), as perf_event_open checks it for a task of another process:
+ * the caller's real uid and gid equal the target's real, effective and saved ones, or the caller has
+ * CAP_SYS_PTRACE. Reads /proc/<tid>/status; -ESRCH when the task does not exist. */
+static int status_field(const char *text, const char *name, unsigned long v[4])
+{
+	const char *p = strstr(text, name);
+	return p && sscanf(p + strlen(name), "%lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) == 4;
+}
+
+static int has_cap(unsigned bit)
+{
+	char buf[4096];
+	if (read_proc("/proc/self/status", buf, sizeof(buf)) != 0)
+		return 0;
+	const char *p = strstr(buf, "CapEff:");
+	unsigned long long caps;
+	return p && sscanf(p + 7, "%llx", &caps) == 1 && ((caps >> bit) & 1);
+}
+
+static int may_access(pid_t tid, pid_t *tgid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if (read_proc(path, buf, sizeof(buf)) != 0)
+		return -ESRCH;
+	unsigned long uid[4], gid[4];
+	const char *tg = strstr(buf, "\nTgid:");
+	int g;
+	if (!tg || sscanf(tg + 6, "%d", &g) != 1 || !status_field(buf, "\nUid:", uid) ||
+	    !status_field(buf, "\nGid:", gid))
+		return -ESRCH; /* a zombie shows no Uid line on some kernels: nothing left to count */
+	*tgid = g;
+	unsigned long me = (unsigned long)getuid(), my_gid = (unsigned long)getgid();
+	if (uid[0] == me && uid[1] == me && uid[2] == me && gid[0] == my_gid && gid[1] == my_gid &&
+	    gid[2] == my_gid)
+		return 0;
+	return has_cap(19 /* CAP_SYS_PTRACE */) ? 0 : -EACCES;
+}
+
+static struct emu_thread *proxy_for(struct emu_run_task *s)
+{
+	struct emu_thread *t;
+	pthread_mutex_lock(&proxies_lock);
+	for (t = proxies; t; t = t->next)
+		if (t->run == s)
+			break;
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		uint64_t *inj = calloc(emu_model()->nevents, sizeof(uint64_t));
+		if (!t || !inj) {
+			fprintf(stderr, "librvemu: out of memory\n");
+			abort();
+		}
+		t->tid = s->tid;
+		t->pid = s->pid;
+		t->injected = inj; /* another process's injections are not seen (docs/emulator-core.md) */
+		t->run = s;
+		t->hart = (unsigned)s->hart;
+		t->remote = 1;
+		t->run_exec_seen = __atomic_load_n(&s->exec_gen, __ATOMIC_ACQUIRE);
+		t->next = proxies;
+		proxies = t;
+	}
+	pthread_mutex_unlock(&proxies_lock);
+	return t;
+}
+
+int emu_run_task_open(pid_t tid, struct emu_thread **out)
+{
+	emu_run_init();
+	pid_t pid = 0;
+	int err = may_access(tid, &pid);
+	if (err)
+		return err;
+	if (!run)
+		return -ESRCH;
+	run_lock();
+	struct emu_run_task *s = find_slot(tid, pid);
+	/* a process of the run that has not started its emulator yet is registered for it */
+	if (!s)
+		s = new_slot(tid, pid, 0,
+		             -1); /* ppid 0: its own registration (an exec) will take this slot */
+	run_unlock();
+	if (!s)
+		return -ENOMEM;
+	*out = proxy_for(s);
+	return 0;
+}
+
+int emu_thread_is_remote(const struct emu_thread *t)
+{
+	return t->remote;
+}
+
+static uint64_t schedstat_ns(pid_t pid, pid_t tid)
+{
+	char path[64], buf[128];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	unsigned long long ns;
+	if (read_proc(path, buf, sizeof(buf)) != 0 || sscanf(buf, "%llu", &ns) != 1)
+		return UINT64_MAX;
+	return ns;
+}
+
+/* A task's cycles as another process (or another thread) sees them: its final cycles once it exited; under
+ * the CPU-time clock its CPU time (its own thread clock in this process, schedstat in another) less the time
+ * it spent in the emulator, or its time at entry while it is inside. */
+static uint64_t slot_cycles(struct emu_run_task *s)
+{
+	uint64_t last = __atomic_load_n(&s->cycles, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_LIVE)
+		return last; /* its final cycles */
+	uint64_t c;
+	if (emu_count_source()->thread_cycles) {
+		c = last;
+	} else if (emu_clock_is_virtual()) {
+		c = __atomic_load_n(&s->vcycles, __ATOMIC_RELAXED);
+	} else {
+		uint64_t ns = __atomic_load_n(&s->kernel_since, __ATOMIC_RELAXED);
+		struct timespec ts;
+		if (!ns && s->pid == self_pid) /* a thread of this process: its CPU clock */
+			ns = clock_gettime((clockid_t)((~(unsigned)s->tid << 3) | 6), &ts) == 0
+			         ? (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec
+			         : UINT64_MAX;
+		else if (!ns)
+			ns = schedstat_ns(s->pid, s->tid);
+		if (ns == UINT64_MAX)
+			return last; /* gone without a word (killed): what it had */
+		uint64_t k = __atomic_load_n(&s->kernel_ns, __ATOMIC_RELAXED);
+		c = emu_ns_to_cycles(ns > k ? ns - k : 0);
+	}
+	return c > last ? c : last;
+}
+
+uint64_t emu_run_remote_cycles(struct emu_thread *t)
+{
+	if (t->cpu_wide) { /* a CPU: what every task of the run on it ran */
+		uint64_t sum = 0;
+		unsigned n = emu_run_tasks();
+		for (unsigned i = 0; i < n; i++)
+			if (run->task[i].hart == (int32_t)t->hart && run->task[i].state != SLOT_FREE)
+				sum += slot_cycles(&run->task[i]);
+		return sum;
+	}
+	return t->run ? slot_cycles(t->run) : 0;
+}
+
+void emu_run_exec_acct(const struct emu_thread *t, struct emu_thread_acct *out)
+{
+	const struct emu_run_task *s = t->run;
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return;
+	out->minflt = s->exec_acct[0];
+	out->majflt = s->exec_acct[1];
+	out->nvcsw = s->exec_acct[2];
+	out->nivcsw = s->exec_acct[3];
+}
+
+int emu_run_exec_pending(struct emu_thread *t, uint64_t *exec_cycles)
+{
+	struct emu_run_task *s = t->run;
+	if (!s)
+		return 0;
+	uint64_t gen = __atomic_load_n(&s->exec_gen, __ATOMIC_ACQUIRE);
+	if (gen == t->run_exec_seen)
+		return 0;
+	/* the first exec this process has not acted on (enable_on_exec acts once); of the last 8 */
+	uint64_t first = gen - t->run_exec_seen > 8 ? gen - 7 : t->run_exec_seen + 1;
+	t->run_exec_seen = gen;
+	*exec_cycles = __atomic_load_n(&s->exec_cycles[first % 8], __ATOMIC_RELAXED);
+	return 1;
+}
+
+uint64_t emu_run_seq(void)
+{
+	emu_run_init();
+	return run ? __atomic_load_n(&run->seq, __ATOMIC_ACQUIRE) : 0;
+}
+
+int emu_run_slot_of(const struct emu_thread *t)
+{
+	return run && t->run ? slot_index(t->run) : -1;
+}
+
+int emu_run_descendant(int slot, int root, uint64_t after)
+{
+	if (!run || root < 0 || slot < 0 || (uint32_t)slot >= __atomic_load_n(&run->used, __ATOMIC_ACQUIRE))
+		return 0;
+	for (int i = slot, hops = 0; i >= 0 && hops < EMU_RUN_TASKS; hops++) {
+		const struct emu_run_task *s = &run->task[i];
+		if (i == root)
+			return i != slot;
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_FREE || s->born <= after)
+			return 0;
+		i = s->parent;
+	}
+	return 0;
+}
+
+unsigned emu_run_tasks(void)
+{
+	return run ? __atomic_load_n(&run->used, __ATOMIC_ACQUIRE) : 0;
+}
+
+struct emu_thread *emu_run_task_thread(int slot)
+{
+	struct emu_run_task *s = slot_at(slot);
+	if (!s)
+		return NULL;
+	if (s->pid == getpid())
+		return NULL; /* this process's own threads are reached through mach_thread.c */
+	return proxy_for(s);
+}
+
+int emu_run_task_hart(int slot)
+{
+	struct emu_run_task *s = slot_at(slot);
+	return s ? s->hart : -1;
+}
+
+uint64_t emu_run_task_born(int slot)
+{
+	struct emu_run_task *s = slot_at(slot);
+	return s ? s->born : 0;
+}
+
+struct emu_thread *emu_run_cpu_thread(unsigned cpu)
+{
+	emu_run_init();
+	if (!run)
+		return NULL;
+	struct emu_thread *t;
+	pthread_mutex_lock(&proxies_lock);
+	for (t = proxies; t; t = t->next)
+		if (t->cpu_wide && t->hart == cpu)
+			break;
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		uint64_t *inj = calloc(emu_model()->nevents, sizeof(uint64_t));
+		if (!t || !inj) {
+			fprintf(stderr, "librvemu: out of memory\n");
+			abort();
+		}
+		t->tid = -1; /* no task: the CPU itself */
+		t->pid = -1;
+		t->hart = cpu;
+		t->injected = inj;
+		t->remote = 1;
+		t->cpu_wide = 1;
+		t->next = proxies;
+		proxies = t;
+	}
+	pthread_mutex_unlock(&proxies_lock);
+	return t;
+}
+
+pid_t emu_run_task_tid(int slot)
+{
+	struct emu_run_task *s = slot_at(slot);
+	return s ? s->tid : 0;
+}
