@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Detection of the RISC-V PMU models from /proc/cpuinfo texts (fixtures in tests/pfm/cpuinfo/, handed to
- * libpfm4 through LIBPFM_RISCV_CPUINFO), our cpuinfo reader, the machines of events/models.csv, and
+ * libpfm4 through LIBPFM_PROC_CPUINFO), our cpuinfo reader, the machines of events/models.csv, and
  * LIBPFM_FORCE_PMU.
  */
 #include <CUnit/Basic.h>
