@@ -329,13 +329,24 @@ def source_comment(*tables):
                 if not line.startswith("#"):
                     break
                 text = line[1:].strip()
-                if text:
+                # the table's own licence line: the header carries one, at its top
+                if text and not text.startswith("SPDX-License-Identifier:"):
                     out.append(text)
     return out
 
 
+def copyright_line():
+    """The project's copyright line (LICENSE's), which the generated libpfm4 headers carry as libpfm4's own
+    tables carry theirs."""
+    with open(os.path.join(os.path.dirname(EVENTS), "LICENSE")) as f:
+        for line in f:
+            if line.startswith("Copyright"):
+                return line.strip()
+    raise SystemExit("gen_events: LICENSE has no Copyright line")
+
+
 def libpfm_banner(title, tables, extra=()):
-    lines = ["/* SPDX-License-Identifier: MIT */", "/*", f" * {title}", " *"]
+    lines = ["/* SPDX-License-Identifier: MIT */", "/*", f" * {title}", " *", f" * {copyright_line()}", " *"]
     cite = source_comment(*[n for n in tables if n not in ("cpu_ids.csv", "models.csv")])
     lines += [f" * {c}" for c in cite] + ([" *"] if cite else [])
     lines += [f" * {e}" for e in extra] + ([" *"] if extra else [])

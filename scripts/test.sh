@@ -79,8 +79,11 @@ valgrind_tests() {
 }
 stage valgrind valgrind_tests
 stage libpfm4-validate "$top/scripts/build-libpfm4.sh" validate
-# The PAPI series as upstream would take it: `git am` on pristine PAPI, the same sources apply.sh built.
-stage papi-series "$top/tests/papi/check-series.sh"
+# The two series as upstream would take them: `git am` on the pristine trees (new files included), the same
+# sources apply.sh built, and a build of the result (each prints its times).
+stage libpfm4-series "$top/tests/pfm/check-libpfm4-series.sh"
+grep -h '^check-libpfm4-series:' "$log_dir/libpfm4-series.log" | sed 's/^/   /'
+stage papi-series env PREFIX="$PREFIX" "$top/tests/papi/check-series.sh"
 grep -h '^check-series:' "$log_dir/papi-series.log" | sed 's/^/   /'
 [ -x "$top/scripts/build-papi.sh" ] && stage papi "$top/scripts/build-papi.sh" check "$PREFIX"
 # rvprof end to end: the installed profiler under the installed emulator (docs/profiler.md).

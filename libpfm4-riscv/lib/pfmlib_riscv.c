@@ -2,6 +2,8 @@
 /*
  * pfmlib_riscv.c : support for RISC-V PMUs
  *
+ * Copyright (c) 2024-2026 the riscv-papi authors
+ *
  * Identification of the core from /proc/cpuinfo (read once per
  * pfm_initialize() for all RISC-V PMUs) and the PFM_OS_NONE encoding
  * shared by the RISC-V PMU models. The model files hold the PMU
@@ -23,14 +25,6 @@
 #include "events/riscv_isa_bases.h"	/* what makes a cpuinfo RISC-V */
 
 pfm_riscv_config_t pfm_riscv_cfg;
-
-static const char *
-pfm_riscv_cpuinfo_path(void)
-{
-	const char *path = getenv(RISCV_CPUINFO_ENV);
-
-	return (path && *path) ? path : "/proc/cpuinfo";
-}
 
 /*
  * caps/max_precise of the core PMU, -1 when there is no such file. Read
@@ -63,7 +57,7 @@ pfm_riscv_read_max_precise(void)
  * from, in one pass over the file, and the kernel's caps/max_precise.
  * Done once: every RISC-V PMU asks, the answer is kept until
  * pfm_terminate() (pfm_riscv_terminate), or until another file is named
- * by LIBPFM_RISCV_CPUINFO.
+ * by LIBPFM_PROC_CPUINFO.
  *
  * Return:
  * 	0 : the file was read (pfm_riscv_cfg.is_riscv says what it is)
@@ -73,7 +67,7 @@ int
 pfm_riscv_read_cpuinfo(void)
 {
 	pfm_riscv_config_t *c = &pfm_riscv_cfg;
-	const char *path = pfm_riscv_cpuinfo_path();
+	const char *path = pfmlib_cpuinfo_path();
 	pfmlib_cpuinfo_attr_t attrs[] = {
 		{ .attr = "isa", .buf = c->isa, .maxlen = sizeof(c->isa) },
 		{ .attr = "uarch", .buf = c->uarch, .maxlen = sizeof(c->uarch) },
@@ -92,7 +86,7 @@ pfm_riscv_read_cpuinfo(void)
 	strncpy(c->path, path, sizeof(c->path) - 1);
 	c->read = 1;
 
-	ret = pfmlib_getcpuinfo_attrs(path, attrs, LIBPFM_ARRAY_SIZE(attrs));
+	ret = pfmlib_getcpuinfo_attrs(attrs, LIBPFM_ARRAY_SIZE(attrs));
 	if (ret == -1) {
 		DPRINT("cannot read %s\n", path);
 		c->error = 1;
@@ -258,18 +252,21 @@ pfm_riscv_detect_other(const riscv_id_t *ids, int nids)
 }
 
 /*
- * does this core sample precisely (Precise Event Sampling)? The kernel's
- * caps/max_precise decides when it exists (the U74 has PES only as an
- * option, which only the kernel knows); without it the model decides
- * (RISCV_PMU_FL_PES: the CVA6). Linux's RISC-V driver accepts and ignores
- * precise_ip, so the modifier is never offered on a core without PES.
+ * does this core sample precisely (Precise Event Sampling)? On a RISC-V
+ * machine only the kernel knows: PES is an option of the U74, and a
+ * CVA6 whose kernel has no PES driver cannot sample precisely either;
+ * Linux's RISC-V driver accepts and ignores precise_ip, so the modifier
+ * is offered only where caps/max_precise says so. On another host (the
+ * model forced with LIBPFM_FORCE_PMU, to encode events for a machine
+ * that is not this one) the model says what the core has
+ * (RISCV_PMU_FL_PES: the CVA6).
  */
 int
 pfm_riscv_has_pes(const pfmlib_pmu_t *pmu)
 {
 	if (pmu->type != PFM_PMU_TYPE_CORE)
 		return 0;
-	if (pfm_riscv_cfg.max_precise >= 0)
+	if (pfm_riscv_cfg.is_riscv)
 		return pfm_riscv_cfg.max_precise > 0;
 	return (pmu->flags & RISCV_PMU_FL_PES) != 0;
 }

@@ -2,6 +2,8 @@
 /*
  * pfmlib_riscv_cores.c : the RISC-V core PMU models
  *
+ * Copyright (c) 2024-2026 the riscv-papi authors
+ *
  * One pfmlib_pmu_t per core model of events/riscv_cores.h (generated
  * from the project's tables, as the event headers are): the models
  * differ only in their tables (events, /proc/cpuinfo ids, counters,

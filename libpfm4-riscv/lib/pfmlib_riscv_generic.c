@@ -2,6 +2,8 @@
 /*
  * pfmlib_riscv_generic.c : RISC-V generic core PMU
  *
+ * Copyright (c) 2024-2026 the riscv-papi authors
+ *
  * mcycle and minstret, which every RISC-V core has. Detected on any
  * RISC-V core without a PMU model of its own, so that exactly one core
  * PMU is active (e.g. Rocket, BOOM).

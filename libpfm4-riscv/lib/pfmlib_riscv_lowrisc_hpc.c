@@ -2,6 +2,8 @@
 /*
  * pfmlib_riscv_lowrisc_hpc.c : lowRISC distributed HPC
  *
+ * Copyright (c) 2024-2026 the riscv-papi authors
+ *
  * Fixed-function counters in HPCManagers, one per hart and one per L2
  * slice, read in batches through the hpcc/hpcm/hpcr CSRs. The hart= or
  * slice= modifier picks the manager. A counter bank, not a perf_event

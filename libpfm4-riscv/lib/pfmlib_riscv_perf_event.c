@@ -2,6 +2,8 @@
 /*
  * pfmlib_riscv_perf_event.c : perf_event encoding of RISC-V events
  *
+ * Copyright (c) 2024-2026 the riscv-papi authors
+ *
  * What the Linux riscv_pmu_sbi driver accepts: programmable events as
  * PERF_TYPE_RAW with the mhpmevent value in config[47:0], mcycle and
  * minstret as PERF_TYPE_HARDWARE. Privilege level filtering

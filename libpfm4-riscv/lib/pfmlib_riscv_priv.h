@@ -2,6 +2,8 @@
 /*
  * pfmlib_riscv_priv.h : RISC-V PMU support, common definitions
  *
+ * Copyright (c) 2024-2026 the riscv-papi authors
+ *
  * The event tables (events/riscv_*_events.h) are generated from CSV
  * tables by a script; these are their types, the identification of a
  * core from /proc/cpuinfo and the callbacks shared by the RISC-V PMUs.
@@ -121,7 +123,6 @@ typedef struct {
  * the cpuinfo of the first hart, read once per pfm_initialize()
  */
 #define RISCV_CPUINFO_MAX	512
-#define RISCV_CPUINFO_ENV	"LIBPFM_RISCV_CPUINFO"	/* another file than /proc/cpuinfo (tests) */
 
 typedef struct {
 	int	read;			/* fields below are valid */

@@ -2,6 +2,8 @@
 /*
  * pfmlib_riscv_ucb_boom.c : SonicBOOM extended counter bank
  *
+ * Copyright (c) 2024-2026 the riscv-papi authors
+ *
  * 63 free-running counters read with custom hint instructions;
  * code = counter index. A counter bank, not a perf_event PMU: no
  * perf encoding, no privilege level filtering.

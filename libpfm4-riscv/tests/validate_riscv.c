@@ -2,6 +2,8 @@
 /*
  * validate_riscv.c - validate RISC-V event tables + encodings
  *
+ * Copyright (c) 2024-2026 the riscv-papi authors
+ *
  * A few hand-checked PFM_OS_NONE encodings and fully qualified names per
  * RISC-V PMU model, and what must be refused.
  */

@@ -119,6 +119,18 @@ print("%d counts in %d regions" % (n, len(truth)))
 PY
 }
 
+# The component's own test (src/components/riscv_hpc/tests, from the series): PASSED without a WARNING on a
+# counter-bank machine (CPU-time clock: the banks count while it works), SKIPPED where the component is disabled.
+component_test() { # component_test VARIANT OUTDIR PASSED|SKIPPED
+	local t=$src/components/riscv_hpc/tests/riscv_hpc_basic
+	if emu "${opts[@]}" "$t" > "$2/riscv_hpc_basic.txt" 2>&1 && grep -q "$3" "$2/riscv_hpc_basic.txt" &&
+		! grep -q WARNING "$2/riscv_hpc_basic.txt"; then
+		ok "$1 riscv_hpc_basic (the component's test): $3"
+	else
+		bad "$1 riscv_hpc_basic: not $3 (see $2/riscv_hpc_basic.txt)"
+	fi
+}
+
 # riscv_hpc checks of one variant (counter banks): component state, natives, the component test, hl API.
 bank_checks() { # bank_checks VARIANT OUTDIR BANK_PMU
 	local variant=$1 out=$2 bank=$3 msg
@@ -128,6 +140,7 @@ bank_checks() { # bank_checks VARIANT OUTDIR BANK_PMU
 		else
 			bad "$variant riscv_hpc: not disabled with its reason (see $out/component_avail.txt)"
 		fi
+		component_test "$variant" "$out" SKIPPED
 		return
 	fi
 	local csv=lowrisc_hpc.csv col=3
@@ -151,6 +164,7 @@ bank_checks() { # bank_checks VARIANT OUTDIR BANK_PMU
 	emu "${opts[@]}" --clock virtual "$bin/test_riscv_hpc" > "$out/riscv_hpc.txt" 2>&1 &&
 		ok "$variant test_riscv_hpc: $(awk '$1 == "tests" { print $4 "/" $3 }' "$out/riscv_hpc.txt") tests passed; $(grep 'counted alone' "$out/riscv_hpc.txt")" ||
 		bad "$variant test_riscv_hpc (see $out/riscv_hpc.txt)"
+	component_test "$variant" "$out" PASSED
 	local events="PAPI_TOT_CYC,riscv_lowrisc_hpc::L1D_READ,riscv_lowrisc_hpc::L2_READ:slice=1,PAPI_L1_DCM,PAPI_L2_TCA"
 	[ "$bank" = riscv_ucb_boom ] && events="PAPI_TOT_INS,riscv_ucb_boom::insts,riscv_ucb_boom::dcache_access,PAPI_L1_ICM"
 	rm -rf "$out/hl-bank" && mkdir -p "$out/hl-bank"

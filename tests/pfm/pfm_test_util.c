@@ -131,7 +131,7 @@ int pfm_reinit_caps(const char *forced_pmu, const char *cpuinfo, int max_precise
 
 	pfm_terminate();
 	set_or_unset("LIBPFM_FORCE_PMU", forced_pmu);
-	set_or_unset("LIBPFM_RISCV_CPUINFO", cpuinfo);
+	set_or_unset("LIBPFM_PROC_CPUINFO", cpuinfo);
 	/* never the host's own caps/max_precise (an x86 host publishes one) */
 	snprintf(path, sizeof(path), "/tmp/pfm_test_max_precise.%ld", (long)getpid());
 	unlink(path);

@@ -24,7 +24,7 @@ void csv_free(struct csv_table *t);
 const char *csv_get(const struct csv_table *t, int r, const char *col);
 uint64_t csv_u64(const struct csv_table *t, int r, const char *col);
 
-/* (Re)initialise libpfm4 with LIBPFM_FORCE_PMU / LIBPFM_RISCV_CPUINFO set as given (NULL = unset). */
+/* (Re)initialise libpfm4 with LIBPFM_FORCE_PMU / LIBPFM_PROC_CPUINFO set as given (NULL = unset). */
 int pfm_reinit(const char *forced_pmu, const char *cpuinfo_fixture);
 /* The same with the kernel's caps/max_precise saying max_precise (-1: no such file, as on the RISC-V
  * driver without PES); the host's own file is never read. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Detection of the RISC-V PMU models from /proc/cpuinfo texts (fixtures in tests/pfm/cpuinfo/, handed to
- * libpfm4 through LIBPFM_RISCV_CPUINFO), our cpuinfo reader, the machines of events/models.csv, and
+ * libpfm4 through LIBPFM_PROC_CPUINFO), our cpuinfo reader, the machines of events/models.csv, and
  * LIBPFM_FORCE_PMU.
  */
 #include <CUnit/Basic.h>
@@ -101,11 +101,20 @@ static void test_x86_64_is_none(void)
 	expect_detected("no-such-file.txt", ""); /* unreadable cpuinfo: nothing detected, no crash */
 }
 
-/* one key through libpfm4's common cpuinfo reader (patch 0002), from a fixture file */
+/* libpfm4's common cpuinfo reader (patches 0002-0006) on a fixture file: the file LIBPFM_PROC_CPUINFO names,
+ * which pfm_initialize() copies into pfm_cfg (the next pfm_reinit() sets it again) */
+static int attrs_from(const char *path, pfmlib_cpuinfo_attr_t *attrs, int n)
+{
+	pfm_cfg.proc_cpuinfo = (char *)path;
+	CU_ASSERT_STRING_EQUAL(pfmlib_cpuinfo_path(), path);
+	return pfmlib_getcpuinfo_attrs(attrs, n);
+}
+
+/* one key through the common reader, from a fixture file */
 static int cpuinfo_get(const char *path, const char *key, char *buf, size_t len)
 {
 	pfmlib_cpuinfo_attr_t a = {.attr = key, .buf = buf, .maxlen = len};
-	int n = pfmlib_getcpuinfo_attrs(path, &a, 1);
+	int n = attrs_from(path, &a, 1);
 
 	CU_ASSERT_EQUAL(a.found, n == 1);
 	return n == 1 ? 0 : -1;
@@ -149,12 +158,20 @@ static void test_cpuinfo_reader(void)
 	CU_ASSERT_STRING_EQUAL(buf, "0x80");
 	CU_ASSERT_EQUAL(cpuinfo_get(cpuinfo_fixture("nope"), "isa", buf, sizeof(buf)), -1);
 	/* several keys in one pass: the missing one is reported and its buffer untouched */
-	CU_ASSERT_EQUAL(pfmlib_getcpuinfo_attrs(vf2, several, 3), 2);
+	CU_ASSERT_EQUAL(attrs_from(vf2, several, 3), 2);
 	CU_ASSERT_TRUE(several[0].found && !several[1].found && several[2].found);
 	CU_ASSERT_STRING_EQUAL(isa, "rv64imafdc_zicntr_zicsr_zifencei_zihpm_zba_zbb");
 	CU_ASSERT_STRING_EQUAL(uarch, "untouched");
-	CU_ASSERT_EQUAL(pfmlib_getcpuinfo_attrs(cpuinfo_fixture("nope"), several, 3), -1);
-	CU_ASSERT_EQUAL(pfmlib_getcpuinfo_attrs(vf2, NULL, 1), -1);
+	CU_ASSERT_EQUAL(attrs_from(cpuinfo_fixture("nope"), several, 3), -1);
+	CU_ASSERT_EQUAL(attrs_from(vf2, NULL, 1), -1);
+	/* the one-key reader of the ARM, MIPS and SPARC layers is the same code */
+	CU_ASSERT_EQUAL(pfmlib_getcpuinfo_attr("marchid", buf, sizeof(buf)), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "0x8000000000000007");
+	strcpy(buf, "untouched");
+	CU_ASSERT_EQUAL(pfmlib_getcpuinfo_attr("uarch", buf, sizeof(buf)), -1);
+	CU_ASSERT_STRING_EQUAL(buf, "untouched");
+	pfm_cfg.proc_cpuinfo = NULL;
+	CU_ASSERT_STRING_EQUAL(pfmlib_cpuinfo_path(), "/proc/cpuinfo");
 }
 
 static void test_isa_extensions(void)

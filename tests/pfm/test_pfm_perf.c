@@ -164,7 +164,8 @@ static void test_cva6(void)
 {
 	struct perf_event_attr a;
 
-	CU_ASSERT_EQUAL_FATAL(pfm_reinit(NULL, cpuinfo_fixture("cva6.txt")), PFM_SUCCESS);
+	/* a kernel that publishes caps/max_precise (as the emulator does for a core with PES) */
+	CU_ASSERT_EQUAL_FATAL(pfm_reinit_caps(NULL, cpuinfo_fixture("cva6.txt"), 3), PFM_SUCCESS);
 	for (int r = 0; r < cva6.nrows; r++) {
 		expect_raw("riscv_openhwgroup_cva6", csv_get(&cva6, r, "name"),
 		           csv_u64(&cva6, r, "mhpmevent_value"));
@@ -195,7 +196,9 @@ static int event_is_precise(const char *event)
 	return info.is_precise;
 }
 
-/* precise= (PERF_ATTR_PR) follows the kernel's caps/max_precise when it exists, else the model (CVA6) */
+/* precise= (PERF_ATTR_PR) on a RISC-V machine follows the kernel's caps/max_precise, and is not offered
+ * without it (a CVA6 board whose kernel does not drive PES); only a model forced on another host takes the
+ * model's word */
 static void test_precise_caps(void)
 {
 	struct perf_event_attr a;
@@ -218,16 +221,25 @@ static void test_precise_caps(void)
 	CU_ASSERT_EQUAL(event_is_precise("riscv_sifive_u74::DATA_TLB_MISS"), 0);
 	CU_ASSERT_EQUAL_FATAL(pfm_reinit_caps(NULL, cpuinfo_fixture("unmatched.txt"), 0), PFM_SUCCESS);
 	CU_ASSERT_EQUAL(perf_encode(u74_ev, PFM_PLM3, &a), PFM_ERR_ATTR);
-	/* CVA6: PES by model without the file; a kernel that says 0 wins */
+	/* CVA6 on a RISC-V machine: the kernel's word only; without the file (a board whose kernel has no PES
+	 * driver: Linux's RISC-V driver would take precise_ip and ignore it) no precise=, nor a precise event
+	 */
 	CU_ASSERT_EQUAL_FATAL(pfm_reinit_caps(NULL, cpuinfo_fixture("cva6.txt"), -1), PFM_SUCCESS);
+	CU_ASSERT_FALSE(event_has_attr("riscv_openhwgroup_cva6::L1_ICACHE_MISS", "precise"));
+	CU_ASSERT_EQUAL(perf_encode(cva6_ev, PFM_PLM3, &a), PFM_ERR_ATTR);
+	CU_ASSERT_EQUAL(event_is_precise("riscv_openhwgroup_cva6::L1_ICACHE_MISS"), 0);
+	CU_ASSERT_EQUAL_FATAL(pfm_reinit_caps(NULL, cpuinfo_fixture("cva6.txt"), 3), PFM_SUCCESS);
 	CU_ASSERT_EQUAL(perf_encode(cva6_ev, PFM_PLM3, &a), PFM_SUCCESS);
 	CU_ASSERT_EQUAL(a.precise_ip, 2);
 	CU_ASSERT_EQUAL(event_is_precise("riscv_openhwgroup_cva6::L1_ICACHE_MISS"), 1);
-	CU_ASSERT_EQUAL_FATAL(pfm_reinit_caps(NULL, cpuinfo_fixture("cva6.txt"), 3), PFM_SUCCESS);
-	CU_ASSERT_EQUAL(perf_encode(cva6_ev, PFM_PLM3, &a), PFM_SUCCESS);
 	CU_ASSERT_EQUAL_FATAL(pfm_reinit_caps(NULL, cpuinfo_fixture("cva6.txt"), 0), PFM_SUCCESS);
 	CU_ASSERT_EQUAL(perf_encode(cva6_ev, PFM_PLM3, &a), PFM_ERR_ATTR);
 	CU_ASSERT_EQUAL(event_is_precise("riscv_openhwgroup_cva6::L1_ICACHE_MISS"), 0);
+	/* CVA6 forced on a host that is not RISC-V (encoding for another machine): the model has PES */
+	CU_ASSERT_EQUAL_FATAL(pfm_reinit_caps("riscv_openhwgroup_cva6", cpuinfo_fixture("x86_64.txt"), -1),
+	                      PFM_SUCCESS);
+	CU_ASSERT_EQUAL(perf_encode(cva6_ev, PFM_PLM3, &a), PFM_SUCCESS);
+	CU_ASSERT_EQUAL(a.precise_ip, 2);
 	/* forced on a host that is not RISC-V: its caps/max_precise describes the host's PMU, not this one */
 	CU_ASSERT_EQUAL_FATAL(pfm_reinit_caps("riscv_sifive_u74", cpuinfo_fixture("x86_64.txt"), 3),
 	                      PFM_SUCCESS);
