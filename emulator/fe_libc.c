@@ -943,7 +943,7 @@ static void *thread_trampoline(void *p)
 {
 	struct thread_start s = *(struct thread_start *)p;
 	free(p);
-	perf_record_fork(s.creator, getpid(), emu_gettid());
+	perf_record_fork(s.creator, emu_getpid(), emu_gettid());
 	void *r = s.fn(s.arg);
 	perf_record_exit();
 	return r;

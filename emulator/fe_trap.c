@@ -181,7 +181,7 @@ static void pass_on(int sig, siginfo_t *si, ucontext_t *uc)
 		dfl.sa_handler = SIG_DFL;
 		EMU_REAL(sigaction)(SIGILL, &dfl, NULL);
 		if (!kernel_raised)
-			EMU_REAL(syscall)(SYS_tgkill, (long)getpid(), (long)emu_gettid(), (long)SIGILL);
+			EMU_REAL(syscall)(SYS_tgkill, (long)emu_getpid(), (long)emu_gettid(), (long)SIGILL);
 		return;
 	}
 	sigset_t mask = uc->uc_sigmask, ours;

@@ -42,7 +42,11 @@ static inline void *emu_resolve(void **slot, const char *name)
 #define EMU_REAL_DECL(ret, fn, ...) extern ret (*emu_real_##fn)(__VA_ARGS__)
 #include "mach_host.def"
 #undef EMU_REAL_DECL
+/* The calling thread's tid and the process's pid, cached (no system call after the first); a fork child
+ * forgets them before anything else runs in it (emu_identity_forget). */
 pid_t emu_gettid(void);
+pid_t emu_getpid(void);
+void emu_identity_forget(void);
 /* Restores a signal mask pthread_sigmask gave; what arrived while it was blocked is delivered as this returns
  * (in this function: on riscv64 it makes the system call itself, see mach_host.c). */
 void emu_restore_sigmask(const sigset_t *mask);

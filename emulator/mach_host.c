@@ -26,9 +26,36 @@ void *emu_dlsym_next(const char *name)
 	return p;
 }
 
+/* The thread's and the process's identity, asked of the kernel once (glibc caches neither since 2.25): every
+ * emulated call needs them, and a system call each would be most of its host calls. fork() makes them stale
+ * in the child, which forgets them first thing (emu_identity_forget, the first fork child handler: see
+ * emu_threads_init). A child made by a raw clone or fork system call, not libc's fork(), would keep them:
+ * the emulator does not support such children (its locks and tables are as the parent's, too). */
+static __thread pid_t own_tid __attribute__((tls_model("initial-exec")));
+static pid_t own_pid;
+
 pid_t emu_gettid(void)
 {
-	return (pid_t)EMU_REAL(syscall)(SYS_gettid);
+	pid_t tid = own_tid;
+	if (!tid)
+		tid = own_tid = (pid_t)EMU_REAL(syscall)(SYS_gettid);
+	return tid;
+}
+
+pid_t emu_getpid(void)
+{
+	pid_t pid = __atomic_load_n(&own_pid, __ATOMIC_RELAXED);
+	if (!pid) {
+		pid = getpid();
+		__atomic_store_n(&own_pid, pid, __ATOMIC_RELAXED);
+	}
+	return pid;
+}
+
+void emu_identity_forget(void)
+{
+	own_tid = 0;
+	__atomic_store_n(&own_pid, 0, __ATOMIC_RELAXED);
 }
 
 /* A signal that was pending while the emulator held its lock (an overflow, the sampling tick) is delivered

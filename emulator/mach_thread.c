@@ -30,11 +30,19 @@ void emu_threads_unlock(void)
 	pthread_mutex_unlock(&threads_lock);
 }
 
+/* The first fork child handler of the emulator (child handlers run in the order they were registered): the
+ * child's identity is new before any other handler asks for it. */
+static void threads_fork_child(void)
+{
+	emu_identity_forget();
+	emu_threads_unlock();
+}
+
 void emu_threads_init(void)
 {
 	/* Registered before the banks' handlers: prepare handlers run in reverse order, so a bank's lock is
 	 * taken before this one, the order its code uses. */
-	pthread_atfork(emu_threads_lock, emu_threads_unlock, emu_threads_unlock);
+	pthread_atfork(emu_threads_lock, emu_threads_unlock, threads_fork_child);
 }
 
 static struct emu_thread *find_or_add(pid_t tid)
@@ -52,7 +60,7 @@ static struct emu_thread *find_or_add(pid_t tid)
 			abort();
 		}
 		t->tid = tid;
-		t->pid = getpid();
+		t->pid = emu_getpid();
 		t->injected = inj;
 		t->hart = next_hart++ % emu_nharts();
 		t->next = threads;
@@ -276,7 +284,7 @@ int emu_thread_acct(const struct emu_thread *t, struct emu_thread_acct *out)
  * of the record but not the timers, hence alarm_pid. */
 int emu_thread_alarm(struct emu_thread *t, int signo, uint64_t ns, enum emu_alarm_clock clock)
 {
-	pid_t pid = getpid();
+	pid_t pid = emu_getpid();
 	if (t->alarm_pid != pid) {
 		if (!ns)
 			return 0;

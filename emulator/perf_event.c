@@ -60,7 +60,7 @@ static void snap_release(struct emu_event_snap *s)
 /* An event whose task is in another process: a forked child holding its parent's fd. */
 static int is_foreign(const struct emu_event *ev)
 {
-	return ev->target->pid != getpid();
+	return ev->target->pid != emu_getpid();
 }
 
 /* ------------------------------------------------------------------------------------ open & validate */
@@ -331,7 +331,7 @@ int perf_open(const struct perf_event_attr *uattr, int pid, int cpu, struct emu_
 	}
 	ev->fd = fd;
 	ev->refs = 1;
-	ev->owner_pid = getpid();
+	ev->owner_pid = emu_getpid();
 	ev->hw_idx = -1;
 	ev->snap = snap_alloc();
 	ev->id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
@@ -756,7 +756,7 @@ static void inherit_fork_child(struct emu_thread *parent, struct emu_thread *chi
 			c->state = e->state == EV_ACTIVE ? EV_INACTIVE : e->state;
 			c->acc = e->acc;
 			c->inherited = 1;
-			c->owner_pid = getpid();
+			c->owner_pid = emu_getpid();
 			if (!leader)
 				leader = c;
 			emu_ctx_insert(c);

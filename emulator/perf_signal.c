@@ -26,7 +26,7 @@ void emu_queue_signal(struct emu_event *ev, int code)
 		return; /* F_SETOWN never called: nobody to signal, as the kernel */
 	struct pending_signal *p = &pending[npending++];
 	memset(p, 0, sizeof(*p));
-	p->pid = ev->owner_type == F_OWNER_TID ? getpid() : ev->owner;
+	p->pid = ev->owner_type == F_OWNER_TID ? emu_getpid() : ev->owner;
 	p->tid = ev->owner_type == F_OWNER_TID ? ev->owner : 0;
 	p->signo = ev->signo ? ev->signo : SIGIO;
 	p->info.si_signo = p->signo;
