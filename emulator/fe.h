@@ -33,4 +33,7 @@ int fe_csr_write(unsigned csr, uint64_t value);
  * serves the program's sigaction()/signal() calls for SIGILL. */
 void fe_trap_install(void);
 int fe_trap_sigaction(const struct sigaction *act, struct sigaction *old);
+/* The program's sigaction() for every other signal (fe_signal.c): its handlers run behind the re-entry
+ * guard's trampoline, deferred while the thread is inside the emulator. */
+int fe_signal_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 #endif

@@ -107,22 +107,27 @@ __attribute__((constructor)) static void fe_constructor(void)
 	fe_trap_install();
 }
 
+/* ------------------------------------------------------------------------------ signal handlers */
+/* The program's handlers go behind the re-entry guard's trampoline (fe_signal.c); on riscv64 its SIGILL
+ * handler is recorded by the CSR-trap front end (fe_trap.c) and chained to for the traps the emulator does
+ * not own, the emulator's handler staying installed. */
+static int program_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
 #if FE_CSR_TRAPS
-/* ------------------------------------------------------------------ SIGILL: the CSR-trap front end */
-/* The program's SIGILL handler is recorded by fe_trap.c and chained to for the traps the emulator does not
- * own; the emulator's handler stays installed. Other signals go to libc. */
+	if (sig == SIGILL)
+		return fe_trap_sigaction(act, old);
+#endif
+	return fe_signal_sigaction(sig, act, old);
+}
+
 EMU_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	if (sig != SIGILL)
-		return EMU_REAL(sigaction)(sig, act, old);
-	return fe_trap_sigaction(act, old);
+	return program_sigaction(sig, act, old);
 }
 
 /* glibc's signal(): BSD semantics (the signal blocked in its handler, SA_RESTART). */
 EMU_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
-	if (sig != SIGILL)
-		return EMU_REAL(signal)(sig, handler);
 	if (handler == SIG_ERR) {
 		errno = EINVAL;
 		return SIG_ERR;
@@ -132,12 +137,12 @@ EMU_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 	sa.sa_handler = handler;
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	sigaddset(&sa.sa_mask, sig);
-	if (fe_trap_sigaction(&sa, &old) != 0)
+	if (sig > 0 && sig < _NSIG)
+		sigaddset(&sa.sa_mask, sig);
+	if (program_sigaction(sig, &sa, &old) != 0)
 		return SIG_ERR;
 	return old.sa_handler;
 }
-#endif
 
 /* ------------------------------------------------------------------------------- perf_event_open */
 EMU_EXPORT long syscall(long number, ...);

@@ -58,22 +58,22 @@ void emu_identity_forget(void)
 	__atomic_store_n(&own_pid, 0, __ATOMIC_RELAXED);
 }
 
-/* A signal that was pending while the emulator held its lock (an overflow, the sampling tick) is delivered
- * the moment the mask is restored, so its context is the instruction after that system call. On riscv64
- * the call is made here, in code built with unwind tables: Debian 12's riscv64 glibc has none for
- * pthread_sigmask or sigprocmask, and libunwind could not step out of a signal delivered inside them (the
- * call stacks of samples stopped at the sampled function). The mask comes from pthread_sigmask, so it never
- * blocks glibc's internal signals; the kernel's sigset is the first 64 bits. */
-void emu_restore_sigmask(const sigset_t *mask)
+/* rt_sigprocmask(how, set, NULL). Signals the emulator deferred (emu_signal_defer) are delivered the moment
+ * it unblocks them, so their context is the instruction after this system call. On riscv64 the call is made
+ * here, in code built with unwind tables: Debian 12's riscv64 glibc has none for pthread_sigmask or
+ * sigprocmask, and libunwind could not step out of a signal delivered inside them (the call stacks of samples
+ * stopped at the sampled function). The sets never hold glibc's internal signals; the kernel's sigset is the
+ * first 64 bits. */
+void emu_sigmask(int how, const sigset_t *set)
 {
 #if defined(__riscv) && __riscv_xlen == 64
-	register long a0 __asm__("a0") = SIG_SETMASK;
-	register long a1 __asm__("a1") = (long)mask;
+	register long a0 __asm__("a0") = how;
+	register long a1 __asm__("a1") = (long)set;
 	register long a2 __asm__("a2") = 0;
 	register long a3 __asm__("a3") = 8; /* the kernel's sigset_t: 64 signals */
 	register long a7 __asm__("a7") = SYS_rt_sigprocmask;
 	__asm__ __volatile__("ecall" : "+r"(a0) : "r"(a1), "r"(a2), "r"(a3), "r"(a7) : "memory");
 #else
-	pthread_sigmask(SIG_SETMASK, mask, NULL);
+	pthread_sigmask(how, set, NULL);
 #endif
 }

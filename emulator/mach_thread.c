@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Tasks and their clocks. A thread is known by its tid; its clock is virtual (advanced only by the control
  * API) or its CPU time at the model's frequency. */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "mach.h"
@@ -48,6 +50,7 @@ void emu_threads_init(void)
 static struct emu_thread *find_or_add(pid_t tid)
 {
 	struct emu_thread *t;
+	emu_guard_enter(); /* a handler of this thread must not find the registry locked */
 	pthread_mutex_lock(&threads_lock);
 	for (t = threads; t; t = t->next)
 		if (t->tid == tid)
@@ -67,6 +70,7 @@ static struct emu_thread *find_or_add(pid_t tid)
 		threads = t;
 	}
 	pthread_mutex_unlock(&threads_lock);
+	emu_guard_leave();
 	return t;
 }
 
@@ -149,6 +153,84 @@ void emu_kernel_forget(void)
 	source_kernel_mode(EMU_KERNEL_FORGET);
 }
 
+/* ------------------------------------------------------------------------------- re-entry guard */
+static __thread unsigned guard_depth __attribute__((tls_model("initial-exec")));
+static __thread sigset_t guard_deferred __attribute__((tls_model("initial-exec")));
+static __thread int guard_any_deferred __attribute__((tls_model("initial-exec")));
+
+void emu_guard_enter(void)
+{
+	guard_depth++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* set before anything the guard protects */
+}
+
+static void deliver_deferred(void)
+{
+	if (!__atomic_load_n(&guard_any_deferred, __ATOMIC_RELAXED))
+		return;
+	/* a handler run by the unblock may defer again (it enters the guard): take the set first */
+	sigset_t set = guard_deferred;
+	sigemptyset(&guard_deferred);
+	guard_any_deferred = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	emu_sigmask(SIG_UNBLOCK, &set);
+}
+
+void emu_guard_leave(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* everything the guard protects is done */
+	if (!guard_depth || --guard_depth)
+		return;
+	deliver_deferred();
+}
+
+int emu_guard_inside(void)
+{
+	return guard_depth != 0;
+}
+
+void emu_guard_forget(void)
+{
+	guard_depth = 0;
+	deliver_deferred();
+}
+
+static int is_fault(int sig, const siginfo_t *si)
+{
+	return si && si->si_code > 0 &&
+	       (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP || sig == SIGSYS);
+}
+
+int emu_signal_defer(int sig, siginfo_t *si, void *ucontext)
+{
+	if (!guard_depth || is_fault(sig, si))
+		return 0;
+	int saved_errno = errno;
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	/* blocked now (a handler with SA_NODEFER would get it back at once) and after this handler returns
+	 * (the kernel restores the mask from the context) */
+	pthread_sigmask(SIG_BLOCK, &one, NULL);
+	if (ucontext)
+		sigaddset(&((ucontext_t *)ucontext)->uc_sigmask, sig);
+	sigaddset(&guard_deferred, sig);
+	guard_any_deferred = 1;
+	EMU_STAT_ADD(signals_deferred, 1);
+	siginfo_t info;
+	if (si) {
+		info = *si;
+	} else {
+		memset(&info, 0, sizeof(info));
+		info.si_signo = sig;
+		info.si_code = SI_TKILL;
+	}
+	/* The kernel lets a thread queue any si_code to itself: the handler gets the same siginfo later. */
+	EMU_REAL(syscall)(SYS_rt_tgsigqueueinfo, (long)emu_getpid(), (long)emu_gettid(), (long)sig, &info);
+	errno = saved_errno;
+	return 1;
+}
+
 clockid_t emu_thread_cpuclock(pid_t tid)
 {
 	return (clockid_t)((~(unsigned)tid << 3) | 6); /* CPUCLOCK_PERTHREAD_MASK | CPUCLOCK_SCHED */
@@ -210,11 +292,13 @@ uint64_t emu_thread_cycles(void)
 uint64_t emu_hart_cycles(unsigned hart)
 {
 	uint64_t sum = 0;
+	emu_guard_enter();
 	pthread_mutex_lock(&threads_lock);
 	for (struct emu_thread *t = threads; t; t = t->next)
 		if (t->hart == hart)
 			sum += emu_cycles_of(t);
 	pthread_mutex_unlock(&threads_lock);
+	emu_guard_leave();
 	return sum;
 }
 

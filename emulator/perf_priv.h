@@ -180,8 +180,9 @@ char *emu_read_proc(const char *path, size_t *len); /* malloc'd, NUL-terminated;
 char *emu_next_maps_line(char *text, struct perf_mmap_info *m, int *exec);
 uint64_t emu_event_time(struct emu_thread *t); /* the perf clock of a record's time */
 
-/* perf_signal.c: overflow signals, sent when the perf lock is released */
+/* perf_signal.c: overflow signals, sent when the perf lock is released. emu_unlock's second half: leaves the
+ * emulated kernel and the re-entry guard, then sends what was queued. */
 void emu_queue_signal(struct emu_event *ev, int code);
-void emu_flush_signals(void);
+void emu_flush_signals_leaving(void);
 
 #endif
