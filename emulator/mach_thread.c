@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/resource.h>
+#include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -107,6 +109,70 @@ static uint64_t own_cputime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* in the vDSO: no system call */
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Was the thread ever off its CPU (preempted, blocked, migrated) or sent a signal since a point? Linux's
+ * rseq tells, without a system call: at every such event the kernel looks at the thread's registered rseq
+ * area on the way back to user space, and clears its rseq_cs pointer when the thread is not inside the
+ * critical section it describes (rseq_ip_fixup). A descriptor whose section is empty is never entered, so
+ * a pointer to it that is still there later means: no such event in between. glibc (2.35+) registers
+ * every thread's area (__rseq_offset from the thread pointer; __rseq_size 0 when it could not, e.g. under
+ * qemu-user or with glibc.pthread.rseq=0). The kernel checks the descriptor: version 0, and the word before
+ * abort_ip must be the signature glibc registered (RSEQ_SIG). Weak: an older glibc has no rseq symbols, and
+ * then nothing is known this way. */
+#ifdef RSEQ_SIG /* glibc registers rseq only where it defines the signature (riscv64: not in 2.36) */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+static const uint32_t off_cpu_signature[2] __attribute__((aligned(8))) = {RSEQ_SIG, 0};
+static const struct rseq_cs off_cpu_mark __attribute__((aligned(32))) = {
+    .version = 0,
+    .flags = 0,
+    .start_ip = (uintptr_t)&off_cpu_mark,
+    .post_commit_offset = 0,                  /* an empty section: the thread is never inside it */
+    .abort_ip = (uintptr_t)&off_cpu_signature[1], /* after the signature word */
+};
+
+static volatile uint64_t *own_rseq_cs(void)
+{
+	if (!&__rseq_size || !&__rseq_offset || __rseq_size < offsetof(struct rseq, flags))
+		return NULL;
+	struct rseq *area = (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+	if ((int32_t)__atomic_load_n(&area->cpu_id, __ATOMIC_RELAXED) < 0) /* this thread is not registered */
+		return NULL;
+	return (volatile uint64_t *)&area->rseq_cs;
+}
+#else
+static const char off_cpu_mark; /* never stored: no thread has an rseq area */
+static volatile uint64_t *own_rseq_cs(void)
+{
+	return NULL;
+}
+#endif
+
+/* Sets the mark; 0 if this thread cannot have one. */
+static int off_cpu_mark_set(void)
+{
+	volatile uint64_t *cs = own_rseq_cs();
+	if (!cs)
+		return 0;
+	*cs = (uint64_t)(uintptr_t)&off_cpu_mark;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return 1;
+}
+
+/* 1 if the mark set by off_cpu_mark_set is still there: the thread stayed on its CPU and got no signal. */
+static int off_cpu_mark_kept(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	volatile uint64_t *cs = own_rseq_cs();
+	return cs && *cs == (uint64_t)(uintptr_t)&off_cpu_mark;
+}
+
 /* The source hears of the privilege change first on entry and last on exit, so the emulator's own
  * bookkeeping here counts as the kernel's too. */
 static void source_kernel_mode(enum emu_kernel_mode mode)
@@ -116,6 +182,40 @@ static void source_kernel_mode(enum emu_kernel_mode mode)
 		src->kernel_mode(mode);
 }
 
+/* The calling thread's CPU time without a system call where possible. CLOCK_THREAD_CPUTIME_ID is not in the
+ * vDSO, and here it costs more than the rest of an emulated call together (1.4 us against a pipe read's 0.3
+ * us, measured on this project's CI machine). While a thread stays on its CPU, its CPU time advances as the
+ * monotonic clock (vDSO); the rseq mark says it stayed. So the CPU clock is read once, as an anchor (CPU
+ * time, monotonic time), with the mark set just before, and later reads are the anchor plus the monotonic
+ * time since, for as long as the mark is kept -- at most until the next scheduler tick, which clears it
+ * (Linux 6.x; measured: a busy thread keeps it 1 ms in 3 of 4 tries, 4 ms almost never), or a
+ * preemption, a sleep, a signal. Then the CPU clock is read again and the anchor renewed. A thread without
+ * rseq reads the CPU clock every time. The error: interrupt time the host does not charge to the thread
+ * (IRQ_TIME_ACCOUNTING) within one tick counts as its own; the CPU-clock read after the tick corrects it
+ * (cycles never go back: emu_cycles_of keeps them monotonic). */
+static __thread uint64_t anchor_cpu __attribute__((tls_model("initial-exec")));
+static __thread uint64_t anchor_wall __attribute__((tls_model("initial-exec"))); /* 0: no anchor */
+
+static uint64_t own_cputime_now(uint64_t *wall)
+{
+	uint64_t w = monotonic_ns();
+	if (anchor_wall && w >= anchor_wall && off_cpu_mark_kept()) {
+		*wall = w;
+		return anchor_cpu + (w - anchor_wall);
+	}
+	int marked = off_cpu_mark_set(); /* before the read: an event during it is seen */
+	uint64_t cpu = own_cputime_ns();
+	w = monotonic_ns(); /* after it: the anchor's CPU time is a little early, never late */
+	anchor_cpu = cpu;
+	anchor_wall = marked && cpu != UINT64_MAX ? w : 0;
+	*wall = w;
+	return cpu;
+}
+
+/* The time spent inside: the monotonic time from entry to exit, when the mark shows the thread on its CPU all
+ * along; else the CPU time at exit (a system call) minus that at entry. */
+static __thread uint64_t kernel_wall_since __attribute__((tls_model("initial-exec")));
+
 void emu_kernel_enter(void)
 {
 	if (kernel_depth++)
@@ -123,7 +223,7 @@ void emu_kernel_enter(void)
 	source_kernel_mode(EMU_KERNEL_ENTER);
 	if (!kernel_time_measured())
 		return;
-	uint64_t now = own_cputime_ns();
+	uint64_t now = own_cputime_now(&kernel_wall_since);
 	kernel_since = now == UINT64_MAX ? 0 : now;
 	if (self)
 		__atomic_store_n(&self->kernel_since, kernel_since, __ATOMIC_RELAXED);
@@ -134,11 +234,16 @@ void emu_kernel_leave(void)
 	if (!kernel_depth || --kernel_depth)
 		return;
 	if (kernel_since) {
-		uint64_t now = own_cputime_ns();
+		uint64_t wall, spent;
+		uint64_t now = own_cputime_now(&wall);
+		if (anchor_wall && wall >= kernel_wall_since && kernel_wall_since >= anchor_wall)
+			spent = wall - kernel_wall_since; /* one anchor across the call: on the CPU all along */
+		else
+			spent = now != UINT64_MAX && now > kernel_since ? now - kernel_since : 0;
 		/* self may have been made in the emulator: its kernel time is its own */
 		struct emu_thread *t = self;
-		if (t && now != UINT64_MAX && now > kernel_since)
-			__atomic_fetch_add(&t->kernel_ns, now - kernel_since, __ATOMIC_RELAXED);
+		if (t && spent)
+			__atomic_fetch_add(&t->kernel_ns, spent, __ATOMIC_RELAXED);
 		if (t)
 			__atomic_store_n(&t->kernel_since, 0, __ATOMIC_RELAXED);
 		kernel_since = 0;
@@ -150,6 +255,8 @@ void emu_kernel_forget(void)
 {
 	kernel_depth = 0;
 	kernel_since = 0;
+	kernel_wall_since = 0;
+	anchor_wall = 0; /* the child's CPU clock starts again at 0 */
 	source_kernel_mode(EMU_KERNEL_FORGET);
 }
 
