@@ -271,9 +271,11 @@ int main(int argc, char **argv)
 		printf("emulated perf_event read():    %8.2f ns  (%.1fx a plain call)\n", perf, perf / call);
 	piped = time_pipe_read();
 	if (piped > 0)
-		printf("native pipe read():            %8.2f ns  (%.1fx a plain call)\n", piped, piped / call);
+		printf("native pipe read():            %8.2f ns  (%.1fx a plain call)\n", piped,
+		       piped / call);
 	if (perf > 0 && piped > 0)
-		printf("emulated read() vs a native pipe read(): %.2f ns vs %.2f ns, %.2fx (issue 18 goal: <= 2x)\n",
+		printf("emulated read() vs a native pipe read(): %.2f ns vs %.2f ns, %.2fx (issue 18 goal: "
+		       "<= 2x)\n",
 		       perf, piped, perf / piped);
 	pop = time_hpcr_pop();
 	if (pop > 0)

@@ -340,7 +340,8 @@ const struct fe_answer *fe_file_answer(const char *path, struct fe_answer **to_f
 		if (!a) {
 			if (!mine && !(mine = build_answer(path)))
 				return &not_ours; /* not ours (or out of memory: the host's file) */
-			if (__atomic_compare_exchange_n(slot, &a, mine, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			if (__atomic_compare_exchange_n(slot, &a, mine, 0, __ATOMIC_ACQ_REL,
+			                                __ATOMIC_ACQUIRE))
 				return mine;
 			/* another thread filled the slot meanwhile: a is its entry, compared below */
 		}

@@ -74,8 +74,9 @@ static void program_signal(int sig, siginfo_t *si, void *uc)
 	struct sigaction h;
 	read_recorded(sig, &h);
 	if (emu_signal_defer(sig, si, uc)) {
-		/* SA_RESETHAND: the kernel reset the disposition on this delivery; the program has not seen the
-		 * signal yet, so the handler must get the copy queued for later (that delivery resets it) */
+		/* SA_RESETHAND: the kernel reset the disposition on this delivery; the program has not seen
+		 * the signal yet, so the handler must get the copy queued for later (that delivery resets it)
+		 */
 		if ((h.sa_flags & SA_RESETHAND) && is_function(&h)) {
 			int saved = errno;
 			struct sigaction k = behind_trampoline(&h);
@@ -88,7 +89,8 @@ static void program_signal(int sig, siginfo_t *si, void *uc)
 		h.sa_sigaction(sig, si, uc);
 	else if (is_function(&h))
 		h.sa_handler(sig);
-	/* else the program set SIG_DFL or SIG_IGN after the kernel chose this delivery: as if it came first */
+	/* else the program set SIG_DFL or SIG_IGN after the kernel chose this delivery: as if it came first
+	 */
 }
 
 int fe_signal_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
@@ -110,8 +112,10 @@ int fe_signal_sigaction(int sig, const struct sigaction *act, struct sigaction *
 	pthread_sigmask(SIG_BLOCK, &all, &saved);
 	struct recorded_handler *r = &programs[sig];
 	unsigned s = __atomic_load_n(&r->seq, __ATOMIC_RELAXED);
-	while ((s & 1) || !__atomic_compare_exchange_n(&r->seq, &s, s + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		s = __atomic_load_n(&r->seq, __ATOMIC_RELAXED); /* another thread's writer: one sigaction call */
+	while ((s & 1) ||
+	       !__atomic_compare_exchange_n(&r->seq, &s, s + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		s = __atomic_load_n(&r->seq,
+		                    __ATOMIC_RELAXED); /* another thread's writer: one sigaction call */
 	struct sigaction previous = r->sa, kernel_new = *act;
 	if (is_function(act)) {
 		r->sa = *act;

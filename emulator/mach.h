@@ -124,8 +124,9 @@ uint64_t emu_hart_cycles(unsigned hart);         /* cycles run on a hart by ever
 /* The calling thread enters / leaves the emulator: its CPU time in between stands for the kernel's (a system
  * call, a trapped CSR access, the emulator's own timer interrupt) and the CPU-time clock leaves it out of the
  * thread's cycles, so no count, truth or sample charges it to the program. The thread's cycles stand still
- * meanwhile. Calls nest; only the outermost pair measures. Async-signal-safe: call with signals blocked, as
- * the emulated kernel runs (an interrupt inside would be charged to the kernel too). */
+ * meanwhile. Calls nest; only the outermost pair measures. Async-signal-safe: call inside the re-entry guard
+ * (emu_guard_enter) or with signals blocked, as the emulated kernel runs (a handler inside would be charged
+ * to the kernel too). On the common path no system call (see own_cputime_now in mach_thread.c). */
 void emu_kernel_enter(void);
 void emu_kernel_leave(void);
 /* fork child: the parent's open emulator entry is not the child's (its CPU clock starts at 0). */

@@ -133,7 +133,7 @@ static const struct rseq_cs off_cpu_mark __attribute__((aligned(32))) = {
     .version = 0,
     .flags = 0,
     .start_ip = (uintptr_t)&off_cpu_mark,
-    .post_commit_offset = 0,                  /* an empty section: the thread is never inside it */
+    .post_commit_offset = 0,                      /* an empty section: the thread is never inside it */
     .abort_ip = (uintptr_t)&off_cpu_signature[1], /* after the signature word */
 };
 
@@ -169,7 +169,7 @@ static int off_cpu_mark_set(void)
 static int off_cpu_mark_kept(void)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	volatile uint64_t *cs = own_rseq_cs();
+	const volatile uint64_t *cs = own_rseq_cs();
 	return cs && *cs == (uint64_t)(uintptr_t)&off_cpu_mark;
 }
 
@@ -237,7 +237,8 @@ void emu_kernel_leave(void)
 		uint64_t wall, spent;
 		uint64_t now = own_cputime_now(&wall);
 		if (anchor_wall && wall >= kernel_wall_since && kernel_wall_since >= anchor_wall)
-			spent = wall - kernel_wall_since; /* one anchor across the call: on the CPU all along */
+			spent =
+			    wall - kernel_wall_since; /* one anchor across the call: on the CPU all along */
 		else
 			spent = now != UINT64_MAX && now > kernel_since ? now - kernel_since : 0;
 		/* self may have been made in the emulator: its kernel time is its own */
@@ -305,7 +306,8 @@ void emu_guard_forget(void)
 static int is_fault(int sig, const siginfo_t *si)
 {
 	return si && si->si_code > 0 &&
-	       (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP || sig == SIGSYS);
+	       (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP ||
+	        sig == SIGSYS);
 }
 
 int emu_signal_defer(int sig, siginfo_t *si, void *ucontext)

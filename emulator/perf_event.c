@@ -768,7 +768,7 @@ static void inherit_fork_child(struct emu_thread *parent, struct emu_thread *chi
 void perf_exit_flush(void)
 {
 	struct emu_thread *t = emu_thread_self();
-	emu_lock(); /* no handler can run inside the emulator (signals are blocked there): never held here */
+	emu_lock(); /* no handler runs inside the emulator (the guard defers them): never held here */
 	if (t->perf) {
 		emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
 		for_each_group(t->perf, g) for_each_member(g, e)

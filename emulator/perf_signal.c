@@ -46,10 +46,10 @@ static long send_one(struct pending_signal *p)
 
 void emu_flush_signals_leaving(void)
 {
-	/* Take the batch inside the guard (a handler of this thread may queue more meanwhile, into `pending`),
-	 * then leave the emulator, then send: a signal to ourselves runs its handler at once, outside the
-	 * guard and outside the emulator's time, and what it does (read, ioctl, a tick) queues and sends its
-	 * own. */
+	/* Take the batch inside the guard (a handler of this thread may queue more meanwhile, into
+	 * `pending`), then leave the emulator, then send: a signal to ourselves runs its handler at once,
+	 * outside the guard and outside the emulator's time, and what it does (read, ioctl, a tick) queues
+	 * and sends its own. */
 	struct pending_signal batch[MAX_PENDING];
 	unsigned n = npending;
 	memcpy(batch, pending, n * sizeof(batch[0]));

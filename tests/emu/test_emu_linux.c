@@ -1350,8 +1350,8 @@ static void test_handler_reads_inside_syscall(void)
 	CU_ASSERT(handler_reads > 0);
 	CU_ASSERT(s1.signals_deferred > s0.signals_deferred);
 	if (s1.signals_deferred == s0.signals_deferred || !handler_reads)
-		fprintf(stderr, "  %u reads, %d in the handler, %llu signals deferred\n", i, (int)handler_reads,
-		        (unsigned long long)(s1.signals_deferred - s0.signals_deferred));
+		fprintf(stderr, "  %u reads, %d in the handler, %llu signals deferred\n", i,
+		        (int)handler_reads, (unsigned long long)(s1.signals_deferred - s0.signals_deferred));
 	sigaction(SIGUSR1, &old, NULL);
 	close(atomic_fd);
 }

@@ -97,7 +97,8 @@ static void test_answers_kept(void)
 		for (unsigned i = 0; i < harts; i++) {
 			unsigned cpu = round == 1 ? harts - 1 - i : i;
 			char path[128], buf[64], want[64];
-			snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/topology/thread_siblings_list", cpu);
+			snprintf(path, sizeof(path),
+			         "/sys/devices/system/cpu/cpu%u/topology/thread_siblings_list", cpu);
 			read_file(path, buf, sizeof(buf));
 			snprintf(want, sizeof(want), "%u\n", cpu);
 			bad += strcmp(buf, want) != 0;
@@ -105,7 +106,8 @@ static void test_answers_kept(void)
 			read_file(path, buf, sizeof(buf));
 			bad += strcmp(buf, want) != 0;
 			errno = 0;
-			snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/topology/core_id", cpu + harts);
+			snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/topology/core_id",
+			         cpu + harts);
 			bad += open(path, O_RDONLY) != -1 || errno != ENOENT; /* a refusal is kept too */
 		}
 		char buf[256];
