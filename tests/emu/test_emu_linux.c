@@ -1356,6 +1356,57 @@ static void test_handler_reads_inside_syscall(void)
 	close(atomic_fd);
 }
 
+/* The program's handlers go behind the emulator's trampoline (fe_signal.c), invisibly: sigaction reports the
+ * program's own handler and flags, signal() returns the previous one, SA_RESETHAND still resets after one
+ * delivery, the siginfo reaches an SA_SIGINFO handler whole, and SIG_IGN and SIG_DFL are the kernel's. */
+static volatile sig_atomic_t usr2_calls, usr2_value;
+
+static void usr2_plain(int sig)
+{
+	(void)sig;
+	usr2_calls++;
+}
+
+static void usr2_info(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	usr2_calls++;
+	usr2_value = si->si_code == SI_QUEUE ? si->si_value.sival_int : -1;
+}
+
+static void test_handlers_behind_trampoline(void)
+{
+	struct sigaction sa, old, now;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = usr2_info;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGUSR1);
+	CU_ASSERT_FATAL(sigaction(SIGUSR2, &sa, &old) == 0);
+	CU_ASSERT(sigaction(SIGUSR2, NULL, &now) == 0);
+	CU_ASSERT(now.sa_sigaction == usr2_info);
+	CU_ASSERT((now.sa_flags & (SA_SIGINFO | SA_RESETHAND | SA_RESTART)) ==
+	          (SA_SIGINFO | SA_RESETHAND | SA_RESTART));
+	CU_ASSERT(sigismember(&now.sa_mask, SIGUSR1));
+	usr2_calls = 0;
+	usr2_value = 0;
+	CU_ASSERT(sigqueue(getpid(), SIGUSR2, (union sigval){.sival_int = 4242}) == 0);
+	CU_ASSERT_EQUAL(usr2_calls, 1);
+	CU_ASSERT_EQUAL(usr2_value, 4242);
+	CU_ASSERT(sigaction(SIGUSR2, NULL, &now) == 0 && now.sa_handler == SIG_DFL); /* reset after one */
+	CU_ASSERT(signal(SIGUSR2, usr2_plain) == SIG_DFL);
+	CU_ASSERT(signal(SIGUSR2, SIG_IGN) == usr2_plain);
+	CU_ASSERT(raise(SIGUSR2) == 0); /* ignored by the kernel */
+	CU_ASSERT(signal(SIGUSR2, usr2_plain) == SIG_IGN);
+	CU_ASSERT(raise(SIGUSR2) == 0);
+	CU_ASSERT_EQUAL(usr2_calls, 2);
+	errno = 0;
+	CU_ASSERT(sigaction(SIGKILL, &sa, NULL) == -1 && errno == EINVAL);
+	CU_ASSERT(sigaction(SIGUSR2, NULL, &now) == 0 && now.sa_handler == usr2_plain); /* not lost by it */
+	sigaction(SIGUSR2, &old, NULL);
+}
+
 void add_linux_suites(void)
 {
 	CU_pSuite s = CU_add_suite("faithful to Linux", NULL, NULL);
@@ -1366,6 +1417,8 @@ void add_linux_suites(void)
 	            test_open_checks);
 	CU_add_test(s, "a handler reads an event its thread was reading (a system call is atomic)",
 	            test_handler_reads_inside_syscall);
+	CU_add_test(s, "the program's handlers behind the emulator's trampoline, invisibly",
+	            test_handlers_behind_trampoline);
 	CU_add_test(s, "a per-thread event bound to a CPU (event_filter_match)", test_cpu_filter);
 	CU_add_test(s, "prctl(PR_TASK_PERF_EVENTS_*) (perf_event_task_disable)", test_prctl);
 	CU_add_test(s, "poll (perf_poll)", test_poll);
