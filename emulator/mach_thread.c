@@ -198,6 +198,11 @@ static __thread uint64_t anchor_wall __attribute__((tls_model("initial-exec")));
 
 static uint64_t own_cputime_now(uint64_t *wall)
 {
+	if (!own_rseq_cs()) { /* no mark possible: the CPU clock, and no monotonic reads for nothing */
+		anchor_wall = 0;
+		*wall = 0;
+		return own_cputime_ns();
+	}
 	uint64_t w = monotonic_ns();
 	if (anchor_wall && w >= anchor_wall && off_cpu_mark_kept()) {
 		*wall = w;
