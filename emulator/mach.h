@@ -50,6 +50,8 @@ void emu_identity_forget(void);
 /* rt_sigprocmask(how, set, NULL); what it unblocks is delivered as this returns (in this function: on riscv64
  * it makes the system call itself, see mach_host.c). */
 void emu_sigmask(int how, const sigset_t *set);
+/* Queues sig with *info to the calling thread (any si_code); delivered as this returns, if not blocked. */
+void emu_sigqueue_self(int sig, siginfo_t *info);
 
 /* ---------------------------------------------------------------------------------- configuration */
 /* Set once at load time from the environment (mach_config.c). A malformed value is a configuration
@@ -136,8 +138,8 @@ void emu_kernel_forget(void);
  * emulator's locks held or its tables half updated by the code it interrupted. Instead of blocking every
  * signal through the kernel (two system calls per call), a thread marks itself inside (per thread, no system
  * call) and every handler that may reach the emulator -- the emulator's own and, through the interposed
- * sigaction()/signal(), the program's -- first asks emu_signal_defer: inside, the signal is blocked, queued
- * again to the thread with its siginfo and delivered when the outermost emu_guard_leave unblocks it, where
+ * sigaction()/signal(), the program's -- first asks emu_signal_defer: inside, the signal is kept with its
+ * siginfo and queued again to the thread by the outermost emu_guard_leave, which delivers it there, where
  * the blocked-signals scheme delivered it. Nests; async-signal-safe. Every emulator lock is taken inside the
  * guard, so a handler that runs (outside it) never finds one held by its own thread. */
 void emu_guard_enter(void);

@@ -77,3 +77,19 @@ void emu_sigmask(int how, const sigset_t *set)
 	pthread_sigmask(how, set, NULL);
 #endif
 }
+
+/* rt_tgsigqueueinfo to the calling thread: the kernel lets a thread queue any si_code to itself, so the
+ * handler gets the siginfo given. Delivered as the call returns (made here on riscv64, as emu_sigmask). */
+void emu_sigqueue_self(int sig, siginfo_t *info)
+{
+#if defined(__riscv) && __riscv_xlen == 64
+	register long a0 __asm__("a0") = emu_getpid();
+	register long a1 __asm__("a1") = emu_gettid();
+	register long a2 __asm__("a2") = sig;
+	register long a3 __asm__("a3") = (long)info;
+	register long a7 __asm__("a7") = SYS_rt_tgsigqueueinfo;
+	__asm__ __volatile__("ecall" : "+r"(a0) : "r"(a1), "r"(a2), "r"(a3), "r"(a7) : "memory");
+#else
+	EMU_REAL(syscall)(SYS_rt_tgsigqueueinfo, (long)emu_getpid(), (long)emu_gettid(), (long)sig, info);
+#endif
+}

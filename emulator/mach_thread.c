@@ -270,8 +270,16 @@ void emu_kernel_forget(void)
 
 /* ------------------------------------------------------------------------------- re-entry guard */
 static __thread unsigned guard_depth __attribute__((tls_model("initial-exec")));
-static __thread sigset_t guard_deferred __attribute__((tls_model("initial-exec")));
-static __thread int guard_any_deferred __attribute__((tls_model("initial-exec")));
+/* Deferred signals, kept with their siginfo and queued again to the thread when it leaves: nothing is blocked
+ * (a handler's changes to the interrupted context's mask, which the kernel and qemu honour, valgrind
+ * ignores: blocking there would deliver the signal again at once, forever). A standard signal is kept once,
+ * as the kernel keeps one pending. When the list is full (32 in one call), further signals are blocked in
+ * the context's mask and queued at once, and unblocked when the thread leaves. */
+#define DEFERRED_MAX 32
+static __thread siginfo_t deferred[DEFERRED_MAX] __attribute__((tls_model("initial-exec")));
+static __thread unsigned deferred_n __attribute__((tls_model("initial-exec")));
+static __thread sigset_t deferred_blocked __attribute__((tls_model("initial-exec")));
+static __thread int any_blocked __attribute__((tls_model("initial-exec")));
 
 void emu_guard_enter(void)
 {
@@ -281,14 +289,26 @@ void emu_guard_enter(void)
 
 static void deliver_deferred(void)
 {
-	if (!__atomic_load_n(&guard_any_deferred, __ATOMIC_RELAXED))
+	unsigned n = __atomic_load_n(&deferred_n, __ATOMIC_RELAXED);
+	if (!n && !__atomic_load_n(&any_blocked, __ATOMIC_RELAXED))
 		return;
-	/* a handler run by the unblock may defer again (it enters the guard): take the set first */
-	sigset_t set = guard_deferred;
-	sigemptyset(&guard_deferred);
-	guard_any_deferred = 0;
+	/* a handler run here may enter the guard and defer again: take the list first */
+	siginfo_t batch[DEFERRED_MAX];
+	if (n > DEFERRED_MAX)
+		n = DEFERRED_MAX;
+	memcpy(batch, deferred, n * sizeof(batch[0]));
+	sigset_t blocked = deferred_blocked;
+	int unblock = any_blocked;
+	sigemptyset(&deferred_blocked);
+	any_blocked = 0;
+	__atomic_store_n(&deferred_n, 0, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	emu_sigmask(SIG_UNBLOCK, &set);
+	int saved_errno = errno;
+	for (unsigned i = 0; i < n; i++)
+		emu_sigqueue_self(batch[i].si_signo, &batch[i]); /* delivered as the call returns */
+	if (unblock)
+		emu_sigmask(SIG_UNBLOCK, &blocked);
+	errno = saved_errno;
 }
 
 void emu_guard_leave(void)
@@ -321,28 +341,38 @@ int emu_signal_defer(int sig, siginfo_t *si, void *ucontext)
 {
 	if (!guard_depth || is_fault(sig, si))
 		return 0;
-	int saved_errno = errno;
-	sigset_t one;
-	sigemptyset(&one);
-	sigaddset(&one, sig);
-	/* blocked now (a handler with SA_NODEFER would get it back at once) and after this handler returns
-	 * (the kernel restores the mask from the context) */
-	pthread_sigmask(SIG_BLOCK, &one, NULL);
-	if (ucontext)
-		sigaddset(&((ucontext_t *)ucontext)->uc_sigmask, sig);
-	sigaddset(&guard_deferred, sig);
-	guard_any_deferred = 1;
 	EMU_STAT_ADD(signals_deferred, 1);
 	siginfo_t info;
 	if (si) {
 		info = *si;
 	} else {
 		memset(&info, 0, sizeof(info));
-		info.si_signo = sig;
 		info.si_code = SI_TKILL;
 	}
-	/* The kernel lets a thread queue any si_code to itself: the handler gets the same siginfo later. */
-	EMU_REAL(syscall)(SYS_rt_tgsigqueueinfo, (long)emu_getpid(), (long)emu_gettid(), (long)sig, &info);
+	info.si_signo = sig;
+	unsigned n = __atomic_load_n(&deferred_n, __ATOMIC_RELAXED);
+	if (sig < SIGRTMIN)
+		for (unsigned i = 0; i < n && i < DEFERRED_MAX; i++)
+			if (deferred[i].si_signo == sig)
+				return 1; /* already pending: the kernel would not queue a second one */
+	/* a handler that interrupts this one takes the next slot */
+	unsigned slot = __atomic_fetch_add(&deferred_n, 1, __ATOMIC_RELAXED);
+	if (slot < DEFERRED_MAX) {
+		deferred[slot] = info;
+		return 1;
+	}
+	__atomic_store_n(&deferred_n, DEFERRED_MAX, __ATOMIC_RELAXED);
+	int saved_errno = errno;
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	/* blocked now (SA_NODEFER) and after this handler returns (the kernel restores the context's mask) */
+	pthread_sigmask(SIG_BLOCK, &one, NULL);
+	if (ucontext)
+		sigaddset(&((ucontext_t *)ucontext)->uc_sigmask, sig);
+	sigaddset(&deferred_blocked, sig);
+	any_blocked = 1;
+	emu_sigqueue_self(sig, &info);
 	errno = saved_errno;
 	return 1;
 }
