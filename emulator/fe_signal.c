@@ -6,9 +6,9 @@
  * and refresh their events) must not find the perf lock held by the code it interrupted. The emulator no
  * longer blocks every signal through the kernel around its calls (two system calls each); instead the
  * program's handlers are installed behind a trampoline that asks emu_signal_defer first: a signal that lands
- * inside the emulator is blocked, queued again with its siginfo, and delivered when the emulator leaves,
- * where the blocked-signals scheme delivered it. Outside the emulator the trampoline calls the program's
- * handler at once with the kernel's siginfo and context.
+ * inside the emulator is kept with its siginfo and queued again to the thread when the emulator leaves,
+ * which delivers it where the blocked-signals scheme delivered it. Outside the emulator the trampoline calls
+ * the program's handler at once with the kernel's siginfo and context.
  *
  * The program's sigaction() and signal() come here through the libc front end (fe_libc.c) for every signal
  * but SIGILL on riscv64 (fe_trap.c owns it). The kernel gets the program's sa_mask and flags (SA_RESTART,
