@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* What an emulated counter access costs, relative to a plain (non-inlined) function call, measured in one
  * run: read() of an emulated perf_event fd, and a pop of the distributed HPC's hpcr FIFO (rvhw_csr_read).
+ * Also the emulated read() against a native read() of 8 bytes from a pipe, the cheapest real system call
+ * that reads (issue 18: an emulated read() should cost at most 2x one).
+ *
+ *   bench_emulator --loop emu|pipe N   does only N emulated (or pipe) reads, nothing else: run under
+ *   `strace -c` or callgrind for N = 0 and N > 0, the difference / N is one call's host system calls or
+ *   instructions (bench_papi_overhead.py does it).
  *
  * Each figure is the median over many batches of the per-operation time within a batch; ratios are
  * printed because absolute times from these noisy machines do not compare between runs. Not a test:
@@ -9,6 +15,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -107,6 +114,75 @@ static double time_perf_read(void)
 	return median(per_op, BATCHES);
 }
 
+/* A pipe holding at least CALLS reads of 8 bytes (64 KiB by default: CALLS x 8 = 32 KiB). */
+static int fill_pipe(int fd, size_t bytes)
+{
+	static const char zeros[CALLS * sizeof(uint64_t)];
+	if (bytes > sizeof(zeros))
+		bytes = sizeof(zeros);
+	return write(fd, zeros, bytes) == (ssize_t)bytes ? 0 : -1;
+}
+
+/* Median ns per native read() of 8 bytes from a pipe; negative if the pipe failed. */
+static double time_pipe_read(void)
+{
+	double per_op[BATCHES];
+	uint64_t v;
+	int p[2];
+
+	if (pipe(p) != 0) {
+		printf("pipe read(): not measured: pipe failed (%s)\n", strerror(errno));
+		return -1;
+	}
+	for (int b = 0; b < BATCHES; b++) {
+		if (fill_pipe(p[1], CALLS * sizeof(v)) != 0) {
+			printf("pipe read(): not measured: write failed (%s)\n", strerror(errno));
+			return -1;
+		}
+		double t0 = now_ns();
+		for (int i = 0; i < CALLS; i++)
+			if (read(p[0], &v, sizeof(v)) != (ssize_t)sizeof(v)) {
+				printf("pipe read(): not measured: read failed (%s)\n", strerror(errno));
+				return -1;
+			}
+		per_op[b] = (now_ns() - t0) / CALLS;
+	}
+	close(p[0]);
+	close(p[1]);
+	return median(per_op, BATCHES);
+}
+
+/* --loop: the same setup for every N (one open or one pipe and one write), then N reads and nothing else,
+ * so the difference between two N is the reads' own cost. */
+static int loop_reads(const char *kind, long n)
+{
+	uint64_t v;
+	int fd, p[2] = {-1, -1};
+
+	if (n < 0 || n > CALLS) {
+		fprintf(stderr, "bench_emulator: --loop N: N must be 0..%d\n", CALLS);
+		return 2;
+	}
+	if (strcmp(kind, "emu") == 0) {
+		fd = open_cycles_counter();
+	} else if (strcmp(kind, "pipe") == 0) {
+		fd = pipe(p) == 0 && fill_pipe(p[1], (size_t)n * sizeof(v) + 1) == 0 ? p[0] : -1;
+	} else {
+		fprintf(stderr, "bench_emulator: --loop emu|pipe N\n");
+		return 2;
+	}
+	if (fd < 0) {
+		perror("bench_emulator: --loop");
+		return 1;
+	}
+	for (long i = 0; i < n; i++)
+		if (read(fd, &v, sizeof(v)) != (ssize_t)sizeof(v)) {
+			perror("bench_emulator: --loop: read");
+			return 1;
+		}
+	return 0;
+}
+
 static uint64_t hpcc_trigger(uint32_t manager_id)
 {
 	return RVHW_HPCC_TRIGGER | ((uint64_t)manager_id << RVHW_HPCC_ID_SHIFT);
@@ -176,11 +252,16 @@ static void reexec_under_emulator(char **argv)
 
 int main(int argc, char **argv)
 {
-	double call, perf, pop;
+	double call, perf, pop, piped;
 	const char *(*model_name)(void);
 
-	(void)argc;
 	reexec_under_emulator(argv);
+	if (argc == 4 && strcmp(argv[1], "--loop") == 0)
+		return loop_reads(argv[2], strtol(argv[3], NULL, 10));
+	if (argc != 1) {
+		fprintf(stderr, "usage: bench_emulator [--loop emu|pipe N]\n");
+		return 2;
+	}
 	model_name = (const char *(*)(void))dlsym(RTLD_DEFAULT, "rvemu_model_name");
 	printf("emulator model: %s; medians of %d batches\n", model_name ? model_name() : "?", BATCHES);
 	call = time_plain_call();
@@ -188,6 +269,14 @@ int main(int argc, char **argv)
 	perf = time_perf_read();
 	if (perf > 0)
 		printf("emulated perf_event read():    %8.2f ns  (%.1fx a plain call)\n", perf, perf / call);
+	piped = time_pipe_read();
+	if (piped > 0)
+		printf("native pipe read():            %8.2f ns  (%.1fx a plain call)\n", piped,
+		       piped / call);
+	if (perf > 0 && piped > 0)
+		printf("emulated read() vs a native pipe read(): %.2f ns vs %.2f ns, %.2fx (issue 18 goal: "
+		       "<= 2x)\n",
+		       perf, piped, perf / piped);
 	pop = time_hpcr_pop();
 	if (pop > 0)
 		printf("emulated hpcr pop:             %8.2f ns  (%.1fx a plain call)\n", pop, pop / call);

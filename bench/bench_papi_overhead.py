@@ -11,7 +11,12 @@ Prints one table: each row ours, raw, ratio, the goal of issue 18. Ratios are pr
 With --hpc-bench, the table also has the riscv_hpc read against the protocol's lower bound (bench_hpc_batch's
 worst row, in CSR operations; "raw" is the bound there).
 
-  bench_papi_overhead.py --worker PATH --emulator librvemu.so [--hpc-bench PATH] [--work DIR] [--keep]
+With --read-bench (bench_emulator), also one emulated read() of a perf event (U74, CPU-time clock: the
+common path) against a native read() of 8 bytes from a pipe: host system calls per call (perf stat's count
+of the raw_syscalls:sys_enter tracepoint, else strace -c; the difference between N reads and none), instructions per call (callgrind, the same difference; the pipe's
+are libc's side only, the host kernel's work is not counted) and time (bench_emulator's medians, one run).
+
+  bench_papi_overhead.py --worker PATH --emulator librvemu.so [--hpc-bench PATH] [--read-bench PATH] [--work DIR] [--keep]
 """
 import argparse
 import os
@@ -102,6 +107,82 @@ def hpc_rows(hpc_bench, emulator):
     return [(label, int(m.group(3)), int(m.group(4)), "<= 1.1x")]
 
 
+READS = 2000  # per --loop run; the difference to a run with none is the reads' cost
+
+
+def read_costs(bench, emulator):
+    """{"emu"|"pipe": (host system calls per read, instructions per read)} and the time rows' (emu ns, pipe ns)
+    from bench_emulator; a value is None when its tool is missing or failed."""
+    env = dict(os.environ, LD_PRELOAD=emulator, RVEMU_MODEL="sifive-u74", RVEMU_CLOCK="cputime")
+    env.pop("RVEMU_LIB", None)
+
+    def host_calls(kind, n, work):
+        """System calls the run made: the kernel's raw_syscalls:sys_enter tracepoint counted by perf stat
+        (needs tracefs access, e.g. root), else strace -c. strace stops the program at every system call,
+        and a stopped thread counts as having left its CPU: the emulator then reads the CPU clock again on
+        exit (mach_thread.c), so under strace an emulated read() shows 2 calls where it makes 1."""
+        perf = shutil.which("perf")
+        if perf:
+            r = subprocess.run([perf, "stat", "-x,", "-e", "raw_syscalls:sys_enter", "--", "env",
+                                "LD_PRELOAD=" + emulator, bench, "--loop", kind, str(n)],
+                               env=dict(env, LD_PRELOAD=""), capture_output=True, text=True, timeout=300)
+            m = re.search(r"^(\d+),[^,]*,raw_syscalls:sys_enter", r.stderr, re.M)
+            if r.returncode == 0 and m:
+                return int(m.group(1)), "perf"
+        out = os.path.join(work, "strace.%s.%d" % (kind, n))
+        r = subprocess.run(["strace", "-f", "-c", "-o", out, bench, "--loop", kind, str(n)], env=env,
+                           capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            return None
+        with open(out, encoding="utf-8") as f:
+            for line in f:
+                if line.split()[-1:] == ["total"]:
+                    return int(line.split()[3]), "strace"
+        return None
+
+    def callgrind_ir(kind, n, work):
+        # every process of the run (bench_emulator may be libtool's wrapper script, which execs it): the
+        # wrapper's share is the same for every N
+        r = subprocess.run(["valgrind", "--tool=callgrind", "--trace-children=yes", "--callgrind-out-file=" +
+                            os.path.join(work, "cgr.%s.%d.%%p" % (kind, n)), bench, "--loop", kind, str(n)],
+                           env=env, capture_output=True, text=True, timeout=600)
+        counts = re.findall(r"Collected : (\d+)", r.stderr)
+        return (sum(int(c) for c in counts), "callgrind") if r.returncode == 0 and counts else None
+
+    work = tempfile.mkdtemp(prefix="bench-read-cost-")
+    costs = {}
+    for kind in ("emu", "pipe"):
+        per = []
+        for tool in (host_calls, callgrind_ir):
+            a, b = tool(kind, 0, work), tool(kind, READS, work)
+            ok = a is not None and b is not None and a[1] == b[1]
+            # max: a run may make a call fewer at start-up than the other (a difference of -1 in 2000)
+            per.append((max(0.0, (b[0] - a[0]) / READS), b[1]) if ok else (None, None))
+        costs[kind] = tuple(per)
+    shutil.rmtree(work)
+    times = None
+    r = subprocess.run([bench], env=env, capture_output=True, text=True, timeout=600)
+    m = re.search(r"emulated read\(\) vs a native pipe read\(\): ([\d.]+) ns vs ([\d.]+) ns", r.stdout)
+    if m:
+        times = (float(m.group(1)), float(m.group(2)))
+    return costs, times
+
+
+def read_table(costs, times):
+    def fmt(v, digits):
+        return "-" if v is None else "%.*f" % (digits, v)
+
+    rows = [("emulated vs pipe read(): host calls (%s)" % (costs["emu"][0][1] or "-"),
+             costs["emu"][0][0], costs["pipe"][0][0], 2, "<= 1 call"),
+            ("  instructions (callgrind; pipe: libc's side)", costs["emu"][1][0], costs["pipe"][1][0], 0, "-"),
+            ("  time, ns (medians of one run)", times[0] if times else None, times[1] if times else None, 1,
+             "<= 2x")]
+    for label, ours, raw, digits, goal in rows:
+        ratio = "%.1fx" % (ours / raw) if ours is not None and raw else "-"
+        print("bench_papi_overhead: %-52s %11s %9s %8s  %s" % (label, fmt(ours, digits), fmt(raw, digits), ratio,
+                                                               goal))
+
+
 def table(ir, calls, extra_rows=()):
     def total(p):
         return ir[p][0]
@@ -145,6 +226,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--worker", required=True, help="the bench_papi_overhead program")
     ap.add_argument("--emulator", required=True, help="librvemu.so")
+    ap.add_argument("--read-bench", help="bench_emulator: adds the emulated read() against a pipe read()")
     ap.add_argument("--work", help="folder for callgrind's dumps (default: a temporary one, removed)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("--hpc-bench", help="bench_hpc_batch: add the riscv_hpc read against its lower bound")
@@ -153,6 +235,8 @@ def main():
         sys.exit("bench_papi_overhead: valgrind not found (scripts/deps.sh installs it)")
     ir, calls = run(args)
     table(ir, calls, hpc_rows(args.hpc_bench, args.emulator))
+    if args.read_bench:
+        read_table(*read_costs(os.path.abspath(args.read_bench), args.emulator))
 
 
 if __name__ == "__main__":

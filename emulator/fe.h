@@ -13,6 +13,16 @@ struct fe_text {
 };
 /* 1: `path` is ours and b holds its text (or *is_dir); 0: not ours; -ENOENT: hidden host entry. */
 int fe_file_content(const char *path, struct fe_text *b, int *is_dir);
+/* The same answer, built once per path and kept (the files never change): result as fe_file_content's, the
+ * text of a served file (none for a directory or an error). *to_free is set when the answer could not be
+ * kept: free it after use. Never NULL. */
+struct fe_answer {
+	int result, is_dir;
+	size_t len;
+	const char *path;
+	char text[];
+};
+const struct fe_answer *fe_file_answer(const char *path, struct fe_answer **to_free);
 /* The entries of a served directory (readdir order) into names[max]: their number, 0 when the directory
  * is not one whose listing we serve, -ENOENT when it does not exist on this machine. */
 #define FE_NAME_MAX 32
@@ -33,4 +43,7 @@ int fe_csr_write(unsigned csr, uint64_t value);
  * serves the program's sigaction()/signal() calls for SIGILL. */
 void fe_trap_install(void);
 int fe_trap_sigaction(const struct sigaction *act, struct sigaction *old);
+/* The program's sigaction() for every other signal (fe_signal.c): its handlers run behind the re-entry
+ * guard's trampoline, deferred while the thread is inside the emulator. */
+int fe_signal_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 #endif

@@ -63,36 +63,33 @@ int fe_csr_write(unsigned csr, uint64_t value)
 }
 
 /* On the board a CSR access or a hint is one instruction: no signal lands in the middle of it, and it costs
- * the program a cycle, not the emulator's microseconds. So the exported calls run with signals blocked, and
- * their time is the emulated kernel's (emu_kernel_enter), as a trapped access's is (fe_trap.c). */
-static void instruction_begin(sigset_t *saved)
+ * the program a cycle, not the emulator's microseconds. So the exported calls run inside the re-entry guard
+ * (signals that arrive meanwhile are delivered after them, mach.h), and their time is the emulated kernel's
+ * (emu_kernel_enter), as a trapped access's is (fe_trap.c). */
+static void instruction_begin(void)
 {
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, saved);
+	emu_guard_enter();
 	emu_kernel_enter();
 }
 
-static int instruction_end(const sigset_t *saved, int result)
+static int instruction_end(int result)
 {
 	emu_kernel_leave();
-	emu_restore_sigmask(saved);
+	emu_guard_leave();
 	return result;
 }
 
 #if !FE_CSR_TRAPS
 int rvhw_csr_read(unsigned csr, uint64_t *value)
 {
-	sigset_t saved;
-	instruction_begin(&saved);
-	return instruction_end(&saved, fe_csr_read(csr, value));
+	instruction_begin();
+	return instruction_end(fe_csr_read(csr, value));
 }
 
 int rvhw_csr_write(unsigned csr, uint64_t value)
 {
-	sigset_t saved;
-	instruction_begin(&saved);
-	int r = instruction_end(&saved, fe_csr_write(csr, value));
+	instruction_begin();
+	int r = instruction_end(fe_csr_write(csr, value));
 	/* a user-writable CSR that refuses the write (a trigger with hpcc.useren = 0) traps on the board: the
 	 * SIGILL the instruction would raise, once the signal mask is the program's again */
 	if (r == RVHW_EPERM && rvhw_csr_user_writable(csr))
@@ -114,9 +111,8 @@ static int boom_op(unsigned tag, uint64_t in, uint64_t *out)
 
 int rvhw_boom_op(unsigned tag, uint64_t in, uint64_t *out)
 {
-	sigset_t saved;
-	instruction_begin(&saved);
-	return instruction_end(&saved, boom_op(tag, in, out));
+	instruction_begin();
+	return instruction_end(boom_op(tag, in, out));
 }
 
 const char *rvhw_backend(void)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,4 +285,73 @@ int fe_dir_listing(const char *path, char names[][FE_NAME_MAX], int max)
 	for (int i = 0; i < max && cache_leaf((unsigned)i, &c); i++)
 		snprintf(names[count++], FE_NAME_MAX, "index%d", i);
 	return count;
+}
+
+/* ------------------------------------------------------------------------------ answers built once */
+/* Every answer above is fixed for the life of the process (the machine and the sysctls are set at load, and
+ * writes are refused), yet PAPI and libpfm4 open the same files again and again (cpuinfo three times per
+ * PAPI_library_init, the cache leaves, the sysctls per event). So each path's answer is built at its first
+ * open and kept: an open-addressing table of immutable entries, each published by one compare-and-swap, so
+ * lookups take no lock. Paths that are not ours are never kept (a program may open any number of them). */
+#define ANSWER_SLOTS  4096 /* a power of two; 1024 harts x ~20 files each would not fit: those are built */
+#define ANSWER_PROBES 32   /* then a full table's misses are built each time, as before */
+static struct fe_answer *answers[ANSWER_SLOTS];
+
+static uint64_t path_hash(const char *p)
+{
+	uint64_t h = 14695981039346656037ull; /* FNV-1a */
+	for (; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	return h;
+}
+
+static struct fe_answer *build_answer(const char *path)
+{
+	struct fe_text *b = malloc(sizeof(*b));
+	if (!b)
+		return NULL;
+	int is_dir, r = fe_file_content(path, b, &is_dir);
+	size_t plen = strlen(path) + 1, tlen = r == 1 && !is_dir ? b->len : 0;
+	struct fe_answer *a = r ? malloc(sizeof(*a) + tlen + plen) : NULL;
+	if (a) {
+		a->result = r;
+		a->is_dir = is_dir;
+		a->len = tlen;
+		memcpy(a->text, b->text, tlen);
+		a->path = a->text + tlen;
+		memcpy(a->text + tlen, path, plen);
+	}
+	free(b);
+	return a;
+}
+
+static const struct fe_answer not_ours = {0, 0, 0, "", {0}};
+
+const struct fe_answer *fe_file_answer(const char *path, struct fe_answer **to_free)
+{
+	*to_free = NULL;
+	if (!path)
+		return &not_ours;
+	uint64_t h = path_hash(path);
+	struct fe_answer *mine = NULL;
+	for (unsigned probe = 0; probe < ANSWER_PROBES; probe++) {
+		struct fe_answer **slot = &answers[(h + probe) & (ANSWER_SLOTS - 1)];
+		struct fe_answer *a = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+		if (!a) {
+			if (!mine && !(mine = build_answer(path)))
+				return &not_ours; /* not ours (or out of memory: the host's file) */
+			if (__atomic_compare_exchange_n(slot, &a, mine, 0, __ATOMIC_ACQ_REL,
+			                                __ATOMIC_ACQUIRE))
+				return mine;
+			/* another thread filled the slot meanwhile: a is its entry, compared below */
+		}
+		if (!strcmp(a->path, path)) {
+			free(mine);
+			return a;
+		}
+	}
+	if (!mine && !(mine = build_answer(path)))
+		return &not_ours;
+	*to_free = mine; /* the table is crowded here: this answer is the caller's */
+	return mine;
 }

@@ -119,22 +119,27 @@ __attribute__((constructor)) static void fe_constructor(void)
 	fe_trap_install();
 }
 
+/* ------------------------------------------------------------------------------ signal handlers */
+/* The program's handlers go behind the re-entry guard's trampoline (fe_signal.c); on riscv64 its SIGILL
+ * handler is recorded by the CSR-trap front end (fe_trap.c) and chained to for the traps the emulator does
+ * not own, the emulator's handler staying installed. */
+static int program_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
 #if FE_CSR_TRAPS
-/* ------------------------------------------------------------------ SIGILL: the CSR-trap front end */
-/* The program's SIGILL handler is recorded by fe_trap.c and chained to for the traps the emulator does not
- * own; the emulator's handler stays installed. Other signals go to libc. */
+	if (sig == SIGILL)
+		return fe_trap_sigaction(act, old);
+#endif
+	return fe_signal_sigaction(sig, act, old);
+}
+
 EMU_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	if (sig != SIGILL)
-		return EMU_REAL(sigaction)(sig, act, old);
-	return fe_trap_sigaction(act, old);
+	return program_sigaction(sig, act, old);
 }
 
 /* glibc's signal(): BSD semantics (the signal blocked in its handler, SA_RESTART). */
 EMU_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
-	if (sig != SIGILL)
-		return EMU_REAL(signal)(sig, handler);
 	if (handler == SIG_ERR) {
 		errno = EINVAL;
 		return SIG_ERR;
@@ -144,12 +149,12 @@ EMU_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 	sa.sa_handler = handler;
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	sigaddset(&sa.sa_mask, sig);
-	if (fe_trap_sigaction(&sa, &old) != 0)
+	if (sig > 0 && sig < _NSIG)
+		sigaddset(&sa.sa_mask, sig);
+	if (program_sigaction(sig, &sa, &old) != 0)
 		return SIG_ERR;
 	return old.sa_handler;
 }
-#endif
 
 /* ------------------------------------------------------------------------------- perf_event_open */
 EMU_EXPORT long syscall(long number, ...);
@@ -621,31 +626,29 @@ static int open_virtual(const char *path, int flags)
 	/* Every open of the program comes through here: leave anything outside /proc and /sys at once. */
 	if (!path || (strncmp(path, "/proc/", 6) != 0 && strncmp(path, "/sys/", 5) != 0))
 		return -2;
-	struct fe_text *b = malloc(sizeof(*b));
-	int is_dir, fd;
-	if (!b)
-		return -2;
-	int r = fe_file_content(path, b, &is_dir);
-	if (r == 0 || (r == 1 && is_dir)) {
-		free(b);
+	struct fe_answer *own;
+	const struct fe_answer *a = fe_file_answer(path, &own);
+	int r = a->result, fd;
+	if (r == 0 || (r == 1 && a->is_dir)) {
+		free(own);
 		return -2; /* directories: the host's (or ENOENT) */
 	}
 	EMU_STAT_ADD(syscalls_emulated, 1);
 	if (r < 0) {
-		free(b);
+		free(own);
 		return (int)fail(-r);
 	}
 	if ((flags & O_ACCMODE) != O_RDONLY) {
-		free(b);
+		free(own);
 		return (int)fail(EACCES); /* root-only sysctls and read-only sysfs files */
 	}
 	fd = memfd_create("rvemu-proc", (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0);
-	if (fd >= 0 && (EMU_REAL(write)(fd, b->text, b->len) != (ssize_t)b->len ||
-	                EMU_REAL(lseek)(fd, 0, SEEK_SET) != 0)) {
+	/* pwrite leaves the offset at 0: two host calls per open */
+	if (fd >= 0 && a->len && pwrite(fd, a->text, a->len, 0) != (ssize_t)a->len) {
 		EMU_REAL(close)(fd);
 		fd = -1;
 	}
-	free(b);
+	free(own);
 	return fd;
 }
 
@@ -737,13 +740,11 @@ static int access_virtual(const char *path, int amode, int *r)
 {
 	if (!path || (strncmp(path, "/proc/", 6) != 0 && strncmp(path, "/sys/", 5) != 0))
 		return 0;
-	struct fe_text *b = malloc(sizeof(*b));
-	int is_dir;
-	if (!b)
-		return 0;
 	emu_init();
-	int v = fe_file_content(path, b, &is_dir);
-	free(b);
+	struct fe_answer *own;
+	const struct fe_answer *a = fe_file_answer(path, &own);
+	int v = a->result, is_dir = a->is_dir;
+	free(own);
 	if (v == 0)
 		return 0;
 	if (v < 0) {
@@ -955,7 +956,7 @@ static void *thread_trampoline(void *p)
 {
 	struct thread_start s = *(struct thread_start *)p;
 	free(p);
-	perf_record_fork(s.creator, getpid(), emu_gettid());
+	perf_record_fork(s.creator, emu_getpid(), emu_gettid());
 	void *r = s.fn(s.arg);
 	perf_record_exit();
 	return r;

@@ -23,9 +23,10 @@
  *
  * Signal safety: the handler runs with every signal blocked (no handler of the program, nor the emulator's
  * tick, can interrupt a bank or the perf core halfway), uses only async-signal-safe calls plus the
- * emulator's own locks, which no code of this thread can hold when a CSR instruction traps (they are taken
- * with signals blocked). The program's recorded disposition is published with a sequence counter whose
- * writer runs with signals blocked, so a reader on any thread sees a whole one.
+ * emulator's own locks, which no code of this thread can hold when a CSR instruction traps (they are held
+ * only inside the re-entry guard, mach.h, where no code of the program runs: its handlers wait). The
+ * program's recorded disposition is published with a sequence counter whose writer runs with signals blocked,
+ * so a reader on any thread sees a whole one.
  *
  * Blocked SIGILL: code that runs with SIGILL blocked (the program's own SIGILL handler without SA_NODEFER,
  * a handler whose sa_mask holds SIGILL) cannot have its CSR accesses emulated: the kernel (qemu) forces the
@@ -181,7 +182,7 @@ static void pass_on(int sig, siginfo_t *si, ucontext_t *uc)
 		dfl.sa_handler = SIG_DFL;
 		EMU_REAL(sigaction)(SIGILL, &dfl, NULL);
 		if (!kernel_raised)
-			EMU_REAL(syscall)(SYS_tgkill, (long)getpid(), (long)emu_gettid(), (long)SIGILL);
+			EMU_REAL(syscall)(SYS_tgkill, (long)emu_getpid(), (long)emu_gettid(), (long)SIGILL);
 		return;
 	}
 	sigset_t mask = uc->uc_sigmask, ours;

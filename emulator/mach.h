@@ -42,10 +42,16 @@ static inline void *emu_resolve(void **slot, const char *name)
 #define EMU_REAL_DECL(ret, fn, ...) extern ret (*emu_real_##fn)(__VA_ARGS__)
 #include "mach_host.def"
 #undef EMU_REAL_DECL
+/* The calling thread's tid and the process's pid, cached (no system call after the first); a fork child
+ * forgets them before anything else runs in it (emu_identity_forget). */
 pid_t emu_gettid(void);
-/* Restores a signal mask pthread_sigmask gave; what arrived while it was blocked is delivered as this returns
- * (in this function: on riscv64 it makes the system call itself, see mach_host.c). */
-void emu_restore_sigmask(const sigset_t *mask);
+pid_t emu_getpid(void);
+void emu_identity_forget(void);
+/* rt_sigprocmask(how, set, NULL); what it unblocks is delivered as this returns (in this function: on riscv64
+ * it makes the system call itself, see mach_host.c). */
+void emu_sigmask(int how, const sigset_t *set);
+/* Queues sig with *info to the calling thread (any si_code); delivered as this returns, if not blocked. */
+void emu_sigqueue_self(int sig, siginfo_t *info);
 
 /* ---------------------------------------------------------------------------------- configuration */
 /* Set once at load time from the environment (mach_config.c). A malformed value is a configuration
@@ -124,12 +130,32 @@ uint64_t emu_hart_cycles(unsigned hart);         /* cycles run on a hart by ever
 /* The calling thread enters / leaves the emulator: its CPU time in between stands for the kernel's (a system
  * call, a trapped CSR access, the emulator's own timer interrupt) and the CPU-time clock leaves it out of the
  * thread's cycles, so no count, truth or sample charges it to the program. The thread's cycles stand still
- * meanwhile. Calls nest; only the outermost pair measures. Async-signal-safe: call with signals blocked, as
- * the emulated kernel runs (an interrupt inside would be charged to the kernel too). */
+ * meanwhile. Calls nest; only the outermost pair measures. Async-signal-safe: call inside the re-entry guard
+ * (emu_guard_enter) or with signals blocked, as the emulated kernel runs (a handler inside would be charged
+ * to the kernel too). On the common path no system call (see own_cputime_now in mach_thread.c). */
 void emu_kernel_enter(void);
 void emu_kernel_leave(void);
 /* fork child: the parent's open emulator entry is not the child's (its CPU clock starts at 0). */
 void emu_kernel_forget(void);
+/* The re-entry guard. A system call is atomic for the caller's signal handlers; the emulator's calls must
+ * be too, since a handler that calls back in (PAPI's SIGPROF handler reads its events) must not find the
+ * emulator's locks held or its tables half updated by the code it interrupted. Instead of blocking every
+ * signal through the kernel (two system calls per call), a thread marks itself inside (per thread, no system
+ * call) and every handler that may reach the emulator -- the emulator's own and, through the interposed
+ * sigaction()/signal(), the program's -- first asks emu_signal_defer: inside, the signal is kept with its
+ * siginfo and queued again to the thread by the outermost emu_guard_leave, which delivers it there, where
+ * the blocked-signals scheme delivered it. Nests; async-signal-safe. Every emulator lock is taken inside the
+ * guard, so a handler that runs (outside it) never finds one held by its own thread. */
+void emu_guard_enter(void);
+void emu_guard_leave(void);
+int emu_guard_inside(void);
+/* In a signal handler, first thing: 1 if the thread is inside the guard and the signal was deferred (return
+ * at once), 0 to handle it now. A synchronous fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS raised
+ * by the kernel for an instruction) is never deferred: the instruction would fault again. */
+int emu_signal_defer(int sig, siginfo_t *si, void *ucontext);
+/* fork child: the guard the forking thread held (the fork handlers' lock) ends, and what it deferred is
+ * delivered. */
+void emu_guard_forget(void);
 /* The id of a thread's CPU-time clock (the kernel's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
 clockid_t emu_thread_cpuclock(pid_t tid);
 /* Host context switches of the calling thread so far (getrusage), for the HPC's `interrupted` bit. */

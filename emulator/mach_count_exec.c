@@ -249,10 +249,10 @@ static uint64_t exec_cycles_for(const struct emu_thread *t, uint64_t evmask, uin
  * in supervisor mode, so the plugin charges those blocks to RVEXEC_MODE_SUPERVISOR (read by no event: every
  * modelled event is a user event, as with exclude_kernel). The plugin charges a block to the mode the slot
  * has when the block starts: the rest of the block that stores the mode goes to the mode it had, and the
- * instructions of a call into the emulator before its entry (signals are blocked first) and of its return
+ * instructions of a call into the emulator before its entry (re-entry guard first) and of its return
  * after the exit stay the user's: about 300 per emulated read() (tests/exec/kernel_mode.c), where a board's
  * libc wrapper runs about 20 in user mode. The slot is found once per thread
- * (lock-free: this runs with signals blocked, possibly in the trap handler). */
+ * (lock-free: this runs inside the re-entry guard or with signals blocked, in the trap handler). */
 static __thread struct rvexec_slot *kernel_slot __attribute__((tls_model("initial-exec")));
 
 static void exec_kernel_mode(enum emu_kernel_mode mode)

@@ -31,17 +31,17 @@ static void pes_drain(struct emu_thread *t, int interrupt);
 /* --------------------------------------------------------------------------------------------- lock */
 /* A system call is atomic with respect to the caller's signal handlers: a handler that interrupts the
  * program inside the emulator and calls back into it (PAPI's SIGPROF handler reads its events) must not find
- * the lock held by the code it interrupted. So every signal is blocked while the lock is held; what arrived
- * meanwhile (the sampling tick, the overflow signals queued by emu_queue_signal) is delivered when
- * emu_unlock restores the mask, after the lock is released. */
+ * the lock held by the code it interrupted. So the lock is held only inside the re-entry guard
+ * (emu_guard_enter, mach.h): a signal whose handler may reach the emulator (the sampling tick, the program's
+ * handlers through the interposed sigaction) is deferred meanwhile and delivered by emu_unlock's
+ * emu_guard_leave, after the lock is released -- where blocking every signal through the kernel delivered
+ * it, without that scheme's two system calls per call. The overflow signals queued meanwhile
+ * (emu_queue_signal) are sent after that, outside the guard, so a handler of the program's runs at once. */
 static pthread_mutex_t perf_lock = PTHREAD_MUTEX_INITIALIZER;
-static __thread sigset_t outside_mask __attribute__((tls_model("initial-exec")));
 
 void emu_lock(void)
 {
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &outside_mask);
+	emu_guard_enter();
 	emu_kernel_enter(); /* waiting for the lock is not CPU time: a blocked mutex sleeps */
 	pthread_mutex_lock(&perf_lock);
 }
@@ -49,9 +49,7 @@ void emu_lock(void)
 void emu_unlock(void)
 {
 	pthread_mutex_unlock(&perf_lock);
-	emu_flush_signals();
-	emu_kernel_leave();
-	emu_restore_sigmask(&outside_mask);
+	emu_flush_signals_leaving();
 }
 
 /* fork: no perf lock may be held across it (the registry and bank locks have their own handlers). */
@@ -69,7 +67,7 @@ void perf_fork_child_unlock(void)
 {
 	pthread_mutex_unlock(&perf_lock);
 	emu_kernel_forget();
-	emu_restore_sigmask(&outside_mask);
+	emu_guard_forget();
 }
 
 /* ------------------------------------------------------------------------------------------ contexts */
@@ -804,14 +802,14 @@ static int in_emulator(uint64_t pc)
 
 static void tick_handler(int sig, siginfo_t *si, void *uc)
 {
-	(void)sig;
-	(void)si;
+	if (emu_signal_defer(sig, si, uc)) /* the thread is inside the emulator: at its emu_unlock */
+		return;
 	int saved = errno;
 	uint64_t t0 = thread_cpu_ns();
 	struct emu_thread *t = emu_thread_self();
 	uint64_t pc = interrupted_pc(uc);
 	struct emu_uregs regs;
-	if (in_emulator(pc)) /* an interposed call or control API that runs with signals open */
+	if (in_emulator(pc)) /* an interposed call or control API, outside the re-entry guard */
 		pc = EMU_IP_KERNEL;
 	else
 		uregs_from(uc, &regs);

@@ -61,7 +61,7 @@ static void snap_release(struct emu_event_snap *s)
  * An event this process opened on another process's task (target->remote) is not foreign: perf_remote.c. */
 static int is_foreign(const struct emu_event *ev)
 {
-	return ev->owner_pid != getpid();
+	return ev->owner_pid != emu_getpid();
 }
 
 /* ------------------------------------------------------------------------------------ open & validate */
@@ -336,7 +336,7 @@ int perf_open(const struct perf_event_attr *uattr, int pid, int cpu, struct emu_
 	}
 	ev->fd = fd;
 	ev->refs = 1;
-	ev->owner_pid = getpid();
+	ev->owner_pid = emu_getpid();
 	ev->hw_idx = -1;
 	ev->snap = snap_alloc();
 	ev->id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
@@ -784,7 +784,7 @@ static void inherit_fork_child(struct emu_thread *parent, struct emu_thread *chi
 			c->state = e->state == EV_ACTIVE ? EV_INACTIVE : e->state;
 			c->acc = e->acc;
 			c->inherited = 1;
-			c->owner_pid = getpid();
+			c->owner_pid = emu_getpid();
 			if (!leader)
 				leader = c;
 			emu_ctx_insert(c);
@@ -796,7 +796,7 @@ static void inherit_fork_child(struct emu_thread *parent, struct emu_thread *chi
 void perf_exit_flush(void)
 {
 	struct emu_thread *t = emu_thread_self();
-	emu_lock(); /* no handler can run inside the emulator (signals are blocked there): never held here */
+	emu_lock(); /* no handler runs inside the emulator (the guard defers them): never held here */
 	if (t->perf) {
 		emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
 		for_each_group(t->perf, g) for_each_member(g, e)

@@ -271,10 +271,10 @@ static pid_t probe_pipe_pid;
 
 static ssize_t copy_by_pipe(void *dst, uint64_t addr, size_t n)
 {
-	if (probe_pipe_pid != getpid()) {
+	if (probe_pipe_pid != emu_getpid()) {
 		if (EMU_REAL(syscall)(SYS_pipe2, probe_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
 			return -1;
-		probe_pipe_pid = getpid();
+		probe_pipe_pid = emu_getpid();
 	}
 	ssize_t w = EMU_REAL(write)(probe_pipe[1], (const void *)(uintptr_t)addr, n);
 	if (w <= 0)
@@ -293,7 +293,7 @@ static size_t user_copy(void *dst, uint64_t addr, size_t n)
 		if (chunk > n - done)
 			chunk = n - done;
 		struct iovec l = {(char *)dst + done, chunk}, r = {(void *)(uintptr_t)(addr + done), chunk};
-		ssize_t got = no_vm_readv ? -1 : process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+		ssize_t got = no_vm_readv ? -1 : process_vm_readv(emu_getpid(), &l, 1, &r, 1, 0);
 		if (got < 0 && (no_vm_readv || errno == ENOSYS)) {
 			no_vm_readv = 1;
 			got = copy_by_pipe((char *)dst + done, addr + done, chunk);

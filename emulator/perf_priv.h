@@ -191,8 +191,9 @@ void emu_remote_sync(struct emu_event *ev);   /* enable_on_exec, inherit copies,
 void emu_remote_follow(struct emu_event *ev, unsigned long req); /* ENABLE/DISABLE/RESET to the copies */
 void emu_remote_release(struct emu_event *ev);
 
-/* perf_signal.c: overflow signals, sent when the perf lock is released */
+/* perf_signal.c: overflow signals, sent when the perf lock is released. emu_unlock's second half: leaves the
+ * emulated kernel and the re-entry guard, then sends what was queued. */
 void emu_queue_signal(struct emu_event *ev, int code);
-void emu_flush_signals(void);
+void emu_flush_signals_leaving(void);
 
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Overflow signals to the F_SETOWN(_EX) owner. They are queued under the perf lock and sent after it is
- * released: a signal to ourselves runs its handler at once, and PAPI's handler calls ioctl() on the event. */
+ * released and the thread has left the emulator: a signal to ourselves runs its handler at once, and PAPI's
+ * handler calls ioctl() on the event. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -26,7 +27,7 @@ void emu_queue_signal(struct emu_event *ev, int code)
 		return; /* F_SETOWN never called: nobody to signal, as the kernel */
 	struct pending_signal *p = &pending[npending++];
 	memset(p, 0, sizeof(*p));
-	p->pid = ev->owner_type == F_OWNER_TID ? getpid() : ev->owner;
+	p->pid = ev->owner_type == F_OWNER_TID ? emu_getpid() : ev->owner;
 	p->tid = ev->owner_type == F_OWNER_TID ? ev->owner : 0;
 	p->signo = ev->signo ? ev->signo : SIGIO;
 	p->info.si_signo = p->signo;
@@ -43,14 +44,18 @@ static long send_one(struct pending_signal *p)
 	return EMU_REAL(syscall)(SYS_rt_sigqueueinfo, p->pid, p->signo, &p->info);
 }
 
-void emu_flush_signals(void)
+void emu_flush_signals_leaving(void)
 {
-	/* Send from a copy: a signal sent here runs the user's handler at once, and what it does (read,
-	 * ioctl, a tick) may queue new signals into `pending` while this loop runs. */
+	/* Take the batch inside the guard (a handler of this thread may queue more meanwhile, into
+	 * `pending`), then leave the emulator, then send: a signal to ourselves runs its handler at once,
+	 * outside the guard and outside the emulator's time, and what it does (read, ioctl, a tick) queues
+	 * and sends its own. */
 	struct pending_signal batch[MAX_PENDING];
 	unsigned n = npending;
 	memcpy(batch, pending, n * sizeof(batch[0]));
 	npending = 0;
+	emu_kernel_leave();
+	emu_guard_leave();
 	for (unsigned i = 0; i < n; i++) {
 		struct pending_signal *p = &batch[i];
 		long r = send_one(p);

@@ -43,6 +43,9 @@ struct rvemu_stats {
 	uint64_t csr_traps; /* SIGILLs of CSR instructions the emulator carried out (and resumed after) */
 	uint64_t
 	    csr_traps_passed; /* SIGILLs it did not own, handed to the program's handler or default action */
+	uint64_t
+	    signals_deferred; /* signals that landed while their thread was inside the emulator, delivered
+	                       * as it left (the re-entry guard: a system call is atomic for handlers) */
 };
 
 /* One Precise Event Sampling record as the emulated PES unit writes it into its buffer (docs/pes.md): a

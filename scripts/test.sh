@@ -136,7 +136,7 @@ stage unit-tests-asan make -C "$RVPAPI_BUILD/obj-asan" -j"$jobs" check-asan
 stage lint "$top/scripts/lint.sh"
 # Benchmarks print ratios measured in one run (never asserted: these machines are shared and noisy).
 stage bench make -C "$RVPAPI_BUILD/obj/bench" -s run-bench
-grep -E 'x a plain call|\(1\.0x\)|medians|batched vs|^bench_sampling:|^bench_papi_overhead:' "$log_dir/bench.log" | sed 's/^/   bench: /'
+grep -E 'x a plain call|\(1\.0x\)|medians|vs a native pipe|batched vs|^bench_sampling:|^bench_papi_overhead:' "$log_dir/bench.log" | sed 's/^/   bench: /'
 # x86_64 next to riscv64 (tests/riscv64/run-riscv64-tests.sh), and the dependency build's time
 awk '/^ +model +arch/ { on = 1 } on && /^(ok|FAIL) +side by side/ { print; exit } on' "$log_dir/riscv64.log" 2>/dev/null |
 	sed 's/^ *//; s/^/   riscv64: /'

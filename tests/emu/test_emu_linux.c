@@ -1346,6 +1346,142 @@ static void test_sideband_mmap_kinds(void)
 	close(fd);
 }
 
+/* ------------------------------------------------------------------- handlers inside a system call */
+/* A system call is atomic for the caller's signal handlers: a handler that reads an event while its thread
+ * was inside the emulator (holding its lock, halfway through a read) must neither wait for that lock forever
+ * nor see half-done work. Another thread keeps signalling this one while it reads the event; the emulator
+ * counts the signals that landed inside it and were delivered as it left (signals_deferred), so the test
+ * knows the hard case happened. A watchdog turns a deadlock into a failure (SIGALRM's default action). */
+#define ATOMIC_READS_MAX 400000
+static int atomic_fd = -1;
+static volatile sig_atomic_t handler_reads, handler_bad, stop_kicking;
+
+static void read_in_handler(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	uint64_t v;
+	if (read(atomic_fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		handler_reads++;
+	else
+		handler_bad++;
+	errno = saved;
+}
+
+static void *kick_reader(void *arg)
+{
+	pthread_t reader = *(pthread_t *)arg;
+	for (unsigned i = 0; i < 10u * ATOMIC_READS_MAX && !stop_kicking; i++)
+		pthread_kill(reader, SIGUSR1);
+	return NULL;
+}
+
+static void test_handler_reads_inside_syscall(void)
+{
+	struct perf_event_attr a;
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	atomic_fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(atomic_fd >= 0);
+	struct sigaction sa, old, now;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = read_in_handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	CU_ASSERT_FATAL(sigaction(SIGUSR1, &sa, &old) == 0);
+	/* the program sees its own handler, not the emulator's trampoline */
+	CU_ASSERT(sigaction(SIGUSR1, NULL, &now) == 0 && now.sa_handler == read_in_handler);
+	handler_reads = handler_bad = stop_kicking = 0;
+	struct rvemu_stats s0, s1;
+	api.get_stats(&s0);
+	pthread_t self = pthread_self(), kicker;
+	alarm(120);
+	CU_ASSERT_FATAL(pthread_create(&kicker, NULL, kick_reader, &self) == 0);
+	unsigned bad = 0, i;
+	for (i = 0; i < ATOMIC_READS_MAX; i++) {
+		uint64_t v;
+		if (read(atomic_fd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+			bad++;
+		if (i % 1000 == 999) {
+			api.get_stats(&s1);
+			if (s1.signals_deferred - s0.signals_deferred >= 20 && handler_reads >= 20)
+				break;
+		}
+	}
+	stop_kicking = 1;
+	pthread_join(kicker, NULL);
+	alarm(0);
+	api.get_stats(&s1);
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT_EQUAL(handler_bad, 0);
+	CU_ASSERT(handler_reads > 0);
+	CU_ASSERT(s1.signals_deferred > s0.signals_deferred);
+	if (s1.signals_deferred == s0.signals_deferred || !handler_reads)
+		fprintf(stderr, "  %u reads, %d in the handler, %llu signals deferred\n", i,
+		        (int)handler_reads, (unsigned long long)(s1.signals_deferred - s0.signals_deferred));
+	sigaction(SIGUSR1, &old, NULL);
+	close(atomic_fd);
+}
+
+/* The program's handlers go behind the emulator's trampoline (fe_signal.c), invisibly: sigaction reports the
+ * program's own handler and flags, signal() returns the previous one, SA_RESETHAND still resets after one
+ * delivery, the siginfo reaches an SA_SIGINFO handler whole, and SIG_IGN and SIG_DFL are the kernel's. */
+static volatile sig_atomic_t usr2_calls, usr2_value;
+
+static void usr2_plain(int sig)
+{
+	(void)sig;
+	usr2_calls++;
+}
+
+static void usr2_info(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	usr2_calls++;
+	usr2_value = si->si_code == SI_QUEUE ? si->si_value.sival_int : -1;
+}
+
+/* valgrind delivers a signal a thread sends itself later than the kernel (at once): wait, boundedly */
+static void wait_usr2_calls(int n)
+{
+	for (unsigned i = 0; i < 1000000 && usr2_calls < n; i++)
+		sched_yield();
+}
+
+static void test_handlers_behind_trampoline(void)
+{
+	struct sigaction sa, old, now;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = usr2_info;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGUSR1);
+	CU_ASSERT_FATAL(sigaction(SIGUSR2, &sa, &old) == 0);
+	CU_ASSERT(sigaction(SIGUSR2, NULL, &now) == 0);
+	CU_ASSERT(now.sa_sigaction == usr2_info);
+	CU_ASSERT((now.sa_flags & (SA_SIGINFO | SA_RESETHAND | SA_RESTART)) ==
+	          (SA_SIGINFO | SA_RESETHAND | SA_RESTART));
+	CU_ASSERT(sigismember(&now.sa_mask, SIGUSR1));
+	usr2_calls = 0;
+	usr2_value = 0;
+	CU_ASSERT(sigqueue(getpid(), SIGUSR2, (union sigval){.sival_int = 4242}) == 0);
+	wait_usr2_calls(1);
+	CU_ASSERT_EQUAL(usr2_calls, 1);
+	CU_ASSERT_EQUAL(usr2_value, 4242);
+	CU_ASSERT(sigaction(SIGUSR2, NULL, &now) == 0 && now.sa_handler == SIG_DFL); /* reset after one */
+	CU_ASSERT(signal(SIGUSR2, usr2_plain) == SIG_DFL);
+	CU_ASSERT(signal(SIGUSR2, SIG_IGN) == usr2_plain);
+	CU_ASSERT(raise(SIGUSR2) == 0); /* ignored by the kernel */
+	CU_ASSERT(signal(SIGUSR2, usr2_plain) == SIG_IGN);
+	CU_ASSERT(raise(SIGUSR2) == 0);
+	wait_usr2_calls(2);
+	CU_ASSERT_EQUAL(usr2_calls, 2);
+	errno = 0;
+	CU_ASSERT(sigaction(SIGKILL, &sa, NULL) == -1 && errno == EINVAL);
+	CU_ASSERT(sigaction(SIGUSR2, NULL, &now) == 0 && now.sa_handler == usr2_plain); /* not lost by it */
+	sigaction(SIGUSR2, &old, NULL);
+}
+
 void add_linux_suites(void)
 {
 	CU_pSuite s = CU_add_suite("faithful to Linux", NULL, NULL);
@@ -1354,6 +1490,10 @@ void add_linux_suites(void)
 	CU_add_test(s, "task-clock sampling on every core (perf_swevent_hrtimer)", test_clock_sampling);
 	CU_add_test(s, "open and file checks (pmu_sbi_event_map, perf_event_open, perf_fops)",
 	            test_open_checks);
+	CU_add_test(s, "a handler reads an event its thread was reading (a system call is atomic)",
+	            test_handler_reads_inside_syscall);
+	CU_add_test(s, "the program's handlers behind the emulator's trampoline, invisibly",
+	            test_handlers_behind_trampoline);
 	CU_add_test(s, "a per-thread event bound to a CPU (event_filter_match)", test_cpu_filter);
 	CU_add_test(s, "prctl(PR_TASK_PERF_EVENTS_*) (perf_event_task_disable)", test_prctl);
 	CU_add_test(s, "poll (perf_poll)", test_poll);

@@ -88,6 +88,35 @@ static void test_sys_and_sysctl(void)
 	CU_ASSERT_EQUAL(errno, EACCES);
 }
 
+/* The answers are built once per path and kept (fe_file_answer): the second round, in the other order and
+ * with other paths opened in between, must give each path its own answer, not a neighbour's. */
+static void test_answers_kept(void)
+{
+	unsigned harts = (unsigned)sysconf(_SC_NPROCESSORS_ONLN), bad = 0;
+	for (int round = 0; round < 3; round++) {
+		for (unsigned i = 0; i < harts; i++) {
+			unsigned cpu = round == 1 ? harts - 1 - i : i;
+			char path[128], buf[64], want[64];
+			snprintf(path, sizeof(path),
+			         "/sys/devices/system/cpu/cpu%u/topology/thread_siblings_list", cpu);
+			read_file(path, buf, sizeof(buf));
+			snprintf(want, sizeof(want), "%u\n", cpu);
+			bad += strcmp(buf, want) != 0;
+			snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/topology/core_id", cpu);
+			read_file(path, buf, sizeof(buf));
+			bad += strcmp(buf, want) != 0;
+			errno = 0;
+			snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/topology/core_id",
+			         cpu + harts);
+			bad += open(path, O_RDONLY) != -1 || errno != ENOENT; /* a refusal is kept too */
+		}
+		char buf[256];
+		read_file("/proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf));
+		bad += strcmp(buf, "2\n") != 0;
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+}
+
 /* Files, pipes and other syscalls keep working under the emulator. */
 static void test_forwarded(void)
 {
@@ -268,6 +297,7 @@ void add_machine_suites(void)
 	CU_pSuite s = CU_add_suite("machine", NULL, NULL);
 	CU_add_test(s, "/proc/cpuinfo in the RISC-V kernel format", test_cpuinfo);
 	CU_add_test(s, "/sys and sysctl files", test_sys_and_sysctl);
+	CU_add_test(s, "/proc and /sys answers built once, each path its own", test_answers_kept);
 	CU_add_test(s, "calls on other fds and syscalls are forwarded", test_forwarded);
 	CU_add_test(s, "perf_event_open refuses bad input like the kernel", test_bad_inputs);
 }
