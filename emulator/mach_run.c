@@ -121,7 +121,7 @@ static void run_lock(void)
 static void run_unlock(void)
 {
 	__atomic_store_n(&run->lock, 0, __ATOMIC_RELEASE);
-	emu_restore_sigmask(&run_lock_mask);
+	emu_sigmask(SIG_SETMASK, &run_lock_mask);
 }
 
 /* ---------------------------------------------------------------------------------- create, join */
