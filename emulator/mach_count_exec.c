@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -33,6 +34,7 @@
 struct exec_snapshot {
 	uint64_t key; /* the thread cycle the perf core asked about */
 	uint64_t counts[RVEXEC_NCOUNTS];
+	uint64_t kcounts[RVEXEC_NCOUNTS]; /* supervisor mode (the emulator's own code): the kernel's share */
 };
 
 struct exec_thread {
@@ -40,6 +42,10 @@ struct exec_thread {
 	struct rvexec_slot *slot; /* NULL: the thread has no slot (it has not run under the plugin) */
 	unsigned held, newest;    /* snapshots held, index of the newest */
 	struct exec_snapshot snap[EXEC_SNAPSHOTS];
+	/* the alarm last armed in the slot (exec_arm): counter, value, and the slot's alarm_fired then */
+	int armed;
+	uint32_t armed_counter;
+	uint64_t armed_at, armed_fired;
 	struct exec_thread *next;
 };
 
@@ -156,8 +162,11 @@ static const struct exec_snapshot *take_reading(struct exec_thread *et)
 		return newest; /* nothing ran since (every block costs at least a cycle) */
 	unsigned i = et->held == 0 ? 0 : (et->newest + 1) % EXEC_SNAPSHOTS;
 	struct exec_snapshot *s = &et->snap[i];
-	for (unsigned c = 0; c < RVEXEC_NCOUNTS; c++)
+	for (unsigned c = 0; c < RVEXEC_NCOUNTS; c++) {
 		s->counts[c] = __atomic_load_n(&et->slot->counts[RVEXEC_MODE_USER][c], __ATOMIC_RELAXED);
+		s->kcounts[c] =
+		    __atomic_load_n(&et->slot->counts[RVEXEC_MODE_SUPERVISOR][c], __ATOMIC_RELAXED);
+	}
 	s->key = s->counts[RVEXEC_CYCLES]; /* the cycles of this very reading */
 	et->newest = i;
 	if (et->held < EXEC_SNAPSHOTS)
@@ -271,6 +280,121 @@ static void exec_kernel_mode(enum emu_kernel_mode mode)
 		                 __ATOMIC_RELAXED);
 }
 
+/* The kernel's share of an event that does not exclude it: what the plugin counted in supervisor mode (the
+ * emulator's own code) up to the reading of that instant. The emulator's work between two instants of the
+ * user's clock shows at the later one (the user's cycles stand still while it runs). Events with no
+ * execution-driven meaning have no kernel share (their profile rate runs on the user's cycles). */
+static uint64_t exec_kernel_count(const struct emu_thread *t, size_t ev, uint64_t cycles)
+{
+	if (ev >= 64 || exec.ncounters[ev] == 0)
+		return 0;
+	uint64_t sum = 0;
+	pthread_mutex_lock(&exec_lock);
+	struct exec_thread *et = exec_thread(t->tid);
+	if (et) {
+		const struct exec_snapshot *s = reading_at(et, cycles);
+		for (unsigned i = 0; i < exec.ncounters[ev]; i++)
+			sum += s->kcounts[exec.counters[ev][i]];
+	}
+	pthread_mutex_unlock(&exec_lock);
+	return sum;
+}
+
+/* ------------------------------------------------------------------------------------- the alarm */
+/* The plugin counter that alone makes the events of evmask, if there is one: the alarm watches one counter. */
+static int single_counter(uint64_t evmask, uint32_t *counter)
+{
+	int found = 0;
+	for (size_t i = 0; i < 64; i++) {
+		if (!(evmask & (1ull << i)))
+			continue;
+		if (found || exec.ncounters[i] != 1)
+			return 0;
+		*counter = exec.counters[i][0];
+		found = 1;
+	}
+	return found;
+}
+
+/* Time under this source: the perf core's next look is the plugin's alarm (rvexec_shm.h), armed at a count.
+ * When one sampling event made of one plugin counter decides the plan, the alarm watches that counter at the
+ * exact value of the overflow, and its alarm_pc is the instruction that made it (exec_pc_at); otherwise it
+ * watches the modelled cycles at the plan's bound (the perf core looks, finds what is due, and plans
+ * again). A value the thread is already past (it ran since `from`: the rest of an overflow handler) fires at
+ * its next block. Called with signals blocked, by the thread itself or (an event attached to it) another. */
+static int exec_arm(struct emu_thread *t, int signo, const struct emu_alarm_plan *p)
+{
+	int r = 0;
+	pthread_mutex_lock(&exec_lock);
+	struct exec_thread *et = exec_thread(t->tid);
+	struct rvexec_slot *slot = et ? et->slot : NULL;
+	if (!slot) { /* the thread has run no block under the plugin: nothing of it can overflow yet */
+		r = p->cycles == UINT64_MAX ? 0 : -1;
+		goto out;
+	}
+	__atomic_store_n(&slot->alarm_signo, 0, __ATOMIC_RELEASE);
+	et->armed = 0;
+	if (p->cycles == UINT64_MAX)
+		goto out;
+	const struct exec_snapshot *base = reading_at(et, p->from);
+	uint32_t k = RVEXEC_CYCLES;
+	uint64_t at = p->from + (p->cycles ? p->cycles : 1);
+	if (p->evmask && p->need && single_counter(p->evmask, &k))
+		at = base->counts[k] + p->need;
+	else
+		k = RVEXEC_CYCLES;
+	uint64_t current = __atomic_load_n(&slot->counts[RVEXEC_MODE_USER][k], __ATOMIC_RELAXED);
+	if (current >= at) { /* already there: the next block (it costs at least a cycle) wakes the perf core */
+		k = RVEXEC_CYCLES;
+		at = __atomic_load_n(&slot->counts[RVEXEC_MODE_USER][RVEXEC_CYCLES], __ATOMIC_RELAXED) + 1;
+	}
+	et->armed = 1;
+	et->armed_counter = k;
+	et->armed_at = at;
+	et->armed_fired = __atomic_load_n(&slot->alarm_fired, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&slot->alarm_count, k, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->alarm_at, at, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->alarm_signo, (uint32_t)signo, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&exec_lock);
+	return r;
+}
+
+/* The instruction at which the events of evmask had `need` more than at cycle `from` (evmask 0: the cycles
+ * reached from + need), when the last alarm armed watched exactly that and has fired; else 0. */
+static uint64_t exec_pc_at(const struct emu_thread *t, uint64_t evmask, uint64_t from, uint64_t need)
+{
+	uint64_t pc = 0;
+	pthread_mutex_lock(&exec_lock);
+	struct exec_thread *et = exec_thread(t->tid);
+	if (!et || !et->slot || !et->armed ||
+	    __atomic_load_n(&et->slot->alarm_fired, __ATOMIC_ACQUIRE) == et->armed_fired)
+		goto out;
+	uint32_t k = RVEXEC_CYCLES;
+	uint64_t at = from + need;
+	if (evmask) {
+		if (!single_counter(evmask, &k))
+			goto out;
+		at = reading_at(et, from)->counts[k] + need;
+	}
+	if (k == et->armed_counter && at == et->armed_at)
+		pc = __atomic_load_n(&et->slot->alarm_pc, __ATOMIC_RELAXED);
+out:
+	pthread_mutex_unlock(&exec_lock);
+	return pc;
+}
+
+/* The plugin sends the alarm as a host signal; 1..31 are numbered alike on the host and the riscv64 guest
+ * (qemu-user maps real-time signals), and SIGSTKFLT is one no program or library here uses. */
 const struct emu_count_source emu_exec_source = {
-    "exec", exec_count, exec_cycle_reaching, exec_cycles_for, exec_thread_cycles, exec_kernel_mode,
+    .name = "exec",
+    .count = exec_count,
+    .cycle_reaching = exec_cycle_reaching,
+    .cycles_for = exec_cycles_for,
+    .thread_cycles = exec_thread_cycles,
+    .kernel_mode = exec_kernel_mode,
+    .kernel_count = exec_kernel_count,
+    .arm = exec_arm,
+    .pc_at = exec_pc_at,
+    .signal = SIGSTKFLT,
 };

@@ -498,6 +498,42 @@ def test_inherit(args):
     check("inherit: the child's loop is in the parent's event", got[100000] >= 200000, True)
 
 
+def test_overflow_pc(args):
+    print("== overflow point: samples name the instruction that made the counter overflow (exec clock)")
+    lib = riscv64_emulator(args)
+    binary = build(args, "pes_div.c", "pes_div", ["-O2"])
+    iters, period = 100000, 1000
+    want = 3 * iters // period
+    env = ["RVEMU_SSCOFPMF=1", "RVEMU_PES=1"]
+    pattern = r"count (\d+) samples (\d+) at_div (\d+) in_order (\d+) in_loop (\d+) outside (\d+) lost (\d+)"
+    out = emulator_run(args, lib, binary, [str(iters), str(period), "precise"], "pes-div", env)
+    m = re.search(pattern, out)
+    if not m:
+        raise SystemExit(f"test_exec: pes_div printed: {out}")
+    count, samples, at_div, in_order, in_loop, outside, lost = (int(x) for x in m.groups())
+    print(f"pes_div precise: {out.strip()}")
+    check("overflow pc: PES, the event counts the kernel's divisions exactly", count, 3 * iters)
+    check("overflow pc: PES, one record per period", (samples, lost), (want, 0))
+    check("overflow pc: PES, every record names a div of the loop", at_div, samples)
+    check("overflow pc: PES, every record names the div the count says (k * period - 1) % 3", in_order, samples)
+    # an ordinary overflow interrupt (Sscofpmf): the sample is taken RVEMU_IRQ_SKID modelled cycles later
+    for skid in (0, 3):
+        out = emulator_run(args, lib, binary, [str(iters), str(period), "skid"], f"skid-div-{skid}",
+                           ["RVEMU_SSCOFPMF=1", f"RVEMU_IRQ_SKID={skid}"])
+        m = re.search(pattern, out)
+        if not m:
+            raise SystemExit(f"test_exec: pes_div printed: {out}")
+        count, samples, at_div, in_order, in_loop, outside, lost = (int(x) for x in m.groups())
+        print(f"pes_div skid {skid}: {out.strip()}")
+        check(f"overflow pc: skid {skid}, one sample per period, all in the loop", (samples, in_loop, lost),
+              (want, want, 0))
+        if skid == 0:
+            check("overflow pc: skid 0, every sample names the div the count says", in_order, samples)
+        else:
+            check(f"overflow pc: skid {skid}, no sample at the div itself (the interrupt comes later)", at_div, 0)
+    return
+
+
 def rvemu_run(args, argv, env_extra, name):
     """emulator/rvemu-run.sh ARGV with the riscv64 emulator and the plugin of the build; (rc, stdout, stderr)."""
     env = clean_env()
@@ -660,7 +696,8 @@ def main():
     tests = {"instret": test_instret, "classes": test_classes, "stride": test_stride,
              "gemm_chase": test_gemm_chase, "threads": test_threads, "fork": test_fork, "mode": test_mode,
              "alarm": test_alarm,
-             "end_to_end": test_end_to_end, "kernel_mode": test_kernel_mode, "inherit": test_inherit, "rvemu_run": test_rvemu_run,
+             "end_to_end": test_end_to_end, "kernel_mode": test_kernel_mode, "inherit": test_inherit,
+             "overflow_pc": test_overflow_pc, "rvemu_run": test_rvemu_run,
              "bad_input": test_bad_input, "papi": test_papi}
     for name, t in tests.items():
         if not args.only or name in args.only:
