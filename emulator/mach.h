@@ -169,6 +169,7 @@ struct emu_alarm_plan {
 	/* when one sampling event alone decides: `need` more of its events `evmask` after `from` (a clock
 	 * that counts events can wake exactly there); 0: only the cycle bound is known */
 	uint64_t evmask, need;
+	uint64_t skid;  /* ... whose overflow interrupt is taken this many cycles after its overflow */
 	int from_alarm; /* armed by the alarm's own handler (the thread has not run since) */
 };
 int emu_clock_signal(void); /* the signal the clock's alarm sends (the perf core installs its handler) */
@@ -188,8 +189,10 @@ int emu_clock_program_time(void);
  * clock, else CLOCK_MONOTONIC. `accounted`: the perf core's accounted cycles, NULL: the thread's now. */
 uint64_t emu_clock_record_time(struct emu_thread *t, const uint64_t *accounted);
 /* The instruction at which `need` more of the events `evmask` than at thread cycle `from` were reached
- * (evmask 0: the thread's cycles reached from + need), when the clock's alarm found it exactly; else 0. */
-uint64_t emu_clock_pc_at(const struct emu_thread *t, uint64_t evmask, uint64_t from, uint64_t need);
+ * (evmask 0: the thread's cycles reached from + need), when the clock's alarm found it exactly, and the
+ * thread cycle it retired at in *cycle; else 0 (and *cycle untouched). */
+uint64_t emu_clock_pc_at(const struct emu_thread *t, uint64_t evmask, uint64_t from, uint64_t need,
+                         uint64_t *cycle);
 
 /* --------------------------------------------------------------------------------- count sources */
 /* "How many occurrences of model event E has thread T had up to thread cycle C", and "at which cycle
@@ -222,7 +225,8 @@ struct emu_count_source {
 	uint64_t (*kernel_count)(const struct emu_thread *t, size_t ev, uint64_t cycles);
 	/* Time, for a source with its own clock (see emu_clock_arm, emu_clock_pc_at); NULL: RVEMU_CLOCK's */
 	int (*arm)(struct emu_thread *t, int signo, const struct emu_alarm_plan *p);
-	uint64_t (*pc_at)(const struct emu_thread *t, uint64_t evmask, uint64_t from, uint64_t need);
+	uint64_t (*pc_at)(const struct emu_thread *t, uint64_t evmask, uint64_t from, uint64_t need,
+	                  uint64_t *cycle);
 	int signal; /* the signal its alarm sends (the source must be able to send it); 0: RVEMU_CLOCK's */
 };
 const struct emu_count_source *emu_count_source(void);

@@ -33,10 +33,11 @@ uint64_t emu_clock_record_time(struct emu_thread *t, const uint64_t *accounted)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t emu_clock_pc_at(const struct emu_thread *t, uint64_t evmask, uint64_t from, uint64_t need)
+uint64_t emu_clock_pc_at(const struct emu_thread *t, uint64_t evmask, uint64_t from, uint64_t need,
+                         uint64_t *cycle)
 {
 	const struct emu_count_source *src = emu_count_source();
-	return src->pc_at ? src->pc_at(t, evmask, from, need) : 0;
+	return src->pc_at ? src->pc_at(t, evmask, from, need, cycle) : 0;
 }
 
 /* ----------------------------------------------------------------------------- the host-time alarm */

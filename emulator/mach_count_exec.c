@@ -44,7 +44,7 @@ struct exec_thread {
 	struct exec_snapshot snap[EXEC_SNAPSHOTS];
 	/* the alarm last armed in the slot (exec_arm): counter, value, and the slot's alarm_fired then */
 	int armed;
-	uint32_t armed_counter;
+	uint32_t armed_counter, armed_skid;
 	uint64_t armed_at, armed_fired;
 	struct exec_thread *next;
 };
@@ -337,22 +337,28 @@ static int exec_arm(struct emu_thread *t, int signo, const struct emu_alarm_plan
 	if (p->cycles == UINT64_MAX)
 		goto out;
 	const struct exec_snapshot *base = reading_at(et, p->from);
-	uint32_t k = RVEXEC_CYCLES;
+	uint32_t k = RVEXEC_CYCLES, skid = 0;
 	uint64_t at = p->from + (p->cycles ? p->cycles : 1);
-	if (p->evmask && p->need && single_counter(p->evmask, &k))
+	if (p->evmask && p->need && single_counter(p->evmask, &k)) {
 		at = base->counts[k] + p->need;
-	else
+		skid = p->skid > UINT32_MAX ? UINT32_MAX : (uint32_t)p->skid;
+	} else {
 		k = RVEXEC_CYCLES;
+	}
 	uint64_t current = __atomic_load_n(&slot->counts[RVEXEC_MODE_USER][k], __ATOMIC_RELAXED);
 	if (current >= at) { /* already there: the next block (it costs at least a cycle) wakes the perf core */
 		k = RVEXEC_CYCLES;
 		at = __atomic_load_n(&slot->counts[RVEXEC_MODE_USER][RVEXEC_CYCLES], __ATOMIC_RELAXED) + 1;
+		skid = 0;
 	}
 	et->armed = 1;
 	et->armed_counter = k;
+	et->armed_skid = skid;
 	et->armed_at = at;
 	et->armed_fired = __atomic_load_n(&slot->alarm_fired, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&slot->alarm_skid_pc, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->alarm_count, k, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->alarm_skid, skid, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->alarm_at, at, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->alarm_signo, (uint32_t)signo, __ATOMIC_RELEASE);
 out:
@@ -360,9 +366,11 @@ out:
 	return r;
 }
 
-/* The instruction at which the events of evmask had `need` more than at cycle `from` (evmask 0: the cycles
- * reached from + need), when the last alarm armed watched exactly that and has fired; else 0. */
-static uint64_t exec_pc_at(const struct emu_thread *t, uint64_t evmask, uint64_t from, uint64_t need)
+/* The instruction at which the events of evmask had `need` more than at cycle `from`, when the last alarm
+ * armed watched exactly that and has fired (and its modelled cycle). evmask 0: the instruction at which the
+ * cycles reached from + need: an alarm armed there, or the skid of the last alarm ending there. Else 0. */
+static uint64_t exec_pc_at(const struct emu_thread *t, uint64_t evmask, uint64_t from, uint64_t need,
+                           uint64_t *cycle)
 {
 	uint64_t pc = 0;
 	pthread_mutex_lock(&exec_lock);
@@ -377,8 +385,16 @@ static uint64_t exec_pc_at(const struct emu_thread *t, uint64_t evmask, uint64_t
 			goto out;
 		at = reading_at(et, from)->counts[k] + need;
 	}
-	if (k == et->armed_counter && at == et->armed_at)
+	uint64_t fired_cycles = __atomic_load_n(&et->slot->alarm_cycles, __ATOMIC_RELAXED);
+	if (k == et->armed_counter && at == et->armed_at) {
 		pc = __atomic_load_n(&et->slot->alarm_pc, __ATOMIC_RELAXED);
+		if (cycle)
+			*cycle = fired_cycles;
+	} else if (!evmask && et->armed_skid && fired_cycles + et->armed_skid == at) {
+		pc = __atomic_load_n(&et->slot->alarm_skid_pc, __ATOMIC_RELAXED); /* 0 until it ran out */
+		if (pc && cycle)
+			*cycle = at;
+	}
 out:
 	pthread_mutex_unlock(&exec_lock);
 	return pc;

@@ -512,7 +512,7 @@ static void take_due_interrupts(struct emu_ctx *ctx, uint64_t now, uint64_t ip, 
 		}
 		if (e->state == EV_ACTIVE && !e->limit_reached && !e->throttled) {
 			/* the instruction the thread was at when the skid ran out, when the clock knows it */
-			uint64_t at = ip == EMU_IP_KERNEL ? 0 : emu_clock_pc_at(e->target, 0, e->irq_due, 0);
+			uint64_t at = ip == EMU_IP_KERNEL ? 0 : emu_clock_pc_at(e->target, 0, e->irq_due, 0, NULL);
 			take_interrupt(e, at ? at : ip);
 		}
 	}
@@ -531,13 +531,14 @@ static void count_events(struct emu_event *e, uint64_t delta)
 
 /* A sampling event whose period ran out overflows (once per period, while it may still). Called once every
  * counter has counted up to this moment: a PES record holds the other counters' values. */
-static void take_overflows(struct emu_event *e, uint64_t ip, uint64_t cycle, uint64_t first_ip)
+static void take_overflows(struct emu_event *e, uint64_t ip, uint64_t cycle, uint64_t first_ip,
+                           uint64_t first_cycle)
 {
 	if (!is_sampling(e) || e->state != EV_ACTIVE)
 		return;
 	while (e->period_left <= 0 && !e->limit_reached && !e->throttled) {
 		e->period_left += (int64_t)e->period;
-		overflow(e, first_ip ? first_ip : ip, cycle);
+		overflow(e, first_ip ? first_ip : ip, first_ip ? first_cycle : cycle);
 		first_ip = 0;
 	}
 	/* Throttled: the next period starts when it is back on. So does an event whose IOC_REFRESH budget ran
@@ -553,7 +554,7 @@ static void take_overflows(struct emu_event *e, uint64_t ip, uint64_t cycle, uin
 static void count_and_overflow(struct emu_event *e, uint64_t delta, uint64_t ip, uint64_t cycle)
 {
 	count_events(e, delta);
-	take_overflows(e, ip, cycle, 0);
+	take_overflows(e, ip, cycle, 0, 0);
 }
 
 /* Account thread cycles [last, next) to every event of the context. */
@@ -581,12 +582,13 @@ static void ctx_account(struct emu_ctx *ctx, uint64_t last, uint64_t next, uint6
 			e->overflow_pc = 0;
 			if (is_sampling(e) && need > 0 && e->period_left <= 0 && e->kind != EK_SOFTWARE &&
 			    !e->attr.exclude_user)
-				e->overflow_pc = emu_clock_pc_at(e->target, e->evmask, last, (uint64_t)need);
+				e->overflow_pc = emu_clock_pc_at(e->target, e->evmask, last, (uint64_t)need,
+				                                 &e->overflow_cycle);
 		}
 	}
 	for_each_group(ctx, g) for_each_member(g, e) if (!is_accounted(e))
 	{
-		take_overflows(e, ip, next, e->overflow_pc);
+		take_overflows(e, ip, next, e->overflow_pc, e->overflow_cycle);
 		e->overflow_pc = 0;
 	}
 }
@@ -871,7 +873,7 @@ static int ensure_tick_signal(void)
 static struct emu_alarm_plan next_event_plan(struct emu_thread *t)
 {
 	struct emu_ctx *ctx = t->perf;
-	struct emu_alarm_plan p = {ctx->last_cycles, UINT64_MAX, 0, 0, arming_from_alarm};
+	struct emu_alarm_plan p = {ctx->last_cycles, UINT64_MAX, 0, 0, 0, arming_from_alarm};
 	unsigned deciders = 0;
 	int any_throttled = 0;
 	for_each_group(ctx, g) for_each_member(g, e)
@@ -882,7 +884,7 @@ static struct emu_alarm_plan next_event_plan(struct emu_thread *t)
 			any_throttled = 1;
 			continue;
 		}
-		uint64_t c, evmask = 0, need = 0;
+		uint64_t c, evmask = 0, need = 0, skid = 0;
 		if (e->irq_pending) { /* its interrupt comes when the skid has run out */
 			c = e->irq_due > ctx->last_cycles ? e->irq_due - ctx->last_cycles : 1;
 			deciders++;
@@ -899,6 +901,8 @@ static struct emu_alarm_plan next_event_plan(struct emu_thread *t)
 				c = emu_count_source()->cycles_for(t, e->evmask, left);
 				evmask = e->evmask;
 				need = left;
+				/* PES records the overflow itself; an interrupt comes after the skid */
+				skid = e->attr.precise_ip && emu_cfg()->pes ? 0 : emu_cfg()->irq_skid;
 			}
 			deciders++;
 		}
@@ -906,6 +910,7 @@ static struct emu_alarm_plan next_event_plan(struct emu_thread *t)
 			p.cycles = c;
 			p.evmask = evmask;
 			p.need = need;
+			p.skid = skid;
 		}
 	}
 	if (any_throttled) { /* wake at the next tick to unthrottle */
@@ -915,7 +920,7 @@ static struct emu_alarm_plan next_event_plan(struct emu_thread *t)
 		deciders++;
 	}
 	if (deciders != 1) /* several could come first: only the cycle bound holds */
-		p.evmask = p.need = 0;
+		p.evmask = p.need = p.skid = 0;
 	return p;
 }
 

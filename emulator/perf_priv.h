@@ -53,6 +53,7 @@ struct emu_event {
 	uint64_t user_owed; /* exclude_kernel: overflows noticed in the kernel, taken back in the program */
 	uint64_t irq_due;   /* thread cycle at which it is taken */
 	uint64_t overflow_pc; /* while an interval is accounted: the instruction of its first overflow, if known */
+	uint64_t overflow_cycle; /* ... and the thread cycle it retired at */
 	enum emu_ev_state state;
 	uint64_t count; /* 64-bit perf count */
 	uint64_t time_enabled, time_running;

@@ -527,11 +527,16 @@ def test_overflow_pc(args):
         print(f"pes_div skid {skid}: {out.strip()}")
         check(f"overflow pc: skid {skid}, one sample per period, all in the loop", (samples, in_loop, lost),
               (want, want, 0))
+        first = re.search(r"first_pcs ([\d ]+) \(", out).group(1).split()
         if skid == 0:
             check("overflow pc: skid 0, every sample names the div the count says", in_order, samples)
         else:
-            check(f"overflow pc: skid {skid}, no sample at the div itself (the interrupt comes later)", at_div, 0)
-    return
+            # 3 modelled cycles after each div (the ALU instructions and the branch cost 1 each in the U74's
+            # exec model): div0 -> add, xor, divu = div1 (offset 16); div1 -> slli, div = div2 (24);
+            # div2 -> addi, bnez, the loop's first addi (0). The samples follow the divs' order.
+            check(f"overflow pc: skid {skid}, each sample is the instruction 3 modelled cycles after its div",
+                  first, ["16", "24", "0", "16", "24", "0"])
+            check(f"overflow pc: skid {skid}, two of three samples land on the next div", at_div, 2 * want // 3)
 
 
 def rvemu_run(args, argv, env_extra, name):
