@@ -463,15 +463,18 @@ def test_kernel_mode(args):
     got = {}
     for n in (100, 200, 300):
         # exclude_kernel needs Sscofpmf's privilege filtering on the U74 (without it the kernel refuses it)
-        out = emulator_run(args, lib, binary, [str(n)], "kernel-mode", ["RVEMU_SSCOFPMF=1"])
-        m = re.search(r"calls (\d+) event (\d+) user (\d+) supervisor (\d+)", out)
+        # (an event that counts the kernel needs perf_event_paranoid <= 1, as on a board)
+        out = emulator_run(args, lib, binary, [str(n)], "kernel-mode", ["RVEMU_SSCOFPMF=1", "RVEMU_PARANOID=1"])
+        m = re.search(r"calls (\d+) event (\d+) user (\d+) supervisor (\d+) loads (\d+) user_loads (\d+) "
+                      r"supervisor_loads (\d+)", out)
         if not m:
             raise SystemExit(f"test_exec: kernel_mode printed: {out}")
-        got[n] = dict(zip(("event", "user", "supervisor"), (int(x) for x in m.groups()[1:])))
+        got[n] = dict(zip(("event", "user", "supervisor", "loads", "user_loads", "supervisor_loads"),
+                          (int(x) for x in m.groups()[1:])))
         print(f"kernel_mode {n} calls: " + " ".join(f"{k} {v}" for k, v in got[n].items()))
     per_call = {k: (got[200][k] - got[100][k]) / 100 for k in got[100]}
     print("kernel_mode per emulated read(): " + " ".join(f"{k} {v:g}" for k, v in per_call.items()))
-    for k in ("user", "supervisor", "event"):  # the same code path each call: exactly linear
+    for k in ("user", "supervisor", "event", "loads"):  # the same code path each call: exactly linear
         check(f"kernel mode: {k} instret grows by the same amount per call",
               got[300][k] - got[200][k], got[200][k] - got[100][k])
     check("kernel mode: the emulator's work is supervisor instret (per call, > 0)", per_call["supervisor"] > 0, True)
@@ -479,6 +482,13 @@ def test_kernel_mode(args):
           "of the emulator's", per_call["user"] * 5 < per_call["supervisor"], True)
     check("kernel mode: an exclude_kernel event counts the user's instructions only (its growth == the slot's "
           "user growth)", got[300]["event"] - got[100]["event"], got[300]["user"] - got[100]["user"])
+    check("kernel mode: a load event that does not exclude the kernel counts the supervisor share too (its growth "
+          "== the slot's user + supervisor load growth)", got[300]["loads"] - got[100]["loads"],
+          got[300]["user_loads"] - got[100]["user_loads"] + got[300]["supervisor_loads"] -
+          got[100]["supervisor_loads"])
+    check("kernel mode: most of those loads are the kernel's (the emulator's)",
+          (got[300]["supervisor_loads"] - got[100]["supervisor_loads"]) * 2 > got[300]["loads"] - got[100]["loads"],
+          True)
 
 
 def test_inherit(args):
