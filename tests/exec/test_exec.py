@@ -634,6 +634,35 @@ def test_papi(args):
             print("\n".join("   | " + l for l in r.stdout.splitlines()[-15:]))
 
 
+def test_profil_gemm(args):
+    print("== PAPI_profil on a GEMM under rvemu-run --exec (sifive-u74 with Sscofpmf): the samples name the inner loop")
+    prefix = os.environ.get("RISCV64_PREFIX", os.path.join(args.build, "prefix-riscv64"))
+    if not os.path.exists(os.path.join(prefix, "lib", "libpapi.so")):
+        raise SystemExit(f"test_exec: no riscv64 build in {prefix} (scripts/cross-build.sh makes it)")
+    binary = build(args, "profil_gemm.c", "profil_gemm", ["-O2", "-I", os.path.join(prefix, "include"),
+                                                          "-L", os.path.join(prefix, "lib"), "-lpapi"])
+    syms = run(["riscv64-linux-gnu-nm", "-S", binary]).stdout
+    size = int(re.search(r"^[0-9a-f]+ ([0-9a-f]+) T gemm_inner$", syms, re.M).group(1), 16)
+    libs = ":".join([os.path.join(prefix, "lib"), os.path.join(args.build, "riscv64-linux-gnu-deps", "lib")])
+    env = clean_env()
+    env.update({"RVEXEC_PLUGIN": args.plugin, "LD_LIBRARY_PATH": libs, "RVEMU_SSCOFPMF": "1"})
+    threshold = 10007
+    r = subprocess.run(["sh", os.path.join(prefix, "bin", "rvemu-run"), "--exec", "--model", "sifive-u74", "--",
+                        binary, str(threshold), str(size)], env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=900)
+    m = re.search(r"samples (\d+) hits (\d+) inner (\d+) hottest (-?\d+)", r.stdout)
+    if r.returncode != 0 or not m:
+        raise SystemExit(f"test_exec: profil_gemm exited {r.returncode}: {r.stdout}")
+    samples, hits, inner, hottest = (int(x) for x in m.groups())
+    print(f"profil_gemm threshold {threshold}: samples {samples} hits {hits} inner {inner} "
+          f"hottest bucket +{hottest} of gemm_inner ({size} bytes)")
+    check("profil gemm: one histogram hit per overflow (hits == cycles / threshold, less at most the "
+          "PAPI_start-to-stop edges)", samples - 2 <= hits <= samples, True)
+    check("profil gemm: the hottest bucket is in the inner loop (gemm_inner)", 0 <= hottest < size, True)
+    # the rest: the k loop and its call, the initialisation, PAPI_start and PAPI_stop
+    check("profil gemm: at least 90% of the hits are in the inner loop", inner * 100 >= 90 * hits, True)
+
+
 def test_bad_input(args):
     print("== bad input: clear errors")
     binary = build(args, "classes.S", "classes-bad-input", ["-nostdlib", "-static", "-DITERS=1"])
@@ -712,7 +741,7 @@ def main():
              "gemm_chase": test_gemm_chase, "threads": test_threads, "fork": test_fork, "mode": test_mode,
              "alarm": test_alarm,
              "end_to_end": test_end_to_end, "kernel_mode": test_kernel_mode, "inherit": test_inherit,
-             "overflow_pc": test_overflow_pc, "rvemu_run": test_rvemu_run,
+             "overflow_pc": test_overflow_pc, "profil_gemm": test_profil_gemm, "rvemu_run": test_rvemu_run,
              "bad_input": test_bad_input, "papi": test_papi}
     for name, t in tests.items():
         if not args.only or name in args.only:
