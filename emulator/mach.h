@@ -66,7 +66,7 @@ struct emu_config {
 	unsigned max_sample_rate; /* kernel.perf_event_max_sample_rate */
 	int pes;                  /* Precise Event Sampling present (docs/pes.md) */
 	unsigned pes_records;     /* PES buffer size in records: the fill interrupt comes when it is full */
-	uint64_t irq_skid;        /* virtual or exec clock: cycles from a counter overflow to its interrupt (skid) */
+	uint64_t irq_skid; /* virtual or exec clock: cycles from a counter overflow to its interrupt (skid) */
 };
 void emu_init(void); /* every entry point calls it first; idempotent */
 const struct emu_config *emu_cfg(void);
@@ -110,10 +110,10 @@ struct emu_thread {
 	timer_t alarm[2];        /* per enum emu_alarm_clock */
 	int alarm_armed[2];      /* which of them may be armed (the other needs no disarming) */
 	/* the clock's alarm (mach_clock.c; its owner, the perf core, serializes the calls) */
-	uint64_t alarm_due;      /* thread cycle at which the armed alarm is due (0: none armed) */
-	uint64_t alarm_nvcsw;    /* host clock: voluntary context switches when it was last armed */
-	uint64_t handling_ns;    /* host clock: CPU time one alarm takes, its handlers included (running mean) */
-	int alarm_clock;         /* host clock: enum emu_alarm_clock of the armed alarm */
+	uint64_t alarm_due;   /* thread cycle at which the armed alarm is due (0: none armed) */
+	uint64_t alarm_nvcsw; /* host clock: voluntary context switches when it was last armed */
+	uint64_t handling_ns; /* host clock: CPU time one alarm takes, its handlers included (running mean) */
+	int alarm_clock;      /* host clock: enum emu_alarm_clock of the armed alarm */
 	struct emu_thread *next;
 };
 struct emu_thread *emu_thread_self(void);

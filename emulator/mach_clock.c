@@ -43,7 +43,8 @@ uint64_t emu_clock_pc_at(const struct emu_thread *t, uint64_t evmask, uint64_t f
 /* ----------------------------------------------------------------------------- the host-time alarm */
 /* The shortest delay between two alarms: the emulator's own handling of one (signal, accounting, the
  * program's overflow handlers: tens of us) and 20 us. Overflows due sooner would follow each other with no
- * program in between (a livelock: PAPI_overflow with 1000 cycles); the perf core batches or throttles them. */
+ * program in between (a livelock: PAPI_overflow with 1000 cycles); the perf core batches or throttles them.
+ */
 static uint64_t host_floor_ns(const struct emu_thread *t)
 {
 	return t->handling_ns > 20000 ? t->handling_ns : 20000;
@@ -117,6 +118,7 @@ int emu_clock_rearm_due(const struct emu_thread *t, uint64_t now, int sampling)
 	if (emu_clock_is_virtual())
 		return 0;
 	/* a host alarm more than a host tick (4 ms) overdue has stalled (a CPU-clock alarm on a busy host) */
-	int overdue = !emu_clock_program_time() && t->alarm_due && now > t->alarm_due + emu_ns_to_cycles(4000000);
+	int overdue =
+	    !emu_clock_program_time() && t->alarm_due && now > t->alarm_due + emu_ns_to_cycles(4000000);
 	return overdue || !t->alarm_due != !sampling;
 }

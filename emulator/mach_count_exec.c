@@ -301,7 +301,8 @@ static uint64_t exec_kernel_count(const struct emu_thread *t, size_t ev, uint64_
 }
 
 /* ------------------------------------------------------------------------------------- the alarm */
-/* The plugin counter that alone makes the events of evmask, if there is one: the alarm watches one counter. */
+/* The plugin counter that alone makes the events of evmask, if there is one: the alarm watches one counter.
+ */
 static int single_counter(uint64_t evmask, uint32_t *counter)
 {
 	int found = 0;
@@ -346,7 +347,8 @@ static int exec_arm(struct emu_thread *t, int signo, const struct emu_alarm_plan
 		k = RVEXEC_CYCLES;
 	}
 	uint64_t current = __atomic_load_n(&slot->counts[RVEXEC_MODE_USER][k], __ATOMIC_RELAXED);
-	if (current >= at) { /* already there: the next block (it costs at least a cycle) wakes the perf core */
+	if (current >=
+	    at) { /* already there: the next block (it costs at least a cycle) wakes the perf core */
 		k = RVEXEC_CYCLES;
 		at = __atomic_load_n(&slot->counts[RVEXEC_MODE_USER][RVEXEC_CYCLES], __ATOMIC_RELAXED) + 1;
 		skid = 0;

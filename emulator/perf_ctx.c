@@ -512,7 +512,8 @@ static void take_due_interrupts(struct emu_ctx *ctx, uint64_t now, uint64_t ip, 
 		}
 		if (e->state == EV_ACTIVE && !e->limit_reached && !e->throttled) {
 			/* the instruction the thread was at when the skid ran out, when the clock knows it */
-			uint64_t at = ip == EMU_IP_KERNEL ? 0 : emu_clock_pc_at(e->target, 0, e->irq_due, 0, NULL);
+			uint64_t at =
+			    ip == EMU_IP_KERNEL ? 0 : emu_clock_pc_at(e->target, 0, e->irq_due, 0, NULL);
 			take_interrupt(e, at ? at : ip);
 		}
 	}
@@ -888,7 +889,8 @@ static struct emu_alarm_plan next_event_plan(struct emu_thread *t)
 		if (e->irq_pending) { /* its interrupt comes when the skid has run out */
 			c = e->irq_due > ctx->last_cycles ? e->irq_due - ctx->last_cycles : 1;
 			deciders++;
-		} else if (e->user_owed) { /* overflows the kernel noticed: at the next alarm, in the program */
+		} else if (e->user_owed) { /* overflows the kernel noticed: at the next alarm, in the program
+			                    */
 			c = 1;
 			deciders++;
 		} else {

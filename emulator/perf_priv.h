@@ -49,10 +49,11 @@ struct emu_event {
 	int throttled;            /* perf_event_max_sample_rate reached in this tick */
 	uint64_t tick_interrupts; /* overflows in the current tick */
 	int pes_pending;          /* PES records drained to it by this drain: one signal, counted samples */
-	int irq_pending;          /* virtual or exec clock: an overflow whose interrupt is not taken yet (skid) */
+	int irq_pending;    /* virtual or exec clock: an overflow whose interrupt is not taken yet (skid) */
 	uint64_t user_owed; /* exclude_kernel: overflows noticed in the kernel, taken back in the program */
 	uint64_t irq_due;   /* thread cycle at which it is taken */
-	uint64_t overflow_pc; /* while an interval is accounted: the instruction of its first overflow, if known */
+	uint64_t
+	    overflow_pc; /* while an interval is accounted: the instruction of its first overflow, if known */
 	uint64_t overflow_cycle; /* ... and the thread cycle it retired at */
 	enum emu_ev_state state;
 	uint64_t count; /* 64-bit perf count */

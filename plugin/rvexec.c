@@ -391,7 +391,8 @@ static uint64_t block_pc_at(const struct block *b, uint32_t i)
 	return i < b->ninsns ? b->insn[i].pc : b->last_pc;
 }
 
-/* The latencies of instructions 0..i of block b: the modelled cycles from the block's start to i's retiring. */
+/* The latencies of instructions 0..i of block b: the modelled cycles from the block's start to i's retiring.
+ */
 static uint64_t block_latency_through(const struct block *b, uint32_t i)
 {
 	uint64_t sum = 0;
@@ -400,7 +401,8 @@ static uint64_t block_latency_through(const struct block *b, uint32_t i)
 	return sum;
 }
 
-/* Sends the alarm's signal, the skid (if any) ended at skid_pc; nothing if the guest disarmed it meanwhile. */
+/* Sends the alarm's signal, the skid (if any) ended at skid_pc; nothing if the guest disarmed it meanwhile.
+ */
 static void alarm_signal(struct thread_state *ts, uint32_t signo, uint64_t skid_pc)
 {
 	struct rvexec_slot *s = ts->slot;
@@ -447,8 +449,9 @@ static void skid_step(struct thread_state *ts, const struct block *b, uint64_t b
 	}
 	if (ts->counts[RVEXEC_CYCLES] < ts->skid_at)
 		return;
-	uint64_t at = b && ts->skid_at > base ? block_pc_at(b, block_index_of(b, RVEXEC_CYCLES, ts->skid_at - base))
-	                                      : pc;
+	uint64_t at = b && ts->skid_at > base
+	                  ? block_pc_at(b, block_index_of(b, RVEXEC_CYCLES, ts->skid_at - base))
+	                  : pc;
 	uint32_t signo = ts->skid_signo;
 	ts->skid_signo = 0;
 	alarm_signal(ts, signo, at);

@@ -126,17 +126,18 @@ enum rvexec_slot_state {
  * alarm_skid_pc = alarm_pc.
  */
 struct rvexec_slot {
-	uint32_t tid;         /* owner thread id; 0 while free (claimed with a compare-and-swap) */
-	uint32_t state;       /* enum rvexec_slot_state */
-	uint32_t mode;        /* enum rvexec_mode, written by the guest */
-	uint32_t alarm_signo; /* guest: the alarm's signal, 0 = none; the plugin clears it when it fires */
-	uint32_t alarm_count; /* guest: enum rvexec_count, user mode */
-	uint32_t alarm_skid;  /* guest: modelled cycles from alarm_pc to the signal (0: none) */
-	uint64_t alarm_at;      /* guest: fire when counts[RVEXEC_MODE_USER][alarm_count] >= alarm_at */
-	uint64_t alarm_pc;      /* plugin: the instruction that reached alarm_at */
-	uint64_t alarm_fired;   /* plugin: alarms fired so far */
-	uint64_t alarm_cycles;  /* plugin: the thread's user-mode CYCLES when alarm_pc retired (modelled) */
-	uint64_t alarm_skid_pc; /* plugin: the instruction at which the skid ran out and the signal was sent */
+	uint32_t tid;          /* owner thread id; 0 while free (claimed with a compare-and-swap) */
+	uint32_t state;        /* enum rvexec_slot_state */
+	uint32_t mode;         /* enum rvexec_mode, written by the guest */
+	uint32_t alarm_signo;  /* guest: the alarm's signal, 0 = none; the plugin clears it when it fires */
+	uint32_t alarm_count;  /* guest: enum rvexec_count, user mode */
+	uint32_t alarm_skid;   /* guest: modelled cycles from alarm_pc to the signal (0: none) */
+	uint64_t alarm_at;     /* guest: fire when counts[RVEXEC_MODE_USER][alarm_count] >= alarm_at */
+	uint64_t alarm_pc;     /* plugin: the instruction that reached alarm_at */
+	uint64_t alarm_fired;  /* plugin: alarms fired so far */
+	uint64_t alarm_cycles; /* plugin: the thread's user-mode CYCLES when alarm_pc retired (modelled) */
+	uint64_t
+	    alarm_skid_pc; /* plugin: the instruction at which the skid ran out and the signal was sent */
 	/* (the counters start on their own cache line) */
 	uint64_t counts[RVEXEC_NMODES][RVEXEC_COUNT_CAPACITY]; /* [mode][enum rvexec_count] */
 };

@@ -78,7 +78,8 @@ int main(int argc, char **argv)
 	    read(counted, &value, sizeof(value)) != sizeof(value) ||
 	    read(all, &all_value, sizeof(all_value)) != sizeof(all_value))
 		return 1;
-	printf("calls %ld event %llu user %llu supervisor %llu loads %llu user_loads %llu supervisor_loads %llu\n",
+	printf("calls %ld event %llu user %llu supervisor %llu loads %llu user_loads %llu supervisor_loads "
+	       "%llu\n",
 	       calls, (unsigned long long)value, (unsigned long long)(user1 - user0),
 	       (unsigned long long)(sup1 - sup0), (unsigned long long)all_value,
 	       (unsigned long long)(uload1 - uload0), (unsigned long long)(sload1 - sload0));

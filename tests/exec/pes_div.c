@@ -7,7 +7,8 @@
  *   pes_div ITERS PERIOD precise
  * precise: precise_ip = 2 (with RVEMU_PES=1 the PES unit records the causing PC); else an ordinary overflow
  * interrupt (Sscofpmf), whose sample is taken RVEMU_IRQ_SKID modelled cycles after the overflow.
- * Prints "samples N at_div D in_order O in_loop L outside X" and "first_pcs" (offsets from the loop start). */
+ * Prints "samples N at_div D in_order O in_loop L outside X" and "first_pcs" (offsets from the loop start).
+ */
 #include <linux/perf_event.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,6 +45,13 @@ __asm__(".text\n"
 void pes_kernel(long iters);
 
 #define RING_PAGES 64
+
+/* Copies len bytes at pos of the ring's data area (size bytes, wrapping). */
+static void ring_copy(const unsigned char *data, uint64_t size, uint64_t pos, void *out, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		((unsigned char *)out)[i] = data[(pos + i) % size];
+}
 
 int main(int argc, char **argv)
 {
@@ -91,16 +99,14 @@ int main(int argc, char **argv)
 	size_t used = 0;
 	for (uint64_t pos = tail; pos < head;) {
 		struct perf_event_header h;
-		uint64_t ip = 0;
-		for (size_t i = 0; i < sizeof(h); i++)
-			((unsigned char *)&h)[i] = data[(pos + i) % size];
+		uint64_t ip;
+		ring_copy(data, size, pos, &h, sizeof(h));
 		if (h.size < sizeof(h))
 			break;
 		if (h.type == PERF_RECORD_LOST)
 			lost++;
 		if (h.type == PERF_RECORD_SAMPLE) {
-			for (size_t i = 0; i < sizeof(ip); i++)
-				((unsigned char *)&ip)[i] = data[(pos + sizeof(h) + i) % size];
+			ring_copy(data, size, pos + sizeof(h), &ip, sizeof(ip));
 			samples++;
 			uint64_t k = samples * period - 1; /* the division that made this overflow, from 0 */
 			for (int d = 0; d < 3; d++)

@@ -4,8 +4,8 @@
  * bucket can be told to be in it. PAPI_TOT_CYC overflows every THRESHOLD modelled cycles; with an overflow
  * interrupt (RVEMU_SSCOFPMF=1) each sample's PC is the instruction the plugin named (plus the modelled skid).
  *   profil_gemm THRESHOLD INNER_SIZE
- * INNER_SIZE: gemm_inner's size in bytes (nm -S). Prints "samples S hits H inner I hottest OFFSET", OFFSET the
- * hottest bucket's distance from gemm_inner. */
+ * INNER_SIZE: gemm_inner's size in bytes (nm -S). Prints "samples S hits H inner I hottest OFFSET", OFFSET
+ * the hottest bucket's distance from gemm_inner. */
 #include <papi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,7 +22,8 @@ __attribute__((noinline)) void gemm_inner(double *restrict crow, const double *r
 		crow[j] += aik * brow[j];
 }
 
-/* The histogram: 2-byte buckets over 16 KiB of text around gemm_inner (scale 65536: one bucket per 2 bytes). */
+/* The histogram: 2-byte buckets over 16 KiB of text around gemm_inner (scale 65536: one bucket per 2 bytes).
+ */
 #define SPAN 16384
 static unsigned short buckets[SPAN / 2];
 
@@ -36,8 +37,8 @@ int main(int argc, char **argv)
 	uintptr_t inner = (uintptr_t)gemm_inner, inner_size = strtoul(argv[2], NULL, 0);
 	uintptr_t base = inner - SPAN / 4;
 	int es = PAPI_NULL, r;
-	if ((r = PAPI_library_init(PAPI_VER_CURRENT)) != PAPI_VER_CURRENT || (r = PAPI_create_eventset(&es)) ||
-	    (r = PAPI_add_event(es, PAPI_TOT_CYC)) ||
+	if ((r = PAPI_library_init(PAPI_VER_CURRENT)) != PAPI_VER_CURRENT ||
+	    (r = PAPI_create_eventset(&es)) || (r = PAPI_add_event(es, PAPI_TOT_CYC)) ||
 	    (r = PAPI_profil(buckets, sizeof(buckets), (caddr_t)base, 65536, es, PAPI_TOT_CYC, threshold,
 	                     PAPI_PROFIL_POSIX)) ||
 	    (r = PAPI_start(es))) {
