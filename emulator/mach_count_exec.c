@@ -236,18 +236,37 @@ static uint64_t exec_cycle_reaching(const struct emu_thread *t, uint64_t evmask,
 	return mask_delta(t, evmask, from, limit) >= need ? limit : limit + 1;
 }
 
-/* A lower bound, in modelled cycles: every class costs at least one cycle (exec_models.csv's latencies), and
- * no plugin counter grows by more than 2 per instruction (an amo's or sc's read and write access, a fetch
- * crossing two lines); unmapped events grow at their profile rate. */
+/* A lower bound, in modelled cycles, for timer planning: every instruction costs at least one cycle
+ * (exec_models.csv's latencies are >= 1, penalties only add), and is in exactly one class, so the class
+ * counters of a mask together grow by at most one per cycle (times how many of the mask's events share a
+ * class), INSTRET and CYCLES by one each, any other counter by at most 2 (an amo's or sc's read and write
+ * access, a fetch crossing two lines); unmapped events grow at their profile rate. A bound this close keeps
+ * the alarms of an event made of several counters (watched through the cycles) few: a bound of 2 per counter
+ * made PAPI_FP_OPS (5 class counters) wake the thread every 71429 cycles for a period of 10^6. */
 static uint64_t exec_cycles_for(const struct emu_thread *t, uint64_t evmask, uint64_t need)
 {
 	(void)t;
 	const struct rvemu_model *m = emu_model();
+	unsigned class_users[RVEXEC_NCOUNTS] = {0}, classes = 0;
 	unsigned __int128 rate_ppb = 0; /* events per 10^9 cycles, at most */
-	for (size_t i = 0; i < m->nevents && i < 64; i++)
-		if (evmask & (1ull << i))
-			rate_ppb += exec.ncounters[i] ? (unsigned __int128)exec.ncounters[i] * 2 * RVEMU_PPB
-			                              : m->events[i].ppb;
+	for (size_t i = 0; i < m->nevents && i < 64; i++) {
+		if (!(evmask & (1ull << i)))
+			continue;
+		if (!exec.ncounters[i]) {
+			rate_ppb += m->events[i].ppb;
+			continue;
+		}
+		for (unsigned j = 0; j < exec.ncounters[i]; j++) {
+			unsigned c = exec.counters[i][j];
+			if (c >= RVEXEC_FIRST_CLASS && c < RVEXEC_FIRST_CLASS + RVEXEC_NCLASSES) {
+				if (++class_users[c] > classes)
+					classes = class_users[c];
+			} else {
+				rate_ppb += (c == RVEXEC_INSTRET || c == RVEXEC_CYCLES ? 1u : 2u) * RVEMU_PPB;
+			}
+		}
+	}
+	rate_ppb += (unsigned __int128)classes * RVEMU_PPB;
 	if (!rate_ppb)
 		return UINT64_MAX;
 	unsigned __int128 c = ((unsigned __int128)need * RVEMU_PPB + rate_ppb - 1) / rate_ppb;

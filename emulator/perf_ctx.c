@@ -745,7 +745,7 @@ void perf_advance_self(uint64_t cycles, uint64_t ip)
 	emu_unlock();
 }
 
-/* ------------------------------------------------------------------------- CPU-time sampling timer */
+/* ------------------------------------------------------------------ the sampling alarm (the clock's) */
 static int tick_signal;
 static __thread int in_tick_handler __attribute__((tls_model("initial-exec")));
 static __thread int arming_from_alarm __attribute__((tls_model("initial-exec")));
