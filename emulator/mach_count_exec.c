@@ -44,8 +44,8 @@ struct exec_thread {
 	struct exec_snapshot snap[EXEC_SNAPSHOTS];
 	/* the alarm last armed in the slot (exec_arm): counter, value, and the slot's alarm_fired then */
 	int armed;
-	uint32_t armed_counter, armed_skid;
-	uint64_t armed_at, armed_fired;
+	uint32_t armed_skid;
+	uint64_t armed_mask, armed_at, armed_fired;
 	struct exec_thread *next;
 };
 
@@ -320,20 +320,33 @@ static uint64_t exec_kernel_count(const struct emu_thread *t, size_t ev, uint64_
 }
 
 /* ------------------------------------------------------------------------------------- the alarm */
-/* The plugin counter that alone makes the events of evmask, if there is one: the alarm watches one counter.
- */
-static int single_counter(uint64_t evmask, uint32_t *counter)
+/* The plugin counters whose sum makes the events of evmask (bit n: enum rvexec_count n), if there is such a
+ * sum: the alarm watches one sum of distinct counters. 0 when an event has no execution-driven meaning or a
+ * counter is in two of the events (the events' total counts it twice). */
+static uint64_t counter_mask(uint64_t evmask)
 {
-	int found = 0;
+	uint64_t mask = 0;
 	for (size_t i = 0; i < 64; i++) {
 		if (!(evmask & (1ull << i)))
 			continue;
-		if (found || exec.ncounters[i] != 1)
+		if (exec.ncounters[i] == 0)
 			return 0;
-		*counter = exec.counters[i][0];
-		found = 1;
+		for (unsigned j = 0; j < exec.ncounters[i]; j++) {
+			uint64_t bit = 1ull << exec.counters[i][j];
+			if (mask & bit)
+				return 0;
+			mask |= bit;
+		}
 	}
-	return found;
+	return mask;
+}
+
+static uint64_t sum_of(const uint64_t *counts, uint64_t mask)
+{
+	uint64_t sum = 0;
+	for (uint64_t m = mask; m; m &= m - 1)
+		sum += __atomic_load_n(&counts[__builtin_ctzll(m)], __ATOMIC_RELAXED);
+	return sum;
 }
 
 /* Time under this source: the perf core's next look is the plugin's alarm (rvexec_shm.h), armed at a count.
@@ -357,28 +370,29 @@ static int exec_arm(struct emu_thread *t, int signo, const struct emu_alarm_plan
 	if (p->cycles == UINT64_MAX)
 		goto out;
 	const struct exec_snapshot *base = reading_at(et, p->from);
-	uint32_t k = RVEXEC_CYCLES, skid = 0;
-	uint64_t at = p->from + (p->cycles ? p->cycles : 1);
-	if (p->evmask && p->need && single_counter(p->evmask, &k)) {
-		at = base->counts[k] + p->need;
+	const uint64_t cycles_bit = 1ull << RVEXEC_CYCLES;
+	uint32_t skid = 0;
+	uint64_t mask = p->evmask && p->need ? counter_mask(p->evmask) : 0, at;
+	if (mask) {
+		at = sum_of(base->counts, mask) + p->need;
 		skid = p->skid > UINT32_MAX ? UINT32_MAX : (uint32_t)p->skid;
 	} else {
-		k = RVEXEC_CYCLES;
+		mask = cycles_bit;
+		at = p->from + (p->cycles ? p->cycles : 1);
 	}
-	uint64_t current = __atomic_load_n(&slot->counts[RVEXEC_MODE_USER][k], __ATOMIC_RELAXED);
-	if (current >=
-	    at) { /* already there: the next block (it costs at least a cycle) wakes the perf core */
-		k = RVEXEC_CYCLES;
-		at = __atomic_load_n(&slot->counts[RVEXEC_MODE_USER][RVEXEC_CYCLES], __ATOMIC_RELAXED) + 1;
+	if (sum_of(slot->counts[RVEXEC_MODE_USER], mask) >= at) {
+		/* already there: the next block (it costs at least a cycle) wakes the perf core */
+		mask = cycles_bit;
+		at = sum_of(slot->counts[RVEXEC_MODE_USER], cycles_bit) + 1;
 		skid = 0;
 	}
 	et->armed = 1;
-	et->armed_counter = k;
+	et->armed_mask = mask;
 	et->armed_skid = skid;
 	et->armed_at = at;
 	et->armed_fired = __atomic_load_n(&slot->alarm_fired, __ATOMIC_ACQUIRE);
-	__atomic_store_n(&slot->alarm_skid_pc, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&slot->alarm_count, k, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->alarm_mask, mask, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->alarm_count, RVEXEC_CYCLES, __ATOMIC_RELAXED); /* (the mask rules) */
 	__atomic_store_n(&slot->alarm_skid, skid, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->alarm_at, at, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->alarm_signo, (uint32_t)signo, __ATOMIC_RELEASE);
@@ -399,21 +413,24 @@ static uint64_t exec_pc_at(const struct emu_thread *t, uint64_t evmask, uint64_t
 	if (!et || !et->slot || !et->armed ||
 	    __atomic_load_n(&et->slot->alarm_fired, __ATOMIC_ACQUIRE) == et->armed_fired)
 		goto out;
-	uint32_t k = RVEXEC_CYCLES;
-	uint64_t at = from + need;
+	uint64_t mask = 1ull << RVEXEC_CYCLES, at = from + need;
 	if (evmask) {
-		if (!single_counter(evmask, &k))
+		mask = counter_mask(evmask);
+		if (!mask)
 			goto out;
-		at = reading_at(et, from)->counts[k] + need;
+		at = sum_of(reading_at(et, from)->counts, mask) + need;
 	}
 	uint64_t fired_cycles = __atomic_load_n(&et->slot->alarm_cycles, __ATOMIC_RELAXED);
-	if (k == et->armed_counter && at == et->armed_at) {
+	if (mask == et->armed_mask && at == et->armed_at) {
+		/* the overflow's instruction (or, once a skid ran out, the skid's: only its cycle is used
+		 * then) */
 		pc = __atomic_load_n(&et->slot->alarm_pc, __ATOMIC_RELAXED);
 		if (cycle)
 			*cycle = fired_cycles;
-	} else if (!evmask && et->armed_skid && fired_cycles + et->armed_skid == at) {
-		pc = __atomic_load_n(&et->slot->alarm_skid_pc, __ATOMIC_RELAXED); /* 0 until it ran out */
-		if (pc && cycle)
+	} else if (!evmask && et->armed_skid && fired_cycles + et->armed_skid == at &&
+	           __atomic_load_n(&et->slot->alarm_signo, __ATOMIC_ACQUIRE) == 0) {
+		pc = __atomic_load_n(&et->slot->alarm_pc, __ATOMIC_RELAXED); /* the skid ran out: sent */
+		if (cycle)
 			*cycle = at;
 	}
 out:

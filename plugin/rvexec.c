@@ -180,8 +180,8 @@ struct thread_state {
 	const struct block *last_fetched; /* the block fetched last (fetch()) */
 	/* an alarm whose counter was reached, its signal waiting for the skid (rvexec_shm.h): the signal, the
 	 * user cycles at which it is sent, and the arming it belongs to (a re-arming cancels it) */
-	uint32_t skid_signo, skid_count;
-	uint64_t skid_at, skid_alarm_at;
+	uint32_t skid_signo;
+	uint64_t skid_at, skid_alarm_at, skid_mask;
 	/* The two L1D lines accessed last (line + 1, 0 = none) and their places: each is still the most
 	 * recently used line of its set, so an access to one of them is a hit that leaves the LRU order as it
 	 * is. */
@@ -368,17 +368,19 @@ static void resolve(struct thread_state *ts, uint64_t next)
 
 /* ---- the alarm (rvexec_shm.h) ---- */
 
-/* The index of the instruction of block b at which its static counts (added at block start) make counter k
- * grow by `need` (1-based): the need-th instruction, the need-th of a class, the one whose latency reaches
- * it; b->ninsns when none does (calls and returns, penalties: the last instruction). */
-static uint32_t block_index_of(const struct block *b, unsigned k, uint64_t need)
+#define COUNT_BIT(k) (1ull << (k))
+
+/* The index of the instruction of block b at which its static counts (added at block start) make the
+ * counters of `mask` grow by `need` (1-based): the need-th instruction, the need-th of its classes, the one
+ * whose latency reaches it; b->ninsns when none does (calls and returns, penalties: the last instruction). */
+static uint32_t block_index_of(const struct block *b, uint64_t mask, uint64_t need)
 {
 	uint64_t seen = 0;
 	for (uint32_t i = 0; i < b->ninsns; i++) {
 		unsigned c = b->insn[i].count;
-		if (k == RVEXEC_INSTRET || k == c)
-			seen++;
-		else if (k == RVEXEC_CYCLES)
+		seen += (mask & COUNT_BIT(RVEXEC_INSTRET)) != 0;
+		seen += (mask & COUNT_BIT(c)) != 0;
+		if (mask & COUNT_BIT(RVEXEC_CYCLES))
 			seen += model->latency[c - RVEXEC_FIRST_CLASS];
 		if (seen >= need)
 			return i;
@@ -406,7 +408,7 @@ static uint64_t block_latency_through(const struct block *b, uint32_t i)
 static void alarm_signal(struct thread_state *ts, uint32_t signo, uint64_t skid_pc)
 {
 	struct rvexec_slot *s = ts->slot;
-	__atomic_store_n(&s->alarm_skid_pc, skid_pc, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->alarm_pc, skid_pc, __ATOMIC_RELAXED);
 	if (!__atomic_compare_exchange_n(&s->alarm_signo, &signo, 0, false, __ATOMIC_ACQ_REL,
 	                                 __ATOMIC_RELAXED))
 		return; /* re-armed meanwhile */
@@ -416,21 +418,32 @@ static void alarm_signal(struct thread_state *ts, uint32_t signo, uint64_t skid_
 /* The armed alarm of the running thread: its signal (0: none) and counter, the counter's value before a step.
  */
 struct alarm_watch {
-	uint32_t signo, k;
-	uint64_t at, before;
+	uint32_t signo;
+	uint64_t mask, at, before;
 };
+
+static uint64_t watched_sum(const struct thread_state *ts, uint64_t mask)
+{
+	uint64_t sum = 0;
+	for (uint64_t m = mask; m; m &= m - 1)
+		sum += ts->counts[__builtin_ctzll(m)];
+	return sum;
+}
 
 static void alarm_watch(struct thread_state *ts, struct alarm_watch *w)
 {
 	w->signo = __atomic_load_n(&ts->slot->alarm_signo, __ATOMIC_ACQUIRE);
 	if (!w->signo)
 		return;
-	w->k = __atomic_load_n(&ts->slot->alarm_count, __ATOMIC_RELAXED);
+	uint32_t k = __atomic_load_n(&ts->slot->alarm_count, __ATOMIC_RELAXED);
+	w->mask = __atomic_load_n(&ts->slot->alarm_mask, __ATOMIC_RELAXED);
+	if (!w->mask)
+		w->mask = k < RVEXEC_NCOUNTS ? COUNT_BIT(k) : 0;
 	w->at = __atomic_load_n(&ts->slot->alarm_at, __ATOMIC_RELAXED);
-	if (w->k >= RVEXEC_NCOUNTS || ts->counts != ts->slot->counts[RVEXEC_MODE_USER])
+	if (!w->mask || (w->mask >> RVEXEC_NCOUNTS) || ts->counts != ts->slot->counts[RVEXEC_MODE_USER])
 		w->signo = 0; /* a bad counter never fires; supervisor-mode work is not watched */
 	else
-		w->before = ts->counts[w->k];
+		w->before = watched_sum(ts, w->mask);
 }
 
 /* A waiting skid: sends the signal once the user cycles reached skid_at. The instruction is the one whose
@@ -442,7 +455,7 @@ static void skid_step(struct thread_state *ts, const struct block *b, uint64_t b
 	if (ts->counts != s->counts[RVEXEC_MODE_USER])
 		return; /* supervisor-mode work is not the program's: no skid runs out in it */
 	if (__atomic_load_n(&s->alarm_signo, __ATOMIC_ACQUIRE) != ts->skid_signo ||
-	    __atomic_load_n(&s->alarm_count, __ATOMIC_RELAXED) != ts->skid_count ||
+	    __atomic_load_n(&s->alarm_mask, __ATOMIC_RELAXED) != ts->skid_mask ||
 	    __atomic_load_n(&s->alarm_at, __ATOMIC_RELAXED) != ts->skid_alarm_at) {
 		ts->skid_signo = 0;
 		return;
@@ -450,7 +463,7 @@ static void skid_step(struct thread_state *ts, const struct block *b, uint64_t b
 	if (ts->counts[RVEXEC_CYCLES] < ts->skid_at)
 		return;
 	uint64_t at = b && ts->skid_at > base
-	                  ? block_pc_at(b, block_index_of(b, RVEXEC_CYCLES, ts->skid_at - base))
+	                  ? block_pc_at(b, block_index_of(b, COUNT_BIT(RVEXEC_CYCLES), ts->skid_at - base))
 	                  : pc;
 	uint32_t signo = ts->skid_signo;
 	ts->skid_signo = 0;
@@ -463,12 +476,12 @@ static void skid_step(struct thread_state *ts, const struct block *b, uint64_t b
 static bool alarm_step(struct thread_state *ts, struct alarm_watch *w, const struct block *b, uint64_t pc,
                        uint64_t base)
 {
-	uint64_t now = ts->counts[w->k];
+	uint64_t now = watched_sum(ts, w->mask);
 	if (w->before < w->at && now >= w->at) {
 		struct rvexec_slot *s = ts->slot;
 		uint64_t cause = pc, cycles = ts->counts[RVEXEC_CYCLES];
 		if (b) {
-			uint32_t i = block_index_of(b, w->k, w->at - w->before);
+			uint32_t i = block_index_of(b, w->mask, w->at - w->before);
 			cause = block_pc_at(b, i);
 			cycles = base + block_latency_through(b, i);
 		}
@@ -480,7 +493,7 @@ static bool alarm_step(struct thread_state *ts, struct alarm_watch *w, const str
 			alarm_signal(ts, w->signo, cause);
 		} else {
 			ts->skid_signo = w->signo;
-			ts->skid_count = w->k;
+			ts->skid_mask = __atomic_load_n(&s->alarm_mask, __ATOMIC_RELAXED);
 			ts->skid_alarm_at = w->at;
 			ts->skid_at = cycles + skid;
 			skid_step(ts, b, base, pc);
