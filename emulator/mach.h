@@ -166,9 +166,12 @@ enum emu_kernel_mode { EMU_KERNEL_LEAVE, EMU_KERNEL_ENTER, EMU_KERNEL_FORGET };
 struct emu_alarm_plan {
 	uint64_t from;   /* the thread cycle the plan counts from (the perf core's last accounting) */
 	uint64_t cycles; /* look again at most this many thread cycles after `from` (UINT64_MAX: never) */
-	/* when one sampling event alone decides: `need` more of its events `evmask` after `from` (a clock
-	 * that counts events can wake exactly there); 0: only the cycle bound is known */
+	/* `need` more of the events `evmask` after `from` (a clock that counts events can wake there): when
+	 * `exact`, one sampling event alone decides and that is its overflow; else the union of several
+	 * events' sets and the least of their needs, a bound (none of them overflows sooner). 0: only the
+	 * cycle bound is known */
 	uint64_t evmask, need;
+	int exact;
 	uint64_t skid;  /* ... whose overflow interrupt is taken this many cycles after its overflow */
 	int from_alarm; /* armed by the alarm's own handler (the thread has not run since) */
 };

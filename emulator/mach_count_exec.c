@@ -341,6 +341,22 @@ static uint64_t counter_mask(uint64_t evmask)
 	return mask;
 }
 
+/* The plugin counters of all the events of evmask (a bound: their sum grows at least as fast as any one
+ * event's count); 0 when one has no execution-driven meaning. */
+static uint64_t counter_union(uint64_t evmask)
+{
+	uint64_t mask = 0;
+	for (size_t i = 0; i < 64; i++) {
+		if (!(evmask & (1ull << i)))
+			continue;
+		if (exec.ncounters[i] == 0)
+			return 0;
+		for (unsigned j = 0; j < exec.ncounters[i]; j++)
+			mask |= 1ull << exec.counters[i][j];
+	}
+	return mask;
+}
+
 static uint64_t sum_of(const uint64_t *counts, uint64_t mask)
 {
 	uint64_t sum = 0;
@@ -372,7 +388,10 @@ static int exec_arm(struct emu_thread *t, int signo, const struct emu_alarm_plan
 	const struct exec_snapshot *base = reading_at(et, p->from);
 	const uint64_t cycles_bit = 1ull << RVEXEC_CYCLES;
 	uint32_t skid = 0;
-	uint64_t mask = p->evmask && p->need ? counter_mask(p->evmask) : 0, at;
+	uint64_t mask = !p->evmask || !p->need ? 0
+	                : p->exact             ? counter_mask(p->evmask)
+	                                       : counter_union(p->evmask),
+	         at;
 	if (mask) {
 		at = sum_of(base->counts, mask) + p->need;
 		skid = p->skid > UINT32_MAX ? UINT32_MAX : (uint32_t)p->skid;

@@ -874,8 +874,9 @@ static int ensure_tick_signal(void)
 static struct emu_alarm_plan next_event_plan(struct emu_thread *t)
 {
 	struct emu_ctx *ctx = t->perf;
-	struct emu_alarm_plan p = {ctx->last_cycles, UINT64_MAX, 0, 0, 0, arming_from_alarm};
-	unsigned deciders = 0;
+	struct emu_alarm_plan p = {ctx->last_cycles, UINT64_MAX, 0, 0, 0, 0, arming_from_alarm};
+	unsigned deciders = 0, counted = 0;
+	uint64_t all_evmask = 0, least_need = UINT64_MAX;
 	int any_throttled = 0;
 	for_each_group(ctx, g) for_each_member(g, e)
 	{
@@ -903,6 +904,10 @@ static struct emu_alarm_plan next_event_plan(struct emu_thread *t)
 				c = emu_count_source()->cycles_for(t, e->evmask, left);
 				evmask = e->evmask;
 				need = left;
+				counted++;
+				all_evmask |= evmask;
+				if (need < least_need)
+					least_need = need;
 				/* PES records the overflow itself; an interrupt comes after the skid */
 				skid = e->attr.precise_ip && emu_cfg()->pes ? 0 : emu_cfg()->irq_skid;
 			}
@@ -921,8 +926,13 @@ static struct emu_alarm_plan next_event_plan(struct emu_thread *t)
 			p.cycles = to_tick;
 		deciders++;
 	}
-	if (deciders != 1) /* several could come first: only the cycle bound holds */
-		p.evmask = p.need = p.skid = 0;
+	p.exact = deciders == 1 && p.evmask;
+	if (deciders != 1) { /* several could come first: bounds only */
+		p.skid = 0;
+		/* events only: none overflows before the union of their events grew by the least need */
+		p.evmask = counted == deciders ? all_evmask : 0;
+		p.need = counted == deciders ? least_need : 0;
+	}
 	return p;
 }
 
