@@ -72,7 +72,7 @@ struct emu_config {
 	unsigned max_sample_rate; /* kernel.perf_event_max_sample_rate */
 	int pes;                  /* Precise Event Sampling present (docs/pes.md) */
 	unsigned pes_records;     /* PES buffer size in records: the fill interrupt comes when it is full */
-	uint64_t irq_skid;        /* virtual clock: cycles from a counter overflow to its interrupt (skid) */
+	uint64_t irq_skid; /* virtual or exec clock: cycles from a counter overflow to its interrupt (skid) */
 };
 void emu_init(void); /* every entry point calls it first; idempotent */
 const struct emu_config *emu_cfg(void);
@@ -119,6 +119,11 @@ struct emu_thread {
 	uint64_t run_exec_seen;   /* another process's task: the execs already acted on (enable_on_exec) */
 	int remote;               /* a proxy: a task of another process of the run */
 	int cpu_wide;             /* a proxy for a CPU (hart): the tasks of the run on it (pid -1 events) */
+	/* the clock's alarm (mach_clock.c; its owner, the perf core, serializes the calls) */
+	uint64_t alarm_due;   /* thread cycle at which the armed alarm is due (0: none armed) */
+	uint64_t alarm_nvcsw; /* host clock: voluntary context switches when it was last armed */
+	uint64_t handling_ns; /* host clock: CPU time one alarm takes, its handlers included (running mean) */
+	int alarm_clock;      /* host clock: enum emu_alarm_clock of the armed alarm */
 	struct emu_thread *next;
 };
 struct emu_thread *emu_thread_self(void);
@@ -183,6 +188,45 @@ void emu_threads_unlock(void);
  * parent's. */
 enum emu_kernel_mode { EMU_KERNEL_LEAVE, EMU_KERNEL_ENTER, EMU_KERNEL_FORGET };
 
+/* ------------------------------------------------------------------------------------------- time */
+/* When the perf core must look at a thread again (mach_clock.c). The perf core plans in thread cycles and
+ * hands the plan to the clock, which knows what a thread cycle is: the CPU-time clock arms a host timer
+ * (CPU or wall time), the virtual clock needs none (rvemu_advance moves it, and the perf core looks then),
+ * a count source with its own clock (exec) arms its own alarm at a count. The perf core never asks which. */
+struct emu_alarm_plan {
+	uint64_t from;   /* the thread cycle the plan counts from (the perf core's last accounting) */
+	uint64_t cycles; /* look again at most this many thread cycles after `from` (UINT64_MAX: never) */
+	/* `need` more of the events `evmask` after `from` (a clock that counts events can wake there): when
+	 * `exact`, one sampling event alone decides and that is its overflow; else the union of several
+	 * events' sets and the least of their needs, a bound (none of them overflows sooner). 0: only the
+	 * cycle bound is known */
+	uint64_t evmask, need;
+	int exact;
+	uint64_t skid;  /* ... whose overflow interrupt is taken this many cycles after its overflow */
+	int from_alarm; /* armed by the alarm's own handler (the thread has not run since) */
+};
+int emu_clock_signal(void); /* the signal the clock's alarm sends (the perf core installs its handler) */
+int emu_clock_arm(struct emu_thread *t, const struct emu_alarm_plan *p); /* 0 or -1 */
+/* Whether the thread's alarm should be armed again at its cycle `now`: it is overdue (a host timer a busy
+ * host stalled), or armed while nothing samples, or not armed while something does. */
+int emu_clock_rearm_due(const struct emu_thread *t, uint64_t now, int sampling);
+/* The alarm's handling took `ns` of the thread's CPU time (host clock: the next alarm is never sooner). */
+void emu_clock_handled(struct emu_thread *t, uint64_t ns);
+/* The fewest thread cycles between two alarms the clock can deliver without starving the program: a host
+ * timer's floor; 0 for a clock that moves only with the program (virtual, exec). */
+uint64_t emu_clock_floor_cycles(const struct emu_thread *t);
+/* Whether the thread's clock moves only as its program runs (virtual, exec): no host time is ever stolen,
+ * so an overflow counted is always one the program made at that count. */
+int emu_clock_program_time(void);
+/* The perf clock of a record (PERF_SAMPLE_TIME): the thread's accounted cycles as ns for a program-time
+ * clock, else CLOCK_MONOTONIC. `accounted`: the perf core's accounted cycles, NULL: the thread's now. */
+uint64_t emu_clock_record_time(struct emu_thread *t, const uint64_t *accounted);
+/* The instruction at which `need` more of the events `evmask` than at thread cycle `from` were reached
+ * (evmask 0: the thread's cycles reached from + need), when the clock's alarm found it exactly, and the
+ * thread cycle it retired at in *cycle; else 0 (and *cycle untouched). */
+uint64_t emu_clock_pc_at(const struct emu_thread *t, uint64_t evmask, uint64_t from, uint64_t need,
+                         uint64_t *cycle);
+
 /* --------------------------------------------------------------------------------- count sources */
 /* "How many occurrences of model event E has thread T had up to thread cycle C", and "at which cycle
  * will a set of events have had N more": the seam between what the machine executes and what the perf
@@ -208,10 +252,21 @@ struct emu_count_source {
 	 * file is set to supervisor mode); NULL: nothing to do. Async-signal-safe, called with signals
 	 * blocked. */
 	void (*kernel_mode)(enum emu_kernel_mode mode);
+	/* occurrences of `ev` in supervisor mode (the emulator's own code, the kernel's) up to the thread's
+	 * cycle `cycles`, for events that do not exclude the kernel; NULL: none (the profile source's kernel
+	 * time is not the thread's) */
+	uint64_t (*kernel_count)(const struct emu_thread *t, size_t ev, uint64_t cycles);
+	/* Time, for a source with its own clock (see emu_clock_arm, emu_clock_pc_at); NULL: RVEMU_CLOCK's */
+	int (*arm)(struct emu_thread *t, int signo, const struct emu_alarm_plan *p);
+	uint64_t (*pc_at)(const struct emu_thread *t, uint64_t evmask, uint64_t from, uint64_t need,
+	                  uint64_t *cycle);
+	int signal; /* the signal its alarm sends (the source must be able to send it); 0: RVEMU_CLOCK's */
 };
 const struct emu_count_source *emu_count_source(void);
 /* Occurrences of the events of evmask in thread t between its cycles a and b (a <= b). */
 uint64_t emu_events_between(const struct emu_thread *t, uint64_t evmask, uint64_t a, uint64_t b);
+/* ... in supervisor mode (the kernel's share; 0 unless the source counts one). */
+uint64_t emu_kernel_events_between(const struct emu_thread *t, uint64_t evmask, uint64_t a, uint64_t b);
 /* Ground truth of one model event: the source's count up to `cycles` plus injections. */
 uint64_t emu_truth_at(const struct emu_thread *t, size_t ev, uint64_t cycles);
 

@@ -128,13 +128,17 @@ static void load_config(void)
 	/* An overflow interrupt is taken some cycles after the overflow (the pipeline drains first), so a
 	 * sample's PC can be a later instruction's: skid. Under the CPU-time clock it comes from the sampling
 	 * alarm's own delay; under the virtual clock from this latency (synthetic: no core publishes it). */
+	/* The exec count source's clock is the modelled cycles, which move only with the program, as the
+	 * virtual clock does: it models the skid the same way (its alarm names the instruction). */
+	static const char *const sources[] = {"profile", "exec", NULL};
+	int program_time = cfg.clock_virtual || emu_env_choice("RVEMU_COUNT_SOURCE", 0, sources) == 1;
 	const char *skid = getenv("RVEMU_IRQ_SKID");
-	if (skid && *skid && !cfg.clock_virtual)
+	if (skid && *skid && !program_time)
 		emu_config_error(
-		    "RVEMU_IRQ_SKID needs RVEMU_CLOCK=virtual (the CPU-time clock has the sampling "
-		    "alarm's own skid); the clock is '%s'",
+		    "RVEMU_IRQ_SKID needs RVEMU_CLOCK=virtual or RVEMU_COUNT_SOURCE=exec (the CPU-time "
+		    "clock has the sampling alarm's own skid); the clock is '%s'",
 		    "cputime");
-	cfg.irq_skid = cfg.clock_virtual ? emu_env_u64("RVEMU_IRQ_SKID", IRQ_SKID_DEFAULT, 0, 1ull << 32) : 0;
+	cfg.irq_skid = program_time ? emu_env_u64("RVEMU_IRQ_SKID", IRQ_SKID_DEFAULT, 0, 1ull << 32) : 0;
 	/* kernel.perf_event_paranoid: mainline's default 2; Debian ships 3, Ubuntu 4 (both: no access at all
 	 * without CAP_PERFMON). */
 	const char *paranoid = getenv("RVEMU_PARANOID"); /* -1..4; -1 is the one negative value */

@@ -62,7 +62,10 @@ static uint64_t profile_cycles_for(const struct emu_thread *t, uint64_t evmask, 
 }
 
 static const struct emu_count_source profile_source = {
-    "profile", profile_count, profile_cycle_reaching, profile_cycles_for, NULL, NULL,
+    .name = "profile",
+    .count = profile_count,
+    .cycle_reaching = profile_cycle_reaching,
+    .cycles_for = profile_cycles_for,
 };
 
 /* The registry: RVEMU_COUNT_SOURCE picks one (default: the profile). Adding a source is a struct here and its
@@ -98,6 +101,19 @@ uint64_t emu_events_between(const struct emu_thread *t, uint64_t evmask, uint64_
 	for (size_t i = 0; i < emu_mask_events(m); i++)
 		if (evmask & (1ull << i))
 			d += src->count(t, i, b) - src->count(t, i, a);
+	return d;
+}
+
+uint64_t emu_kernel_events_between(const struct emu_thread *t, uint64_t evmask, uint64_t a, uint64_t b)
+{
+	const struct emu_count_source *src = emu_count_source();
+	const struct rvemu_model *m = emu_model();
+	uint64_t d = 0;
+	if (!src->kernel_count)
+		return 0;
+	for (size_t i = 0; i < emu_mask_events(m); i++)
+		if (evmask & (1ull << i))
+			d += src->kernel_count(t, i, b) - src->kernel_count(t, i, a);
 	return d;
 }
 

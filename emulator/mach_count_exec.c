@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -33,6 +34,7 @@
 struct exec_snapshot {
 	uint64_t key; /* the thread cycle the perf core asked about */
 	uint64_t counts[RVEXEC_NCOUNTS];
+	uint64_t kcounts[RVEXEC_NCOUNTS]; /* supervisor mode (the emulator's own code): the kernel's share */
 };
 
 struct exec_thread {
@@ -40,6 +42,10 @@ struct exec_thread {
 	struct rvexec_slot *slot; /* NULL: the thread has no slot (it has not run under the plugin) */
 	unsigned held, newest;    /* snapshots held, index of the newest */
 	struct exec_snapshot snap[EXEC_SNAPSHOTS];
+	/* the alarm last armed in the slot (exec_arm): counter, value, and the slot's alarm_fired then */
+	int armed;
+	uint32_t armed_skid;
+	uint64_t armed_mask, armed_at, armed_fired;
 	struct exec_thread *next;
 };
 
@@ -156,8 +162,11 @@ static const struct exec_snapshot *take_reading(struct exec_thread *et)
 		return newest; /* nothing ran since (every block costs at least a cycle) */
 	unsigned i = et->held == 0 ? 0 : (et->newest + 1) % EXEC_SNAPSHOTS;
 	struct exec_snapshot *s = &et->snap[i];
-	for (unsigned c = 0; c < RVEXEC_NCOUNTS; c++)
+	for (unsigned c = 0; c < RVEXEC_NCOUNTS; c++) {
 		s->counts[c] = __atomic_load_n(&et->slot->counts[RVEXEC_MODE_USER][c], __ATOMIC_RELAXED);
+		s->kcounts[c] =
+		    __atomic_load_n(&et->slot->counts[RVEXEC_MODE_SUPERVISOR][c], __ATOMIC_RELAXED);
+	}
 	s->key = s->counts[RVEXEC_CYCLES]; /* the cycles of this very reading */
 	et->newest = i;
 	if (et->held < EXEC_SNAPSHOTS)
@@ -227,18 +236,37 @@ static uint64_t exec_cycle_reaching(const struct emu_thread *t, uint64_t evmask,
 	return mask_delta(t, evmask, from, limit) >= need ? limit : limit + 1;
 }
 
-/* A lower bound, in modelled cycles: every class costs at least one cycle (exec_models.csv's latencies), and
- * no plugin counter grows by more than 2 per instruction (an amo's or sc's read and write access, a fetch
- * crossing two lines); unmapped events grow at their profile rate. */
+/* A lower bound, in modelled cycles, for timer planning: every instruction costs at least one cycle
+ * (exec_models.csv's latencies are >= 1, penalties only add), and is in exactly one class, so the class
+ * counters of a mask together grow by at most one per cycle (times how many of the mask's events share a
+ * class), INSTRET and CYCLES by one each, any other counter by at most 2 (an amo's or sc's read and write
+ * access, a fetch crossing two lines); unmapped events grow at their profile rate. A bound this close keeps
+ * the alarms of an event made of several counters (watched through the cycles) few: a bound of 2 per counter
+ * made PAPI_FP_OPS (5 class counters) wake the thread every 71429 cycles for a period of 10^6. */
 static uint64_t exec_cycles_for(const struct emu_thread *t, uint64_t evmask, uint64_t need)
 {
 	(void)t;
 	const struct rvemu_model *m = emu_model();
+	unsigned class_users[RVEXEC_NCOUNTS] = {0}, classes = 0;
 	unsigned __int128 rate_ppb = 0; /* events per 10^9 cycles, at most */
-	for (size_t i = 0; i < m->nevents && i < 64; i++)
-		if (evmask & (1ull << i))
-			rate_ppb += exec.ncounters[i] ? (unsigned __int128)exec.ncounters[i] * 2 * RVEMU_PPB
-			                              : m->events[i].ppb;
+	for (size_t i = 0; i < m->nevents && i < 64; i++) {
+		if (!(evmask & (1ull << i)))
+			continue;
+		if (!exec.ncounters[i]) {
+			rate_ppb += m->events[i].ppb;
+			continue;
+		}
+		for (unsigned j = 0; j < exec.ncounters[i]; j++) {
+			unsigned c = exec.counters[i][j];
+			if (c >= RVEXEC_FIRST_CLASS && c < RVEXEC_FIRST_CLASS + RVEXEC_NCLASSES) {
+				if (++class_users[c] > classes)
+					classes = class_users[c];
+			} else {
+				rate_ppb += (c == RVEXEC_INSTRET || c == RVEXEC_CYCLES ? 1u : 2u) * RVEMU_PPB;
+			}
+		}
+	}
+	rate_ppb += (unsigned __int128)classes * RVEMU_PPB;
 	if (!rate_ppb)
 		return UINT64_MAX;
 	unsigned __int128 c = ((unsigned __int128)need * RVEMU_PPB + rate_ppb - 1) / rate_ppb;
@@ -271,6 +299,175 @@ static void exec_kernel_mode(enum emu_kernel_mode mode)
 		                 __ATOMIC_RELAXED);
 }
 
+/* The kernel's share of an event that does not exclude it: what the plugin counted in supervisor mode (the
+ * emulator's own code) up to the reading of that instant. The emulator's work between two instants of the
+ * user's clock shows at the later one (the user's cycles stand still while it runs). Events with no
+ * execution-driven meaning have no kernel share (their profile rate runs on the user's cycles). */
+static uint64_t exec_kernel_count(const struct emu_thread *t, size_t ev, uint64_t cycles)
+{
+	if (ev >= 64 || exec.ncounters[ev] == 0)
+		return 0;
+	uint64_t sum = 0;
+	pthread_mutex_lock(&exec_lock);
+	struct exec_thread *et = exec_thread(t->tid);
+	if (et) {
+		const struct exec_snapshot *s = reading_at(et, cycles);
+		for (unsigned i = 0; i < exec.ncounters[ev]; i++)
+			sum += s->kcounts[exec.counters[ev][i]];
+	}
+	pthread_mutex_unlock(&exec_lock);
+	return sum;
+}
+
+/* ------------------------------------------------------------------------------------- the alarm */
+/* The plugin counters whose sum makes the events of evmask (bit n: enum rvexec_count n), if there is such a
+ * sum: the alarm watches one sum of distinct counters. 0 when an event has no execution-driven meaning or a
+ * counter is in two of the events (the events' total counts it twice). */
+static uint64_t counter_mask(uint64_t evmask)
+{
+	uint64_t mask = 0;
+	for (size_t i = 0; i < 64; i++) {
+		if (!(evmask & (1ull << i)))
+			continue;
+		if (exec.ncounters[i] == 0)
+			return 0;
+		for (unsigned j = 0; j < exec.ncounters[i]; j++) {
+			uint64_t bit = 1ull << exec.counters[i][j];
+			if (mask & bit)
+				return 0;
+			mask |= bit;
+		}
+	}
+	return mask;
+}
+
+/* The plugin counters of all the events of evmask (a bound: their sum grows at least as fast as any one
+ * event's count); 0 when one has no execution-driven meaning. */
+static uint64_t counter_union(uint64_t evmask)
+{
+	uint64_t mask = 0;
+	for (size_t i = 0; i < 64; i++) {
+		if (!(evmask & (1ull << i)))
+			continue;
+		if (exec.ncounters[i] == 0)
+			return 0;
+		for (unsigned j = 0; j < exec.ncounters[i]; j++)
+			mask |= 1ull << exec.counters[i][j];
+	}
+	return mask;
+}
+
+static uint64_t sum_of(const uint64_t *counts, uint64_t mask)
+{
+	uint64_t sum = 0;
+	for (uint64_t m = mask; m; m &= m - 1)
+		sum += __atomic_load_n(&counts[__builtin_ctzll(m)], __ATOMIC_RELAXED);
+	return sum;
+}
+
+/* Time under this source: the perf core's next look is the plugin's alarm (rvexec_shm.h), armed at a count.
+ * When one sampling event made of one plugin counter decides the plan, the alarm watches that counter at the
+ * exact value of the overflow, and its alarm_pc is the instruction that made it (exec_pc_at); otherwise it
+ * watches the modelled cycles at the plan's bound (the perf core looks, finds what is due, and plans
+ * again). A value the thread is already past (it ran since `from`: the rest of an overflow handler) fires at
+ * its next block. Called with signals blocked, by the thread itself or (an event attached to it) another. */
+static int exec_arm(struct emu_thread *t, int signo, const struct emu_alarm_plan *p)
+{
+	int r = 0;
+	pthread_mutex_lock(&exec_lock);
+	struct exec_thread *et = exec_thread(t->tid);
+	struct rvexec_slot *slot = et ? et->slot : NULL;
+	if (!slot) { /* the thread has run no block under the plugin: nothing of it can overflow yet */
+		r = p->cycles == UINT64_MAX ? 0 : -1;
+		goto out;
+	}
+	__atomic_store_n(&slot->alarm_signo, 0, __ATOMIC_RELEASE);
+	et->armed = 0;
+	if (p->cycles == UINT64_MAX)
+		goto out;
+	const struct exec_snapshot *base = reading_at(et, p->from);
+	const uint64_t cycles_bit = 1ull << RVEXEC_CYCLES;
+	uint32_t skid = 0;
+	uint64_t mask = !p->evmask || !p->need ? 0
+	                : p->exact             ? counter_mask(p->evmask)
+	                                       : counter_union(p->evmask),
+	         at;
+	if (mask) {
+		at = sum_of(base->counts, mask) + p->need;
+		skid = p->skid > UINT32_MAX ? UINT32_MAX : (uint32_t)p->skid;
+	} else {
+		mask = cycles_bit;
+		at = p->from + (p->cycles ? p->cycles : 1);
+	}
+	if (sum_of(slot->counts[RVEXEC_MODE_USER], mask) >= at) {
+		/* already there: the next block (it costs at least a cycle) wakes the perf core */
+		mask = cycles_bit;
+		at = sum_of(slot->counts[RVEXEC_MODE_USER], cycles_bit) + 1;
+		skid = 0;
+	}
+	et->armed = 1;
+	et->armed_mask = mask;
+	et->armed_skid = skid;
+	et->armed_at = at;
+	et->armed_fired = __atomic_load_n(&slot->alarm_fired, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&slot->alarm_mask, mask, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->alarm_count, RVEXEC_CYCLES, __ATOMIC_RELAXED); /* (the mask rules) */
+	__atomic_store_n(&slot->alarm_skid, skid, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->alarm_at, at, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->alarm_signo, (uint32_t)signo, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&exec_lock);
+	return r;
+}
+
+/* The instruction at which the events of evmask had `need` more than at cycle `from`, when the last alarm
+ * armed watched exactly that and has fired (and its modelled cycle). evmask 0: the instruction at which the
+ * cycles reached from + need: an alarm armed there, or the skid of the last alarm ending there. Else 0. */
+static uint64_t exec_pc_at(const struct emu_thread *t, uint64_t evmask, uint64_t from, uint64_t need,
+                           uint64_t *cycle)
+{
+	uint64_t pc = 0;
+	pthread_mutex_lock(&exec_lock);
+	struct exec_thread *et = exec_thread(t->tid);
+	if (!et || !et->slot || !et->armed ||
+	    __atomic_load_n(&et->slot->alarm_fired, __ATOMIC_ACQUIRE) == et->armed_fired)
+		goto out;
+	uint64_t mask = 1ull << RVEXEC_CYCLES, at = from + need;
+	if (evmask) {
+		mask = counter_mask(evmask);
+		if (!mask)
+			goto out;
+		at = sum_of(reading_at(et, from)->counts, mask) + need;
+	}
+	uint64_t fired_cycles = __atomic_load_n(&et->slot->alarm_cycles, __ATOMIC_RELAXED);
+	if (mask == et->armed_mask && at == et->armed_at) {
+		/* the overflow's instruction (or, once a skid ran out, the skid's: only its cycle is used
+		 * then) */
+		pc = __atomic_load_n(&et->slot->alarm_pc, __ATOMIC_RELAXED);
+		if (cycle)
+			*cycle = fired_cycles;
+	} else if (!evmask && et->armed_skid && fired_cycles + et->armed_skid == at &&
+	           __atomic_load_n(&et->slot->alarm_signo, __ATOMIC_ACQUIRE) == 0) {
+		pc = __atomic_load_n(&et->slot->alarm_pc, __ATOMIC_RELAXED); /* the skid ran out: sent */
+		if (cycle)
+			*cycle = at;
+	}
+out:
+	pthread_mutex_unlock(&exec_lock);
+	return pc;
+}
+
+/* The plugin sends the alarm as a host signal; 1..31 are numbered alike on the host and the riscv64 guest
+ * (qemu-user maps real-time signals), and SIGSTKFLT is one no program or library here uses. */
 const struct emu_count_source emu_exec_source = {
-    "exec", exec_count, exec_cycle_reaching, exec_cycles_for, exec_thread_cycles, exec_kernel_mode,
+    .name = "exec",
+    .count = exec_count,
+    .cycle_reaching = exec_cycle_reaching,
+    .cycles_for = exec_cycles_for,
+    .thread_cycles = exec_thread_cycles,
+    .kernel_mode = exec_kernel_mode,
+    .kernel_count = exec_kernel_count,
+    .arm = exec_arm,
+    .pc_at = exec_pc_at,
+    .signal = SIGSTKFLT,
 };

@@ -99,9 +99,14 @@ static uint64_t event_delta(const struct emu_event *ev, uint64_t a, uint64_t b)
 {
 	if (is_clock(ev))
 		return emu_cycles_to_ns(b) - emu_cycles_to_ns(a);
-	if (ev->kind == EK_SOFTWARE || ev->attr.exclude_user) /* every modelled event is a user event */
+	if (ev->kind == EK_SOFTWARE)
 		return 0;
-	return emu_events_between(ev->target, ev->evmask, a, b);
+	/* the user's events, and the kernel's share (the emulator's own work, when the count source has
+	 * one: exec) for an event that does not exclude the kernel, as on a board */
+	uint64_t d = ev->attr.exclude_user ? 0 : emu_events_between(ev->target, ev->evmask, a, b);
+	if (!ev->attr.exclude_kernel)
+		d += emu_kernel_events_between(ev->target, ev->evmask, a, b);
+	return d;
 }
 
 /* First cycle in (a, b] at which `ev` has seen `need` events since a; b + 1 if none. */
@@ -456,11 +461,11 @@ static void take_interrupt(struct emu_event *ev, uint64_t ip)
 }
 
 /* An overflow at thread cycle `cycle`. With PES the unit records it (exact PC, no interrupt). Otherwise the
- * overflow interrupt is taken irq_skid cycles later (virtual clock), at whatever the thread then runs: the
- * sample's PC is that instruction's, the skid every non-precise sample has on hardware. */
+ * overflow interrupt is taken irq_skid cycles later (virtual and exec clocks), at whatever the thread then
+ * runs: the sample's PC is that instruction's, the skid every non-precise sample has on hardware. */
 static void overflow(struct emu_event *ev, uint64_t ip, uint64_t cycle)
 {
-	if (ip == EMU_IP_KERNEL && ev->attr.exclude_kernel && !emu_clock_is_virtual()) {
+	if (ip == EMU_IP_KERNEL && ev->attr.exclude_kernel && !emu_clock_program_time()) {
 		ev->user_owed++; /* it overflowed in the program, before this system call: taken back there */
 		return;
 	}
@@ -507,8 +512,12 @@ static void take_due_interrupts(struct emu_ctx *ctx, uint64_t now, uint64_t ip, 
 			EMU_STAT_ADD(kernel_samples_dropped, 1);
 			continue;
 		}
-		if (e->state == EV_ACTIVE && !e->limit_reached && !e->throttled)
-			take_interrupt(e, ip);
+		if (e->state == EV_ACTIVE && !e->limit_reached && !e->throttled) {
+			/* the instruction the thread was at when the skid ran out, when the clock knows it */
+			uint64_t at =
+			    ip == EMU_IP_KERNEL ? 0 : emu_clock_pc_at(e->target, 0, e->irq_due, 0, NULL);
+			take_interrupt(e, at ? at : ip);
+		}
 	}
 }
 
@@ -525,27 +534,30 @@ static void count_events(struct emu_event *e, uint64_t delta)
 
 /* A sampling event whose period ran out overflows (once per period, while it may still). Called once every
  * counter has counted up to this moment: a PES record holds the other counters' values. */
-static void take_overflows(struct emu_event *e, uint64_t ip, uint64_t cycle)
+static void take_overflows(struct emu_event *e, uint64_t ip, uint64_t cycle, uint64_t first_ip,
+                           uint64_t first_cycle)
 {
 	if (!is_sampling(e) || e->state != EV_ACTIVE)
 		return;
 	while (e->period_left <= 0 && !e->limit_reached && !e->throttled) {
 		e->period_left += (int64_t)e->period;
-		overflow(e, ip, cycle);
+		overflow(e, first_ip ? first_ip : ip, first_ip ? first_cycle : cycle);
+		first_ip = 0;
 	}
 	/* Throttled: the next period starts when it is back on. So does an event whose IOC_REFRESH budget ran
-	 * out, under the virtual clock (it counted until the end of the rvemu_advance that delivered it).
+	 * out, under a clock that moves only with the program (virtual: it counted until the end of the
+	 * rvemu_advance that delivered it; exec).
 	 * With the CPU-time clock, a delivery later than a whole period means the host stole the CPU (the
 	 * thread's clock ran, the program did not): the overflows counted meanwhile stay due, taken one per
 	 * alarm once the handler refreshes the event, so every overflow counted gets its handler call. */
-	if (e->period_left <= 0 && (e->throttled || (e->limit_reached && emu_clock_is_virtual())))
+	if (e->period_left <= 0 && (e->throttled || (e->limit_reached && emu_clock_program_time())))
 		e->period_left = (int64_t)e->period;
 }
 
 static void count_and_overflow(struct emu_event *e, uint64_t delta, uint64_t ip, uint64_t cycle)
 {
 	count_events(e, delta);
-	take_overflows(e, ip, cycle);
+	take_overflows(e, ip, cycle, 0, 0);
 }
 
 /* Account thread cycles [last, next) to every event of the context. */
@@ -564,11 +576,24 @@ static void ctx_account(struct emu_ctx *ctx, uint64_t last, uint64_t next, uint6
 			if (e->state != EV_ACTIVE)
 				continue;
 			e->time_running += ns;
-			if (!is_accounted(e))
-				count_events(e, event_delta(e, last, next));
+			if (is_accounted(e))
+				continue;
+			int64_t need = e->period_left;
+			count_events(e, event_delta(e, last, next));
+			/* where in the interval the period ran out: the instruction, when the clock's alarm
+			 * found it (exec); else the sample is taken where the thread is (ip) */
+			e->overflow_pc = 0;
+			if (is_sampling(e) && need > 0 && e->period_left <= 0 && e->kind != EK_SOFTWARE &&
+			    !e->attr.exclude_user)
+				e->overflow_pc = emu_clock_pc_at(e->target, e->evmask, last, (uint64_t)need,
+				                                 &e->overflow_cycle);
 		}
 	}
-	for_each_group(ctx, g) for_each_member(g, e) if (!is_accounted(e)) take_overflows(e, ip, next);
+	for_each_group(ctx, g) for_each_member(g, e) if (!is_accounted(e))
+	{
+		take_overflows(e, ip, next, e->overflow_pc, e->overflow_cycle);
+		e->overflow_pc = 0;
+	}
 }
 
 static uint64_t next_overflow(struct emu_ctx *ctx, uint64_t last, uint64_t now)
@@ -689,11 +714,9 @@ static void ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip, int kernel
 void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip)
 {
 	ctx_sync(t, now, ip, 1);
-	/* An alarm a host tick overdue has stalled (a CPU-clock alarm on a busy host), or the schedule
-	 * changed here (a multiplexing rotation put a sampling event on or off its counter): arm it again. */
-	struct emu_ctx *ctx = t->perf;
-	if (t->tid == emu_gettid() && ((ctx->alarm_due && now > ctx->alarm_due + emu_ns_to_cycles(4000000)) ||
-	                               !ctx->alarm_due != !ctx->nsampling_active))
+	/* The clock says when its alarm must be armed again: a host alarm stalled, the schedule changed here
+	 * (a multiplexing rotation put a sampling event on or off its counter), an alarm at a count. */
+	if (t->tid == emu_gettid() && emu_clock_rearm_due(t, now, t->perf->nsampling_active))
 		emu_timer_rearm(t);
 }
 
@@ -725,7 +748,7 @@ void perf_advance_self(uint64_t cycles, uint64_t ip)
 	emu_unlock();
 }
 
-/* ------------------------------------------------------------------------- CPU-time sampling timer */
+/* ------------------------------------------------------------------ the sampling alarm (the clock's) */
 static int tick_signal;
 static __thread int in_tick_handler __attribute__((tls_model("initial-exec")));
 static __thread int arming_from_alarm __attribute__((tls_model("initial-exec")));
@@ -805,6 +828,7 @@ static void tick_handler(int sig, siginfo_t *si, void *uc)
 	if (emu_signal_defer(sig, si, uc)) /* the thread is inside the emulator: at its emu_unlock */
 		return;
 	int saved = errno;
+	emu_lock(); /* first: from here the emulator's work is the kernel's (a count source may count it) */
 	uint64_t t0 = thread_cpu_ns();
 	struct emu_thread *t = emu_thread_self();
 	uint64_t pc = interrupted_pc(uc);
@@ -813,7 +837,6 @@ static void tick_handler(int sig, siginfo_t *si, void *uc)
 		pc = EMU_IP_KERNEL;
 	else
 		uregs_from(uc, &regs);
-	emu_lock();
 	in_tick_handler = 1; /* the handlers' own re-arming (PAPI's IOC_DISABLE, IOC_REFRESH) is done below */
 	sample_uregs = pc == EMU_IP_KERNEL ? NULL : &regs;
 	emu_ctx_sync(t, emu_cycles_of(t), pc);
@@ -824,18 +847,10 @@ static void tick_handler(int sig, siginfo_t *si, void *uc)
 	arming_from_alarm = 1;
 	emu_timer_rearm(t);
 	arming_from_alarm = 0;
+	/* What one alarm costs the thread, its overflow handlers included: the clock never arms the next one
+	 * sooner, so the program always runs at least as long as the handling took. */
+	emu_clock_handled(t, thread_cpu_ns() - t0);
 	emu_unlock();
-	/* What one alarm costs the thread, its overflow handlers included: the next alarm is never sooner
-	 * (emu_timer_rearm), so the program always runs at least as long as the handling took. A running
-	 * mean in which one slow alarm (a cache-cold handler on a busy host: 5x the usual, measured) counts
-	 * as at most twice the mean, so it does not throttle what the emulator can deliver. */
-	struct emu_ctx *ctx = t->perf;
-	if (ctx) {
-		uint64_t took = thread_cpu_ns() - t0, h = ctx->handling_ns;
-		if (h && took > 2 * h)
-			took = 2 * h;
-		ctx->handling_ns = h ? (7 * h + took) / 8 : took;
-	}
 	errno = saved;
 }
 
@@ -849,18 +864,22 @@ static int ensure_tick_signal(void)
 	sa.sa_sigaction = tick_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	/* A real-time signal near the top of the range, away from PAPI's SIGRTMIN+2. */
-	int sig = SIGRTMAX - 3;
+	int sig = emu_clock_signal(); /* the clock's alarm sends it */
 	if (EMU_REAL(sigaction)(sig, &sa, NULL) != 0)
 		return -1;
 	tick_signal = sig;
 	return 0;
 }
 
-static uint64_t cycles_to_next_event(struct emu_thread *t)
+/* When the perf core must look at the thread again: the next overflow of its sampling events (a lower bound
+ * in thread cycles from the count source), a pending overflow interrupt (skid), the tick that unthrottles.
+ * When one event alone decides, the plan names it, so a clock that counts events can wake exactly there. */
+static struct emu_alarm_plan next_event_plan(struct emu_thread *t)
 {
 	struct emu_ctx *ctx = t->perf;
-	uint64_t best = UINT64_MAX;
+	struct emu_alarm_plan p = {ctx->last_cycles, UINT64_MAX, 0, 0, 0, 0, arming_from_alarm};
+	unsigned deciders = 0, counted = 0;
+	uint64_t all_evmask = 0, least_need = UINT64_MAX;
 	int any_throttled = 0;
 	for_each_group(ctx, g) for_each_member(g, e)
 	{
@@ -870,87 +889,80 @@ static uint64_t cycles_to_next_event(struct emu_thread *t)
 			any_throttled = 1;
 			continue;
 		}
-		if (e->user_owed) { /* overflows the kernel noticed: at the next alarm, in the program */
-			best = 1;
-			continue;
+		uint64_t c, evmask = 0, need = 0, skid = 0;
+		if (e->irq_pending) { /* its interrupt comes when the skid has run out */
+			c = e->irq_due > ctx->last_cycles ? e->irq_due - ctx->last_cycles : 1;
+			deciders++;
+		} else if (e->user_owed) { /* overflows the kernel noticed: at the next alarm, in the program
+			                    */
+			c = 1;
+			deciders++;
+		} else {
+			uint64_t left = e->period_left > 0 ? (uint64_t)e->period_left : 1;
+			if (is_clock(e))
+				c = emu_ns_to_cycles(left);
+			else if (e->kind == EK_SOFTWARE || e->attr.exclude_user)
+				continue;
+			else {
+				c = emu_count_source()->cycles_for(t, e->evmask, left);
+				evmask = e->evmask;
+				need = left;
+				counted++;
+				all_evmask |= evmask;
+				if (need < least_need)
+					least_need = need;
+				/* PES records the overflow itself; an interrupt comes after the skid */
+				skid = e->attr.precise_ip && emu_cfg()->pes ? 0 : emu_cfg()->irq_skid;
+			}
+			deciders++;
 		}
-		uint64_t left = e->period_left > 0 ? (uint64_t)e->period_left : 1, c;
-		if (is_clock(e))
-			c = emu_ns_to_cycles(left);
-		else if (e->kind == EK_SOFTWARE || e->attr.exclude_user)
-			continue;
-		else
-			c = emu_count_source()->cycles_for(t, e->evmask, left);
-		if (c < best)
-			best = c;
+		if (c < p.cycles) {
+			p.cycles = c;
+			p.evmask = evmask;
+			p.need = need;
+			p.skid = skid;
+		}
 	}
 	if (any_throttled) { /* wake at the next tick to unthrottle */
 		uint64_t to_tick = ctx->next_tick > ctx->last_cycles ? ctx->next_tick - ctx->last_cycles : 1;
-		if (to_tick < best)
-			best = to_tick;
+		if (to_tick < p.cycles)
+			p.cycles = to_tick;
+		deciders++;
 	}
-	return best;
+	p.exact = deciders == 1 && p.evmask;
+	if (deciders != 1) { /* several could come first: bounds only */
+		p.skid = 0;
+		/* events only: none overflows before the union of their events grew by the least need */
+		p.evmask = counted == deciders ? all_evmask : 0;
+		p.need = counted == deciders ? least_need : 0;
+	}
+	return p;
 }
 
-/* The shortest delay between two alarms: the emulator's own handling of one (signal, accounting, the
- * program's overflow handlers: tens of us) and 20 us. Overflows due sooner follow each other with no
- * program in between (a livelock: PAPI_overflow with 1000 cycles); they are batched instead (an event
- * without an IOC_REFRESH budget takes every overflow due at the next alarm, up to the throttle), and an event
- * that must be refreshed after each overflow is throttled (account_interrupt). */
-static uint64_t alarm_floor_ns(const struct emu_ctx *ctx)
-{
-	return ctx->handling_ns > 20000 ? ctx->handling_ns : 20000;
-}
-
-/* One-shot alarm at the predicted next overflow (at least alarm_floor_ns, at most 100 ms apart so a
- * mis-prediction is corrected soon). Wall-clock alarms are punctual: the sampled PC is where the program was
- * at its overflow, and a thread a busy host preempts still gets them (the host's CPU-time timers fire only
- * when its tick finds the thread on a CPU: 100 ms late and more under load). But a wall-clock alarm would
- * also wake a thread that sleeps, so a thread that blocked since the last arming gets an alarm on its CPU
- * clock (it cannot overflow before it runs anyway); the next alarm, or any system call on its events once
- * that alarm is overdue (emu_ctx_sync), brings back the wall clock. Another thread gets a wall-clock alarm
- * while /proc shows it runnable. */
+/* The thread's alarm at its next event; overflows due sooner than the clock can deliver (its floor) are
+ * batched (an event without an IOC_REFRESH budget takes every overflow due at the next alarm, up to the
+ * throttle), and an event that must be refreshed after each overflow is throttled (account_interrupt). */
 void emu_timer_rearm(struct emu_thread *t)
 {
-	if (emu_clock_is_virtual() || !t->perf || (in_tick_handler && t->tid == emu_gettid()))
+	if (!t->perf || (in_tick_handler && t->tid == emu_gettid()))
 		return;
-	struct emu_ctx *ctx = t->perf;
-	uint64_t c = ctx->nsampling_active ? cycles_to_next_event(t) : UINT64_MAX;
-	if (c == UINT64_MAX) {
-		emu_thread_alarm(t, tick_signal, 0, ctx->alarm_clock);
-		ctx->alarm_due = 0;
+	struct emu_alarm_plan p = next_event_plan(t);
+	if (!t->perf->nsampling_active)
+		p.cycles = UINT64_MAX;
+	if (p.cycles != UINT64_MAX && ensure_tick_signal() != 0)
 		return;
-	}
-	/* c counts from the last accounting; the thread ran since (the rest of an overflow handler) */
-	uint64_t now = emu_cycles_of(t), ran = now > ctx->last_cycles ? now - ctx->last_cycles : 0;
-	c = c > ran ? c - ran : 0;
-	if (ensure_tick_signal() != 0)
-		return;
-	uint64_t ns = emu_cycles_to_ns(c), floor = alarm_floor_ns(ctx);
-	if (ns < floor)
-		ns = floor;
-	if (ns > 100000000)
-		ns = 100000000;
-	/* Whether it blocked matters only between two alarms: a system call that arms it (ENABLE, REFRESH) is
-	 * made by a running thread, and a CPU-clock alarm armed then could stall through a whole loop with no
-	 * system call in it (100 of 100 samples piled up at the final IOC_DISABLE under stress-ng). */
-	int runnable = emu_thread_runnable(t, &ctx->alarm_nvcsw);
-	enum emu_alarm_clock clock =
-	    runnable || (t->tid == emu_gettid() && !arming_from_alarm) ? EMU_ALARM_WALL : EMU_ALARM_CPU;
-	ctx->alarm_clock = clock;
-	ctx->alarm_due = now + emu_ns_to_cycles(ns);
-	emu_thread_alarm(t, tick_signal, ns, clock);
+	emu_clock_arm(t, &p);
 }
 
-/* The event's period in ns of thread time (cputime clock), or 0 when it cannot be told. */
-static uint64_t period_ns(const struct emu_event *e)
+/* The event's period in thread cycles, or 0 when it cannot be told. */
+static uint64_t period_cycles(const struct emu_event *e)
 {
 	if (is_clock(e))
-		return e->period;
+		return emu_ns_to_cycles(e->period);
 	if (e->kind == EK_SOFTWARE || e->attr.exclude_user)
 		return 0;
 	uint64_t c = emu_count_source()->cycles_for(e->target, e->evmask, e->period);
-	return c == UINT64_MAX ? 0 : emu_cycles_to_ns(c);
+	return c == UINT64_MAX ? 0 : c;
 }
 
 /* An event refreshed after each overflow (IOC_REFRESH budget) whose period is shorter than the emulator's
@@ -959,8 +971,8 @@ static uint64_t period_ns(const struct emu_event *e)
  * it is throttled until the next tick, and says so (PERF_RECORD_THROTTLE). */
 static int refresh_too_fast(const struct emu_event *e)
 {
-	if (emu_clock_is_virtual() || !e->event_limit || !e->target->perf)
+	if (!e->event_limit || !e->target->perf)
 		return 0;
-	uint64_t p = period_ns(e);
-	return p && p < alarm_floor_ns(e->target->perf);
+	uint64_t p = period_cycles(e);
+	return p && p < emu_clock_floor_cycles(e->target);
 }

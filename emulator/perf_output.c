@@ -579,14 +579,10 @@ void emu_ring_write_throttle(struct emu_event *ev, int throttle, uint64_t time_n
 	ring_commit(rb, head);
 }
 
-/* The time of a record (PERF_SAMPLE_TIME, side-band records): the virtual clock's ns, or CLOCK_MONOTONIC. */
+/* The time of a record (PERF_SAMPLE_TIME, side-band records): the clock's (emu_clock_record_time). */
 uint64_t emu_event_time(struct emu_thread *t)
 {
-	if (emu_clock_is_virtual())
-		return emu_cycles_to_ns(t->perf ? t->perf->last_cycles : emu_cycles_of(t));
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return emu_clock_record_time(t, t->perf ? &t->perf->last_cycles : NULL);
 }
 
 /* ----------------------------------------------------------------------------------- side-band records */

@@ -49,9 +49,12 @@ struct emu_event {
 	int throttled;            /* perf_event_max_sample_rate reached in this tick */
 	uint64_t tick_interrupts; /* overflows in the current tick */
 	int pes_pending;          /* PES records drained to it by this drain: one signal, counted samples */
-	int irq_pending;          /* virtual clock: an overflow whose interrupt is not taken yet (skid) */
+	int irq_pending;    /* virtual or exec clock: an overflow whose interrupt is not taken yet (skid) */
 	uint64_t user_owed; /* exclude_kernel: overflows noticed in the kernel, taken back in the program */
 	uint64_t irq_due;   /* thread cycle at which it is taken */
+	uint64_t
+	    overflow_pc; /* while an interval is accounted: the instruction of its first overflow, if known */
+	uint64_t overflow_cycle; /* ... and the thread cycle it retired at */
 	enum emu_ev_state state;
 	uint64_t count; /* 64-bit perf count */
 	uint64_t time_enabled, time_running;
@@ -93,12 +96,7 @@ struct emu_ctx {
 	uint64_t slice_end;       /* next rotation point when rotate_needed */
 	uint64_t next_tick;       /* next scheduler tick (counters folded into the perf counts) */
 	int rotate_needed;
-	int nsampling_active;
-	/* the alarm: wall-clock (punctual) while the thread can run, CPU-clock while it waits */
-	uint64_t alarm_nvcsw; /* the thread's voluntary context switches when it was last armed */
-	uint64_t handling_ns; /* CPU time one alarm takes, overflow handlers included (running mean) */
-	uint64_t alarm_due;   /* thread cycle at which the armed alarm is due (0: none armed) */
-	enum emu_alarm_clock alarm_clock;
+	int nsampling_active; /* the thread's alarm: mach_clock.c, with its state in struct emu_thread */
 };
 
 #define for_each_group(ctx, g) for (struct emu_event *g = (ctx)->groups; g; g = g->next_group)

@@ -48,7 +48,7 @@ program starts; a malformed, empty or out-of-range value stops it with one line 
   RVEMU_PES               0 or 1, Precise Event Sampling; default the model's: built into cva6 (0 is
                           refused there), an option of sifive-u74 (RVEMU_PES=1), refused elsewhere
   RVEMU_PES_RECORDS       1..65536, default 64: the PES buffer, in records
-  RVEMU_IRQ_SKID          0..2^32 cycles, default 32; virtual clock only: overflow to interrupt
+  RVEMU_IRQ_SKID          0..2^32 cycles, default 32; virtual clock or --exec: overflow to interrupt
   RVEMU_MUX_CYCLES        cycles between multiplexing rotations: 1 ms of the model's clock or more,
                           default 4 ms (perf_event_mux_interval_ms)
   RVEMU_TICK_CYCLES       cycles between scheduler ticks: 1 or more, default 4 ms of the model's clock

@@ -178,6 +178,10 @@ struct thread_state {
 	uint32_t ras_top, ras_used;
 	struct pending_flow pending;
 	const struct block *last_fetched; /* the block fetched last (fetch()) */
+	/* an alarm whose counter was reached, its signal waiting for the skid (rvexec_shm.h): the signal, the
+	 * user cycles at which it is sent, and the arming it belongs to (a re-arming cancels it) */
+	uint32_t skid_signo;
+	uint64_t skid_at, skid_alarm_at, skid_mask;
 	/* The two L1D lines accessed last (line + 1, 0 = none) and their places: each is still the most
 	 * recently used line of its set, so an access to one of them is a hit that leaves the LRU order as it
 	 * is. */
@@ -364,61 +368,136 @@ static void resolve(struct thread_state *ts, uint64_t next)
 
 /* ---- the alarm (rvexec_shm.h) ---- */
 
-/* The instruction of block b at which its static counts (added at block start) make counter k grow by `need`
- * (1-based): the need-th instruction, the need-th of a class, the one whose latency reaches it. */
-static uint64_t block_pc_of(const struct block *b, unsigned k, uint64_t need)
+#define COUNT_BIT(k) (1ull << (k))
+
+/* The index of the instruction of block b at which its static counts (added at block start) make the
+ * counters of `mask` grow by `need` (1-based): the need-th instruction, the need-th of its classes, the one
+ * whose latency reaches it; b->ninsns when none does (calls and returns, penalties: the last instruction). */
+static uint32_t block_index_of(const struct block *b, uint64_t mask, uint64_t need)
 {
 	uint64_t seen = 0;
 	for (uint32_t i = 0; i < b->ninsns; i++) {
 		unsigned c = b->insn[i].count;
-		if (k == RVEXEC_INSTRET || k == c)
-			seen++;
-		else if (k == RVEXEC_CYCLES)
+		seen += (mask & COUNT_BIT(RVEXEC_INSTRET)) != 0;
+		seen += (mask & COUNT_BIT(c)) != 0;
+		if (mask & COUNT_BIT(RVEXEC_CYCLES))
 			seen += model->latency[c - RVEXEC_FIRST_CLASS];
 		if (seen >= need)
-			return b->insn[i].pc;
+			return i;
 	}
-	return b->last_pc; /* calls and returns: the last instruction */
+	return b->ninsns;
 }
 
-static void alarm_fire(struct thread_state *ts, uint32_t signo, uint64_t pc)
+static uint64_t block_pc_at(const struct block *b, uint32_t i)
+{
+	return i < b->ninsns ? b->insn[i].pc : b->last_pc;
+}
+
+/* The latencies of instructions 0..i of block b: the modelled cycles from the block's start to i's retiring.
+ */
+static uint64_t block_latency_through(const struct block *b, uint32_t i)
+{
+	uint64_t sum = 0;
+	for (uint32_t j = 0; j <= i && j < b->ninsns; j++)
+		sum += model->latency[b->insn[j].count - RVEXEC_FIRST_CLASS];
+	return sum;
+}
+
+/* Sends the alarm's signal, the skid (if any) ended at skid_pc; nothing if the guest disarmed it meanwhile.
+ */
+static void alarm_signal(struct thread_state *ts, uint32_t signo, uint64_t skid_pc)
 {
 	struct rvexec_slot *s = ts->slot;
+	__atomic_store_n(&s->alarm_pc, skid_pc, __ATOMIC_RELAXED);
 	if (!__atomic_compare_exchange_n(&s->alarm_signo, &signo, 0, false, __ATOMIC_ACQ_REL,
 	                                 __ATOMIC_RELAXED))
 		return; /* re-armed meanwhile */
-	__atomic_store_n(&s->alarm_pc, pc, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&s->alarm_fired, 1, __ATOMIC_RELEASE);
 	syscall(SYS_tgkill, getpid(), s->tid, signo);
 }
 
 /* The armed alarm of the running thread: its signal (0: none) and counter, the counter's value before a step.
  */
 struct alarm_watch {
-	uint32_t signo, k;
-	uint64_t at, before;
+	uint32_t signo;
+	uint64_t mask, at, before;
 };
+
+static uint64_t watched_sum(const struct thread_state *ts, uint64_t mask)
+{
+	uint64_t sum = 0;
+	for (uint64_t m = mask; m; m &= m - 1)
+		sum += ts->counts[__builtin_ctzll(m)];
+	return sum;
+}
 
 static void alarm_watch(struct thread_state *ts, struct alarm_watch *w)
 {
 	w->signo = __atomic_load_n(&ts->slot->alarm_signo, __ATOMIC_ACQUIRE);
 	if (!w->signo)
 		return;
-	w->k = __atomic_load_n(&ts->slot->alarm_count, __ATOMIC_RELAXED);
+	uint32_t k = __atomic_load_n(&ts->slot->alarm_count, __ATOMIC_RELAXED);
+	w->mask = __atomic_load_n(&ts->slot->alarm_mask, __ATOMIC_RELAXED);
+	if (!w->mask)
+		w->mask = k < RVEXEC_NCOUNTS ? COUNT_BIT(k) : 0;
 	w->at = __atomic_load_n(&ts->slot->alarm_at, __ATOMIC_RELAXED);
-	if (w->k >= RVEXEC_NCOUNTS || ts->counts != ts->slot->counts[RVEXEC_MODE_USER])
+	if (!w->mask || (w->mask >> RVEXEC_NCOUNTS) || ts->counts != ts->slot->counts[RVEXEC_MODE_USER])
 		w->signo = 0; /* a bad counter never fires; supervisor-mode work is not watched */
 	else
-		w->before = ts->counts[w->k];
+		w->before = watched_sum(ts, w->mask);
 }
 
-/* After a step that may have added to the watched counter: fires if it reached the alarm; pc = the step's
- * instruction, or for the block's static counts (b != NULL) the exact one inside the block. */
-static bool alarm_step(struct thread_state *ts, struct alarm_watch *w, const struct block *b, uint64_t pc)
+/* A waiting skid: sends the signal once the user cycles reached skid_at. The instruction is the one whose
+ * latency got there, for the block's static counts (b != NULL, its cycles before them `base`), else pc (a
+ * penalty's or a data access's instruction). A re-arming since the counter was reached cancels it. */
+static void skid_step(struct thread_state *ts, const struct block *b, uint64_t base, uint64_t pc)
 {
-	uint64_t now = ts->counts[w->k];
+	struct rvexec_slot *s = ts->slot;
+	if (ts->counts != s->counts[RVEXEC_MODE_USER])
+		return; /* supervisor-mode work is not the program's: no skid runs out in it */
+	if (__atomic_load_n(&s->alarm_signo, __ATOMIC_ACQUIRE) != ts->skid_signo ||
+	    __atomic_load_n(&s->alarm_mask, __ATOMIC_RELAXED) != ts->skid_mask ||
+	    __atomic_load_n(&s->alarm_at, __ATOMIC_RELAXED) != ts->skid_alarm_at) {
+		ts->skid_signo = 0;
+		return;
+	}
+	if (ts->counts[RVEXEC_CYCLES] < ts->skid_at)
+		return;
+	uint64_t at = b && ts->skid_at > base
+	                  ? block_pc_at(b, block_index_of(b, COUNT_BIT(RVEXEC_CYCLES), ts->skid_at - base))
+	                  : pc;
+	uint32_t signo = ts->skid_signo;
+	ts->skid_signo = 0;
+	alarm_signal(ts, signo, at);
+}
+
+/* After a step that may have added to the watched counter: if it reached the alarm, writes the instruction
+ * (pc = the step's instruction, or for the block's static counts (b != NULL, the cycles before them `base`)
+ * the exact one inside the block) and its modelled cycle, then signals now or after the skid. */
+static bool alarm_step(struct thread_state *ts, struct alarm_watch *w, const struct block *b, uint64_t pc,
+                       uint64_t base)
+{
+	uint64_t now = watched_sum(ts, w->mask);
 	if (w->before < w->at && now >= w->at) {
-		alarm_fire(ts, w->signo, b ? block_pc_of(b, w->k, w->at - w->before) : pc);
+		struct rvexec_slot *s = ts->slot;
+		uint64_t cause = pc, cycles = ts->counts[RVEXEC_CYCLES];
+		if (b) {
+			uint32_t i = block_index_of(b, w->mask, w->at - w->before);
+			cause = block_pc_at(b, i);
+			cycles = base + block_latency_through(b, i);
+		}
+		uint32_t skid = __atomic_load_n(&s->alarm_skid, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->alarm_pc, cause, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->alarm_cycles, cycles, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&s->alarm_fired, 1, __ATOMIC_RELEASE);
+		if (!skid) {
+			alarm_signal(ts, w->signo, cause);
+		} else {
+			ts->skid_signo = w->signo;
+			ts->skid_mask = __atomic_load_n(&s->alarm_mask, __ATOMIC_RELAXED);
+			ts->skid_alarm_at = w->at;
+			ts->skid_at = cycles + skid;
+			skid_step(ts, b, base, pc);
+		}
 		w->signo = 0;
 		return true;
 	}
@@ -440,16 +519,23 @@ static void block_exec(unsigned int vcpu_index, void *udata)
 	if (ts->pending.insn.flow != RVEXEC_FLOW_NONE) {
 		uint64_t branch_pc = ts->pending.pc;
 		resolve(ts, b->vaddr);
-		if (w.signo && alarm_step(ts, &w, NULL, branch_pc))
+		if (w.signo && alarm_step(ts, &w, NULL, branch_pc, 0))
 			w.signo = 0;
+		if (ts->skid_signo)
+			skid_step(ts, NULL, 0, branch_pc);
 	}
 	fetch(ts, b);
 	if (w.signo)
-		alarm_step(ts, &w, NULL, b->vaddr);
+		alarm_step(ts, &w, NULL, b->vaddr, 0);
+	if (ts->skid_signo)
+		skid_step(ts, NULL, 0, b->vaddr);
+	uint64_t base = ts->counts[RVEXEC_CYCLES];
 	for (uint32_t i = 0; i < b->nadds; i++)
 		ts->counts[b->adds[i].count] += b->adds[i].n;
 	if (w.signo)
-		alarm_step(ts, &w, b, 0);
+		alarm_step(ts, &w, b, 0, base);
+	if (ts->skid_signo)
+		skid_step(ts, b, base, 0);
 	if (b->last.flow != RVEXEC_FLOW_NONE) {
 		ts->pending.pc = b->last_pc;
 		ts->pending.fallthrough = b->last_pc + b->last.length;
@@ -470,7 +556,9 @@ static void memory_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, u
 		alarm_watch(ts, &w);
 		data_access(ts, info, vaddr);
 		if (w.signo)
-			alarm_step(ts, &w, NULL, (uint64_t)(uintptr_t)udata);
+			alarm_step(ts, &w, NULL, (uint64_t)(uintptr_t)udata, 0);
+		if (ts->skid_signo)
+			skid_step(ts, NULL, 0, (uint64_t)(uintptr_t)udata);
 		return;
 	}
 	data_access(ts, info, vaddr);

@@ -116,8 +116,17 @@ enum rvexec_slot_state {
  * the n-th instruction, the n-th of a class, the instruction whose latency or data access it was, the branch
  * that was mispredicted), counts alarm_fired, clears alarm_signo (one alarm per arming) and sends alarm_signo
  * to the thread (a host signal; 1..31 are numbered alike on x86_64, aarch64 and riscv64 Linux). QEMU delivers
- * it to the guest at the end of the current block: the handler's context is at most one block after alarm_pc
- * (the skid).
+ * it to the guest at the end of the current block: the handler's context is at most one block after alarm_pc.
+ *
+ * alarm_mask != 0 watches the sum of several user-mode counters instead (bit n: enum rvexec_count n; an
+ * event made of several counters, e.g. the FP classes), alarm_count is then ignored.
+ *
+ * A modelled interrupt skid: with alarm_skid > 0 the plugin still writes alarm_pc, alarm_cycles and counts
+ * alarm_fired when the counter reaches alarm_at, but sends the signal only once the thread's user-mode CYCLES
+ * have grown alarm_skid past alarm_cycles (the modelled cycle of alarm_pc), and then overwrites alarm_pc with
+ * the instruction whose latency got there (as an overflow interrupt is taken some cycles after the overflow,
+ * at whatever instruction then runs) and clears alarm_signo. Clearing alarm_signo meanwhile cancels the
+ * signal.
  */
 struct rvexec_slot {
 	uint32_t tid;         /* owner thread id; 0 while free (claimed with a compare-and-swap) */
@@ -125,11 +134,13 @@ struct rvexec_slot {
 	uint32_t mode;        /* enum rvexec_mode, written by the guest */
 	uint32_t alarm_signo; /* guest: the alarm's signal, 0 = none; the plugin clears it when it fires */
 	uint32_t alarm_count; /* guest: enum rvexec_count, user mode */
-	uint32_t reserved0;
-	uint64_t alarm_at;     /* guest: fire when counts[RVEXEC_MODE_USER][alarm_count] >= alarm_at */
-	uint64_t alarm_pc;     /* plugin: the instruction that reached alarm_at */
-	uint64_t alarm_fired;  /* plugin: alarms fired so far */
-	uint64_t reserved1[2]; /* the counters start on their own cache line */
+	uint32_t alarm_skid;  /* guest: modelled cycles from alarm_pc to the signal (0: none) */
+	uint64_t alarm_at;    /* guest: fire when counts[RVEXEC_MODE_USER][alarm_count] >= alarm_at */
+	uint64_t alarm_pc;    /* plugin: the instruction that reached alarm_at (then: where its skid ended) */
+	uint64_t alarm_fired; /* plugin: alarms fired so far */
+	uint64_t alarm_cycles; /* plugin: the thread's user-mode CYCLES when alarm_pc retired (modelled) */
+	uint64_t alarm_mask;   /* guest: nonzero: watch the sum of these counters (bit = enum rvexec_count) */
+	/* (the counters start on their own cache line) */
 	uint64_t counts[RVEXEC_NMODES][RVEXEC_COUNT_CAPACITY]; /* [mode][enum rvexec_count] */
 };
 
