@@ -47,7 +47,7 @@ static struct {
 	struct rvexec_shm_header *file;
 	/* per model event: how many plugin counters make it (0: profile rate), which */
 	uint8_t ncounters[64];
-	uint8_t counters[64][4];
+	uint8_t counters[64][RVEXEC_EVENT_MAX_COUNTERS];
 	struct exec_thread *threads;
 } exec;
 static pthread_once_t exec_once = PTHREAD_ONCE_INIT;

@@ -208,7 +208,7 @@ def geometry(args, model):
             g = {}
             for kv in f[1:]:
                 k, v = kv.split("=")
-                g[k] = tuple(int(x) for x in v.split("x")) if "x" in v else int(v)
+                g[k] = tuple(int(x) for x in v.split("x")) if "x" in v else int(v) if v.isdigit() else v
             return g
     raise SystemExit(f"test_exec: no model {model} in the exec tables")
 
@@ -318,6 +318,63 @@ def test_stride(args):
         inner = (1 if count > 1 else 0) + passes
         outer = 2 if passes > 1 else 0
         check(f"stride {what}: branch_dir_mispredict", got["branch_dir_mispredict"], inner + outer)
+
+
+def test_cva6(args):
+    print("== cva6: the CVA6 model's own geometry (write-through L1D, no L2, no second-level TLB)")
+    g = geometry(args, "cva6")
+    sets, ways, line = g["l1d"]
+    size = sets * ways * line
+    check("cva6 geometry: 16 KiB 4-way L1I, 32 KiB 8-way L1D, 16-byte lines, 16-entry TLBs, no L2, no UTLB",
+          (g["l1i"], g["l1d"], g["l2"], g["itlb"], g["dtlb"], g["utlb"], g["bht"], g["btb"], g["ras"]),
+          ((256, 4, 16), (256, 8, 16), (0, 0, 0), 16, 16, 0, 128, 32, 2))
+    cases = [  # (what, passes, count, stride, store)
+        ("4x L1D loads, one access per line", 3, 4 * size // line, line, False),
+        ("ways+1 lines of one set, loads", 4, ways + 1, line * sets, False),
+        ("ways lines of one set, loads", 4, ways, line * sets, False),
+        ("half L1D stores, one per line", 3, size // 2 // line, line, True),
+    ]
+    for what, passes, count, stride, store in cases:
+        name = f"cva6-stride-{passes}-{count}-{stride}-{int(store)}"
+        binary = build(args, "stride.S", name, ["-nostdlib", "-static", f"-DPASSES={passes}", f"-DCOUNT={count}",
+                                                f"-DSTRIDE={stride}"] + (["-DSTORE"] if store else []))
+        got, _ = plugin_run(args, binary, name, plugin_args=",model=cva6")
+        offsets = [i * stride for i in range(count)]
+        if store:  # write-through, no write-allocate: a store never brings its line in, so every one misses
+            check(f"cva6 stride {what}: l1d_write_access", got["l1d_write_access"], passes * count)
+            check(f"cva6 stride {what}: l1d_write_miss (no write-allocate: every store)", got["l1d_write_miss"],
+                  passes * count)
+            check(f"cva6 stride {what}: no read misses, no write-backs", (got["l1d_read_miss"],
+                                                                         got["l1d_writeback"]), (0, 0))
+        else:
+            check(f"cva6 stride {what}: l1d_read_miss", got["l1d_read_miss"],
+                  lru_misses(offsets, passes, sets, ways, line))
+        tlb = lru_tlb_misses(offsets, passes, g["dtlb"], g["page_kib"] * 1024)
+        check(f"cva6 stride {what}: dtlb_miss", got["dtlb_miss"], tlb)
+        check(f"cva6 stride {what}: every L1 TLB miss is a page walk (utlb_miss), no L2 traffic",
+              (got["utlb_miss"], got["l2_access"], got["l2_miss"]), (got["itlb_miss"] + tlb, 0, 0))
+    # the same store sweep with the U74's write-back, write-allocate L1D misses each line once
+    name = "u74-stride-stores"
+    u = geometry(args, "sifive-u74")["l1d"]
+    count = u[0] * u[1] // 2
+    binary = build(args, "stride.S", name, ["-nostdlib", "-static", "-DPASSES=3", f"-DCOUNT={count}",
+                                            f"-DSTRIDE={u[2]}", "-DSTORE"])
+    got, _ = plugin_run(args, binary, name)
+    check("u74 stride half L1D stores: write-allocate, each line misses once", got["l1d_write_miss"], count)
+    # end to end: CVA6's LOAD_ACCESS (raw 0x5) and instructions through perf_event_open under rvemu-run --exec
+    riscv64_emulator.lib = getattr(riscv64_emulator, "lib", None) or riscv64_emulator(args)
+    binary = build(args, "perf_loop.c", "perf_loop", ["-O2"])
+    got = {}
+    for n in (1000, 21000):
+        rc, out, err = rvemu_run(args, ["--exec", "--model", "cva6", "--", binary, str(n), "0x5"], {}, "cva6")
+        m = re.search(r"instructions (\d+) loads (\d+) cycles (\d+)", out)
+        if rc != 0 or not m:
+            raise SystemExit(f"test_exec: rvemu-run --exec --model cva6 perf_loop: rc {rc}\n{out}{err}")
+        got[n] = tuple(int(x) for x in m.groups())
+        print(f"rvemu-run --exec --model cva6 perf_loop {n}: instructions {got[n][0]} LOAD_ACCESS {got[n][1]} "
+              f"cycles {got[n][2]}")
+    check("rvemu-run --exec --model cva6: 20000 more iterations = 80000 more instructions, 20000 more "
+          "LOAD_ACCESS", (got[21000][0] - got[1000][0], got[21000][1] - got[1000][1]), (80000, 20000))
 
 
 def rates(c):
@@ -552,8 +609,8 @@ def test_rvemu_run(args):
             "the exec-count plugin librvexec.so was not found")
     refused("a host emulator", ["--exec", binary], {"RVEMU_LIB": args.plugin}, "is not the riscv64 emulator")
     refused("--clock", ["--exec", "--clock", "virtual", binary], {}, "--exec brings its own clock")
-    refused("a model without an execution model", ["--exec", "--model", "cva6", binary], {},
-            "no execution model for 'cva6'")
+    refused("a model without an execution model", ["--exec", "--model", "thead-c920", binary], {},
+            "no execution model for 'thead-c920'")
     check("rvemu-run --exec: a refused run leaves no temporary folder", os.listdir(os.path.join(args.work,
                                                                                                "tmp-refused")), [])
 
@@ -619,9 +676,13 @@ def test_bad_input(args):
             ("exec_events.csv", "sifive-u74,ADDRESSGEN_INTERLOCK,int_lod", "'int_lod' is not a counter"),
             ("exec_events.csv", "sifive-u74,INTEGER_LOAD_RETIRED,fp_load", "listed twice"),
             ("exec_events.csv", "sifive-u74,NO_SUCH_EVENT,int_load", "'NO_SUCH_EVENT' is not an event"),
-            ("exec_events.csv", "cva6,L1_DCACHE_MISS,l1d_read_miss", "'cva6' has no row in exec_models.csv"),
-            ("exec_models.csv", "cva6" + ",1" * 36, "needs L1I, L1D and L2"),
-            ("exec_models.csv", "sifive-u74,40,40,512,4,1000" + ",1" * 31, "bht must be a power of two")):
+            ("exec_events.csv", "thead-c920,CYCLES,cycles", "'thead-c920' has no row in exec_models.csv"),
+            ("exec_events.csv", "cva6,EXCEPTION," + "+".join(["fp_add"] * 9), "at most 8 counters"),
+            ("exec_models.csv", "cva6,,back" + ",1" * 36, "needs L1I and L1D"),
+            ("exec_models.csv", "sifive-u74,1:Data:32:8:64,back" + ",1" * 36, "has caches in models.csv"),
+            ("exec_models.csv", "sifive-u74,,around" + ",1" * 36, "l1d_write must be back or through"),
+            ("exec_models.csv", "sifive-u74,,back,40,40,512,4,1000" + ",1" * 31, "bht must be a power of two"),
+            ("exec_models.csv", "sifive-u74,,back,40,40,512,4,1024" + ",1" * 30 + ",0", "at least 1 cycle")):
         with tempfile.TemporaryDirectory() as d:
             ev = os.path.join(d, "events")
             shutil.copytree(os.path.join(args.top, "events"), ev)
@@ -658,7 +719,7 @@ def main():
     block = re.search(r"#define RVEXEC_CLASSES\(X\)(.*?)\n\n", header, re.S).group(1)
     CLASS_NAMES = [n.lower() for n in re.findall(r"X\((\w+),", block)]
     tests = {"instret": test_instret, "classes": test_classes, "stride": test_stride,
-             "gemm_chase": test_gemm_chase, "threads": test_threads, "fork": test_fork, "mode": test_mode,
+             "cva6": test_cva6, "gemm_chase": test_gemm_chase, "threads": test_threads, "fork": test_fork, "mode": test_mode,
              "alarm": test_alarm,
              "end_to_end": test_end_to_end, "kernel_mode": test_kernel_mode, "inherit": test_inherit, "rvemu_run": test_rvemu_run,
              "bad_input": test_bad_input, "papi": test_papi}
