@@ -300,10 +300,15 @@ static void charge_l2(struct thread_state *ts, uint64_t addr, bool write)
 		return;
 	}
 	ts->counts[RVEXEC_L2_ACCESS]++;
-	if (cache_access(&ts->l2, addr, write, &victim, &where) != CACHE_HIT) {
+	enum cache_result r = cache_access(&ts->l2, addr, write, &victim, &where);
+	if (r != CACHE_HIT) {
 		ts->counts[RVEXEC_L2_MISS]++;
+		if (!write) /* a refill; a write-back that misses allocates (write-allocate) */
+			ts->counts[RVEXEC_L2_READ_MISS]++;
 		ts->counts[RVEXEC_CYCLES] += model->memory;
 	}
+	if (r == CACHE_MISS_WRITEBACK)
+		ts->counts[RVEXEC_L2_WRITEBACK]++;
 }
 
 /* An L1 TLB miss looks in the UTLB; a UTLB miss is a page walk. Without a UTLB (utlb 0) every L1 TLB miss

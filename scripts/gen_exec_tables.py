@@ -46,29 +46,36 @@ def event_map(events):
         raise TableError(f"{path}: the header must be model,event,counters")
     modelled = {m[0] for m in load(events)}
     _, models = rows(f"{events}/models.csv")
-    pmu_of = {r["model"]: r["core_pmu"] for _, r in models}
-    names = {"riscv_generic": set()}
+    pmu_of = {r["model"]: (r["core_pmu"], r["bank_pmu"]) for _, r in models}
+    names = {"": set()}
     for pmu, f in (("riscv_sifive_u74", "sifive_u74.csv"), ("riscv_openhwgroup_cva6", "openhwgroup_cva6.csv"),
-                   ("riscv_generic", "riscv_generic.csv")):
+                   ("riscv_generic", "riscv_generic.csv"), ("riscv_lowrisc_hpc", "lowrisc_hpc.csv"),
+                   ("riscv_ucb_boom", "ucb_boom.csv")):
         names[pmu] = {r["name"] for _, r in rows(f"{events}/{f}")[1]}
     out, seen = [], set()
     for n, r in erows:
         if r["model"] not in modelled:
             raise TableError(f"{path}:{n}: model '{r['model']}' has no row in exec_models.csv")
-        known = names.get(pmu_of[r["model"]], set()) | names["riscv_generic"]
+        core, bank = pmu_of[r["model"]]
+        known = names.get(core, set()) | names["riscv_generic"] | names.get(bank, set())
         if r["event"] not in known:
-            raise TableError(f"{path}:{n}: '{r['event']}' is not an event of {pmu_of[r['model']]}")
+            raise TableError(f"{path}:{n}: '{r['event']}' is not an event of {' or '.join(filter(None, (core, bank)))}")
         if (r["model"], r["event"]) in seen:
             raise TableError(f"{path}:{n}: {r['model']} {r['event']} is listed twice")
         seen.add((r["model"], r["event"]))
-        idx = []
-        for c in r["counters"].split("+"):
+        idx, negative = [], 0
+        # counters joined by + (added) or - (subtracted: a hit count is accesses - misses)
+        for sign, c in re.findall(r"([+-]?)([^+-]+)", r["counters"]):
             if c not in counters:
                 raise TableError(f"{path}:{n}: '{c}' is not a counter of plugin/rvexec_shm.h")
+            if sign == "-":
+                if not idx:
+                    raise TableError(f"{path}:{n}: the first counter cannot be subtracted")
+                negative |= 1 << len(idx)
             idx.append("RVEXEC_" + c.upper())
         if len(idx) > MAX_EVENT_COUNTERS:
             raise TableError(f"{path}:{n}: at most {MAX_EVENT_COUNTERS} counters per event")
-        out.append((r["model"], r["event"], idx))
+        out.append((r["model"], r["event"], idx, negative))
     return out
 
 
@@ -77,9 +84,10 @@ def event_map_text(emap):
          "#include <stdint.h>", "", '#include "rvexec_shm.h"', "",
          "/* Model event -> the exec-count plugin's counters (enum rvexec_count) whose sum it counts. */",
          "struct rvexec_event_map {", "\tconst char *model, *event;", "\tuint8_t ncounters;",
+         "\tuint8_t negative; /* bit i: counters[i] is subtracted */",
          "\tuint8_t counters[%d];" % MAX_EVENT_COUNTERS, "};", "", "static const struct rvexec_event_map rvexec_event_maps[] = {"]
-    for model, event, idx in emap:
-        o.append('\t{"%s", "%s", %d, {%s}},' % (model, event, len(idx), ", ".join(idx)))
+    for model, event, idx, negative in emap:
+        o.append('\t{"%s", "%s", %d, 0x%x, {%s}},' % (model, event, len(idx), negative, ", ".join(idx)))
     o += ["};", "", "#define RVEXEC_NEVENT_MAPS %d" % len(emap),
           "#define RVEXEC_EVENT_MAX_COUNTERS %d" % MAX_EVENT_COUNTERS, ""]
     return "\n".join(o)
