@@ -61,6 +61,9 @@ def main():
 def rvemu_exec(a, prog, scale):
     """rvemu-run --exec PROG (the plugin, the riscv64 emulator preloaded, RVEMU_COUNT_SOURCE=exec) against plain
     qemu-riscv64 on the same dynamic binary."""
+    if not os.path.exists(os.path.join(a.riscv64_prefix, "lib", "librvemu.so")):
+        print(f"bench_exec: {prog:5s} no riscv64 emulator in {a.riscv64_prefix}: rvemu-run --exec not timed")
+        return
     binary = os.path.join(a.work, prog + "-dynamic")
     subprocess.run([CC, "-O2", "-o", binary, os.path.join(a.top, "tests", "exec", prog + ".c")], check=True)
     sysroot = os.environ.get("RISCV64_SYSROOT", "/usr/riscv64-linux-gnu")

@@ -140,7 +140,7 @@ awk '/^ +model +arch/ { on = 1 } on && /^(ok|FAIL) +side by side/ { print; exit 
 grep -h '^cross-build: ' "$log_dir/riscv64-build.log" 2>/dev/null | sed 's/^/   /'
 if [ "$(dpkg --print-architecture)" != riscv64 ]; then
 	stage bench-exec python3 "$top/bench/bench_exec.py" --plugin "$RVPAPI_BUILD/obj/plugin/.libs/librvexec.so" \
-		--top "$top" --work "$RVPAPI_BUILD/bench-exec"
+		--top "$top" --work "$RVPAPI_BUILD/bench-exec" --riscv64-prefix "$RVPAPI_BUILD/prefix-riscv64"
 	grep -E '^bench_exec: (gemm|chase)' "$log_dir/bench-exec.log" | sed 's/^/   bench: /'
 fi
 # riscv64: guest instructions of one PAPI_read through the mmap page vs read(), and of one trapped CSR access
