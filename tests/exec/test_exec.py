@@ -729,9 +729,11 @@ def test_presets_raw(args):
             nonzero += v[0] != 0
             if kind == "deterministic":
                 check(f"presets vs raw {model} {name} (deterministic): PAPI == its native events raw", v[0], v[1])
-            elif kind == "state":  # the same within 5% (a wrong encoding counts another event altogether)
+            elif kind == "state":
+                # the same within 5% + 32: the measuring code's own misses and mispredictions land on either side
+                # (a few dozen), while a wrong encoding counts another event altogether (thousands apart here)
                 check(f"presets vs raw {model} {name} (model state: cycles, caches, TLBs, predictor): PAPI {v[0]} "
-                      f"within 5% + 10 of raw {v[1]}", abs(v[0] - v[1]) <= 10 + abs(v[1]) // 20, True)
+                      f"within 5% + 32 of raw {v[1]}", abs(v[0] - v[1]) <= 32 + abs(v[1]) // 20, True)
             else:  # a profile-rate term: floor(rate x modelled cycles) rounds differently, and the cycles differ
                 check(f"presets vs raw {model} {name} (profile-rate terms): PAPI {v[0]} within 5% + {2 * nterms} "
                       f"of raw {v[1]}", abs(v[0] - v[1]) <= 2 * nterms + abs(v[1]) // 20, True)
