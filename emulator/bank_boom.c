@@ -16,11 +16,11 @@
  * - Reset (tag 127) zeroes the counters; rvemu_boom_truth() counts all levels, gated by nothing, since
  *   the last reset (or since the thread started).
  * - Tags outside the interface (lib/rvhw_known.h) never reach here: RVHW_EINVAL.
- * - Under the exec count source (RVEMU_COUNT_SOURCE=exec, docs/exec-counts.md) the counters events/exec_events.csv
- *   lists for boom count what the thread executed, from the QEMU plugin: user level its user-mode counts,
- *   supervisor level the emulator's own work for it (the kernel's), machine level nothing (no SBI under
- *   qemu-user); the gating is the same. The other counters (stall and occupancy cycles, exceptions, the
- *   fetch stages' redirects) keep their profile rates.
+ * - Under the exec count source (RVEMU_COUNT_SOURCE=exec, docs/exec-counts.md) the counters
+ * events/exec_events.csv lists for boom count what the thread executed, from the QEMU plugin: user level its
+ * user-mode counts, supervisor level the emulator's own work for it (the kernel's), machine level nothing (no
+ * SBI under qemu-user); the gating is the same. The other counters (stall and occupancy cycles, exceptions,
+ * the fetch stages' redirects) keep their profile rates.
  */
 #include "mach.h"
 #include "rvhw.h"
@@ -230,9 +230,12 @@ int rvemu_boom_truth_priv(unsigned counter, unsigned max_priv, uint64_t *value)
 	*value = boom_count(levels, counter);
 	if (t->exec != NULL && boom.exec_handle[counter] >= 0) {
 		*value = 0;
-		for (int level = 0; level <= (max_priv == 3 ? BOOM_MACHINE : max_priv >= 1 ? BOOM_SUPERVISOR : BOOM_USER);
+		for (int level = 0; level <= (max_priv == 3   ? BOOM_MACHINE
+		                              : max_priv >= 1 ? BOOM_SUPERVISOR
+		                                              : BOOM_USER);
 		     level++)
-			*value += t->exec->segment_start[level][counter] - t->exec->truth_start[level][counter];
+			*value +=
+			    t->exec->segment_start[level][counter] - t->exec->truth_start[level][counter];
 	}
 	return 0;
 }

@@ -219,7 +219,8 @@ static uint64_t l2_total(unsigned bit)
 
 	for (unsigned h = 0; h < hpc.nharts; h++) {
 		if ((bit == 0 || bit == 2) ? hpc.exec_core[1] >= 0 : hpc.exec_l2[bit] >= 0) {
-			/* exec source: the refills and write-backs the plugin's L1s sent, its L2's own misses */
+			/* exec source: the refills and write-backs the plugin's L1s sent, its L2's own misses
+			 */
 			if (bit == 0)
 				total += core_count(h, 1) + core_count(h, 3) + core_count(h, 5);
 			else if (bit == 2)

@@ -288,13 +288,13 @@ static void exec_kernel_mode(enum emu_kernel_mode mode)
  * once, at its init, which of its events the exec source counts (a handle), and reads a thread's value of
  * one whenever it needs it; events without a handle keep the bank's profile rate. */
 
-int emu_exec_bank_event(const char *event)
+/* The handle of a bank event (mach_count.c's emu_exec_bank_event asks when the exec source runs). */
+int emu_exec_event_handle(const char *event)
 {
-	if (emu_count_source() != &emu_exec_source)
-		return -1;
 	const char *model = emu_model()->model;
 	for (size_t i = 0; i < RVEXEC_NEVENT_MAPS; i++)
-		if (strcmp(rvexec_event_maps[i].model, model) == 0 && strcmp(rvexec_event_maps[i].event, event) == 0)
+		if (strcmp(rvexec_event_maps[i].model, model) == 0 &&
+		    strcmp(rvexec_event_maps[i].event, event) == 0)
 			return (int)i;
 	return -1;
 }
@@ -312,7 +312,8 @@ uint64_t emu_exec_bank_value(struct emu_thread *t, int handle, enum emu_exec_mod
 	} else if (et && et->slot) { /* the emulator's own work (the kernel's), read as it is now */
 		uint64_t now[RVEXEC_NCOUNTS];
 		for (unsigned c = 0; c < RVEXEC_NCOUNTS; c++)
-			now[c] = __atomic_load_n(&et->slot->counts[RVEXEC_MODE_SUPERVISOR][c], __ATOMIC_RELAXED);
+			now[c] =
+			    __atomic_load_n(&et->slot->counts[RVEXEC_MODE_SUPERVISOR][c], __ATOMIC_RELAXED);
 		v = mapped_sum(now, e->ncounters, e->negative, e->counters);
 	}
 	pthread_mutex_unlock(&exec_lock);

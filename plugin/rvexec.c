@@ -116,8 +116,8 @@ static enum cache_result cache_access(struct cache *c, uint64_t addr, bool write
 	return r;
 }
 
-/* A write-through, no-write-allocate store: a hit makes the line the most recent (it is updated, never dirty),
- * a miss leaves the cache as it is. Returns whether it hit; *where is the line's place on a hit. */
+/* A write-through, no-write-allocate store: a hit makes the line the most recent (it is updated, never
+ * dirty), a miss leaves the cache as it is. Returns whether it hit; *where is the line's place on a hit. */
 static bool cache_write_through(struct cache *c, uint64_t addr, size_t *where)
 {
 	uint64_t line = addr >> c->line_shift;
@@ -522,8 +522,8 @@ static void data_access(struct thread_state *ts, qemu_plugin_meminfo_t info, uin
 	}
 	ts->counts[write ? RVEXEC_L1D_WRITE_ACCESS : RVEXEC_L1D_READ_ACCESS]++;
 	if (write && model->l1d_write_through) {
-		/* the store goes on to memory through the write buffer (no cycles charged); a hit also updates
-		 * the line. A recent line is the most recent of its set already. */
+		/* the store goes on to memory through the write buffer (no cycles charged); a hit also
+		 * updates the line. A recent line is the most recent of its set already. */
 		if (ts->recent[0].line == line + 1 || ts->recent[1].line == line + 1)
 			return;
 		if (!cache_write_through(&ts->l1d, vaddr, &where))

@@ -29,8 +29,8 @@ static void loop(long n)
 static int boom(long n)
 {
 	static const unsigned counters[] = {1, 31, 47, 36, 49, 3, 27};
-	static const char *const names[] = {"insts", "exe_is_ld", "com_is_ld", "dcache_access", "com_is_br",
-	                                    "icache_hit", "iss_val_zero"};
+	static const char *const names[] = {"insts",     "exe_is_ld",  "com_is_ld",   "dcache_access",
+	                                    "com_is_br", "icache_hit", "iss_val_zero"};
 	enum { N = sizeof(counters) / sizeof(counters[0]) };
 	uint64_t before[N], after[N];
 	int rc = rvbank_boom_count(0);
@@ -44,7 +44,8 @@ static int boom(long n)
 		return 1;
 	}
 	for (unsigned i = 0; i < N; i++)
-		printf("%s=%llu%c", names[i], (unsigned long long)(after[i] - before[i]), i + 1 < N ? ' ' : '\n');
+		printf("%s=%llu%c", names[i], (unsigned long long)(after[i] - before[i]),
+		       i + 1 < N ? ' ' : '\n');
 	return 0;
 }
 
@@ -55,7 +56,7 @@ static int hpc(long n)
 	unsigned harts = rvbank_nharts();
 	if (harts > 64)
 		harts = 64;
-	uint64_t v[2][64][2], l2[2][2][1];
+	uint64_t v[2][64][2] = {{{0}}}, l2[2][2][1] = {{{0}}};
 	struct rvbank_hpc_request req[66];
 	struct rvbank_hpc_stats stats = {0, 0, 0, 0};
 	char reason[200];
@@ -71,7 +72,8 @@ static int hpc(long n)
 		for (unsigned h = 0; h < harts; h++)
 			req[k++] = (struct rvbank_hpc_request){RVHW_HPC_MANAGER_ID(h, 0), 0x5, v[pass][h]};
 		for (unsigned s = 0; s < 2; s++)
-			req[k++] = (struct rvbank_hpc_request){RVHW_HPC_MANAGER_ID(0x100 + s, 0), 0x1, l2[pass][s]};
+			req[k++] =
+			    (struct rvbank_hpc_request){RVHW_HPC_MANAGER_ID(0x100 + s, 0), 0x1, l2[pass][s]};
 		rc = rvbank_hpc_read(req, k, NULL, &stats);
 	}
 	if (rc != 0) {
@@ -85,8 +87,8 @@ static int hpc(long n)
 	}
 	for (unsigned s = 0; s < 2; s++)
 		l2read += l2[1][s][0] - l2[0][s][0];
-	/* retries: Algorithm 2 repeats a request the host's descheduling of the thread interrupted (real, so it
-	 * varies from run to run); a retry runs more of the reading code */
+	/* retries: Algorithm 2 repeats a request the host's descheduling of the thread interrupted (real, so
+	 * it varies from run to run); a retry runs more of the reading code */
 	printf("L1I_READ=%llu L1D_READ=%llu L2_READ=%llu retries=%llu\n", (unsigned long long)l1i,
 	       (unsigned long long)l1d, (unsigned long long)l2read, (unsigned long long)stats.retries);
 	return 0;

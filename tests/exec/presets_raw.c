@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* Through PAPI, a preset counts what its native events count when read raw (the thesis's Table 3.2 check,
  * docs/exec-counts.md): a riscv64 program, run under rvemu-run --exec, measures one kernel of N1 and of N2
- * iterations with each preset alone in an EventSet, and with each of the preset's native events opened raw with
- * perf_event_open (the encodings tests/exec/test_exec.py takes from the event tables, not from libpfm4 or PAPI).
- * The difference N2 - N1 leaves out the measuring code, which is the same in both runs of one method, so for
- * events the execution model counts the two methods must agree exactly.
+ * iterations with each preset alone in an EventSet, and with each of the preset's native events opened raw
+ * with perf_event_open (the encodings tests/exec/test_exec.py takes from the event tables, not from libpfm4
+ * or PAPI). The difference N2 - N1 leaves out the measuring code, which is the same in both runs of one
+ * method, so for events the execution model counts the two methods must agree exactly.
  *
  * usage: presets_raw N1 N2 PRESET=SPEC...   SPEC: comma-separated [+|-]hw:N (PERF_TYPE_HARDWARE) or
  * [+|-]raw:0xN (PERF_TYPE_RAW). Prints one line per preset: "PRESET papi=D raw=D" (raw: the terms combined
@@ -31,10 +31,10 @@ static __attribute__((noinline)) long step(long i)
 	return i * 3 + 1;
 }
 
-/* Every class the models' events count: integer and FP loads and stores, ALU, mul, div, FP add/mul/FMA/div/sqrt,
- * an atomic, a data-dependent branch, a call through a pointer and its return; in different numbers per
- * iteration (3 integer loads, 2 integer stores, 2 FMAs, ...), so presets that swapped two of them would
- * differ. */
+/* Every class the models' events count: integer and FP loads and stores, ALU, mul, div, FP
+ * add/mul/FMA/div/sqrt, an atomic, a data-dependent branch, a call through a pointer and its return; in
+ * different numbers per iteration (3 integer loads, 2 integer stores, 2 FMAs, ...), so presets that swapped
+ * two of them would differ. */
 static __attribute__((noinline)) void kernel(long n)
 {
 	long (*volatile f)(long) = step;
@@ -95,7 +95,8 @@ static int raw_delta(uint32_t type, uint64_t config, long n1, long n2, long long
 			return -1;
 		int ok = ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
 		kernel(n[k]);
-		ok = ok && ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) == 0 && read(fd, &v[k], sizeof(v[k])) == sizeof(v[k]);
+		ok = ok && ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) == 0 &&
+		     read(fd, &v[k], sizeof(v[k])) == sizeof(v[k]);
 		close(fd);
 		if (!ok)
 			return -1;
@@ -115,8 +116,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "presets_raw: PAPI_library_init failed\n");
 		return 1;
 	}
-	/* one measurement of each kind first, thrown away: the first calls into PAPI and libc bind their symbols
-	 * lazily (ld.so), which only the N1 run of the first measurement would pay for */
+	/* one measurement of each kind first, thrown away: the first calls into PAPI and libc bind their
+	 * symbols lazily (ld.so), which only the N1 run of the first measurement would pay for */
 	long long warm;
 	char why_warm[128];
 	if (papi_delta("PAPI_TOT_INS", n1, n2, &warm, why_warm, sizeof(why_warm)) != 0 ||
