@@ -16,6 +16,11 @@
  * - Reset (tag 127) zeroes the counters; rvemu_boom_truth() counts all levels, gated by nothing, since
  *   the last reset (or since the thread started).
  * - Tags outside the interface (lib/rvhw_known.h) never reach here: RVHW_EINVAL.
+ * - Under the exec count source (RVEMU_COUNT_SOURCE=exec, docs/exec-counts.md) the counters
+ * events/exec_events.csv lists for boom count what the thread executed, from the QEMU plugin: user level its
+ * user-mode counts, supervisor level the emulator's own work for it (the kernel's), machine level nothing (no
+ * SBI under qemu-user); the gating is the same. The other counters (stall and occupancy cycles, exceptions,
+ * the fetch stages' redirects) keep their profile rates.
  */
 #include "mach.h"
 #include "rvhw.h"
@@ -32,14 +37,34 @@ struct boom_thread {
 	uint64_t segment_start;        /* thread cycles when the current gating state began */
 	uint64_t counted[BOOM_LEVELS]; /* cycles counted at each privilege share since the reset */
 	uint64_t truth_start;          /* thread cycles at the last reset */
+	struct boom_exec *exec;        /* under the exec count source: the executed counts (else NULL) */
+};
+
+/* The exec-counted counters of a thread, per privilege level: their values when the current gating segment
+ * began, what the gating let through since the reset, and their values at the reset. */
+struct boom_exec {
+	uint64_t segment_start[BOOM_LEVELS][RVEMU_BOOM_COUNTERS];
+	uint64_t counted[BOOM_LEVELS][RVEMU_BOOM_COUNTERS];
+	uint64_t truth_start[BOOM_LEVELS][RVEMU_BOOM_COUNTERS];
 };
 
 static struct {
 	int present;
 	uint64_t level_ppb[BOOM_LEVELS][RVEMU_BOOM_COUNTERS];
+	int exec_handle[RVEMU_BOOM_COUNTERS]; /* emu_exec_bank_event, -1: the profile's rate */
+	int exec_any;                         /* some counter is exec-counted */
 } boom;
 
 static __thread struct boom_thread tls_boom;
+
+/* The thread's executed count of an exec-counted counter at a level, now. */
+static uint64_t boom_exec_now(unsigned counter, int level)
+{
+	if (level == BOOM_MACHINE)
+		return 0;
+	return emu_exec_bank_value(emu_thread_self(), boom.exec_handle[counter],
+	                           level == BOOM_USER ? EMU_EXEC_USER : EMU_EXEC_SUPERVISOR);
+}
 
 static struct boom_thread *boom_thread_get(void)
 {
@@ -48,9 +73,25 @@ static struct boom_thread *boom_thread_get(void)
 	if (!t->initialized) {
 		memset(t, 0, sizeof(*t));
 		t->segment_start = t->truth_start = emu_thread_cycles();
+		if (boom.exec_any) {
+			t->exec = calloc(1, sizeof(*t->exec));
+			if (t->exec == NULL)
+				emu_config_error("cannot set up BOOM's counters (out of memory)");
+			for (unsigned n = 0; n < RVEMU_BOOM_COUNTERS; n++)
+				for (int level = 0; level < BOOM_LEVELS && boom.exec_handle[n] >= 0; level++)
+					t->exec->segment_start[level][n] = t->exec->truth_start[level][n] =
+					    boom_exec_now(n, level);
+		}
 		t->initialized = 1;
 	}
 	return t;
+}
+
+/* Whether the present gating state lets a level through. */
+static int boom_level_counts(const struct boom_thread *t, int level)
+{
+	return level == BOOM_USER || (level == BOOM_SUPERVISOR && t->max_priv >= 1) ||
+	       (level == BOOM_MACHINE && t->max_priv == 3);
 }
 
 static int boom_counting(const struct boom_thread *t)
@@ -65,6 +106,14 @@ static void boom_settle(struct boom_thread *t)
 	uint64_t cycles = now >= t->segment_start ? now - t->segment_start : 0;
 
 	t->segment_start = now;
+	if (t->exec != NULL)
+		for (unsigned n = 0; n < RVEMU_BOOM_COUNTERS; n++)
+			for (int level = 0; level < BOOM_LEVELS && boom.exec_handle[n] >= 0; level++) {
+				uint64_t v = boom_exec_now(n, level);
+				if (boom_counting(t) && boom_level_counts(t, level))
+					t->exec->counted[level][n] += v - t->exec->segment_start[level][n];
+				t->exec->segment_start[level][n] = v;
+			}
 	if (!boom_counting(t))
 		return;
 	t->counted[BOOM_USER] += cycles;
@@ -85,10 +134,26 @@ static uint64_t boom_count(const uint64_t cycles[BOOM_LEVELS], unsigned counter)
 	return v;
 }
 
+/* A counter's value since the reset, as the gating let it through. */
+static uint64_t boom_read(const struct boom_thread *t, unsigned counter)
+{
+	uint64_t v = 0;
+
+	if (counter >= RVEMU_BOOM_COUNTERS || t->exec == NULL || boom.exec_handle[counter] < 0)
+		return boom_count(t->counted, counter);
+	for (int level = 0; level < BOOM_LEVELS; level++)
+		v += t->exec->counted[level][counter];
+	return v;
+}
+
 static void boom_reset(struct boom_thread *t)
 {
 	memset(t->counted, 0, sizeof(t->counted));
 	t->truth_start = t->segment_start;
+	if (t->exec != NULL) {
+		memset(t->exec->counted, 0, sizeof(t->exec->counted));
+		memcpy(t->exec->truth_start, t->exec->segment_start, sizeof(t->exec->truth_start));
+	}
 }
 
 static int boom_op(unsigned tag, uint64_t in, uint64_t *out)
@@ -119,7 +184,7 @@ static int boom_op(unsigned tag, uint64_t in, uint64_t *out)
 	default:
 		if (tag < RVHW_BOOM_READ_BASE || tag >= RVHW_BOOM_READ_BASE + RVHW_BOOM_COUNTERS)
 			return RVHW_EINVAL;
-		result = boom_count(t->counted, tag - RVHW_BOOM_READ_BASE);
+		result = boom_read(t, tag - RVHW_BOOM_READ_BASE);
 		break;
 	}
 	if (out != NULL)
@@ -140,6 +205,8 @@ static void boom_init(void)
 		boom.level_ppb[BOOM_SUPERVISOR][n] = rate * kernel / 1000;
 		boom.level_ppb[BOOM_MACHINE][n] = rate * machine / 1000;
 		boom.level_ppb[BOOM_USER][n] = rate * (1000 - kernel - machine) / 1000;
+		boom.exec_handle[n] = emu_exec_bank_event(rvemu_boom_events[n].name);
+		boom.exec_any |= boom.exec_handle[n] >= 0;
 	}
 	boom.present = 1;
 }
@@ -161,6 +228,15 @@ int rvemu_boom_truth_priv(unsigned counter, unsigned max_priv, uint64_t *value)
 	levels[BOOM_SUPERVISOR] = max_priv >= 1 ? levels[BOOM_USER] : 0;
 	levels[BOOM_MACHINE] = max_priv == 3 ? levels[BOOM_USER] : 0;
 	*value = boom_count(levels, counter);
+	if (t->exec != NULL && boom.exec_handle[counter] >= 0) {
+		*value = 0;
+		for (int level = 0; level <= (max_priv == 3   ? BOOM_MACHINE
+		                              : max_priv >= 1 ? BOOM_SUPERVISOR
+		                                              : BOOM_USER);
+		     level++)
+			*value +=
+			    t->exec->segment_start[level][counter] - t->exec->truth_start[level][counter];
+	}
 	return 0;
 }
 

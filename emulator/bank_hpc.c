@@ -3,6 +3,9 @@
  * as seen through the HPCClient CSRs hpcc (0x800), hpcm (0x801) and hpcr (0xCC0).
  *
  * Machine model
+ * - Under the exec count source (RVEMU_COUNT_SOURCE=exec, docs/exec-counts.md) a core manager's counters are
+ *   what the hart's threads executed, from the QEMU plugin's caches (events/exec_events.csv), and the slices
+ *   share those L1s' refills and write-backs and the plugin's L2 misses and write-backs the same way.
  * - HPCManagers: one per hart (ManagerID = hart << 4, 7 counters: L1I/L1D) and one per L2 slice
  *   (ManagerID = (0x100 + n) << 4, 4 counters; RVEMU_L2_SLICES slices, default 2). Counter values come from
  *   the workload profile RVEMU_PROFILE (a SPEC CPU2006 column, default gcc): core manager h counts
@@ -91,6 +94,8 @@ struct hpc_client {
 static struct {
 	int present;
 	const struct rvemu_hpc_profile *profile;
+	/* under the exec count source, each counter's handle (emu_exec_bank_event), -1: the profile's rate */
+	int exec_core[RVEMU_HPC_CORE_COUNTERS], exec_l2[RVEMU_HPC_L2_COUNTERS];
 	unsigned nharts, nslices;
 	uint64_t hop_cycles, counter_cycles, csr_cycles;
 	unsigned forced_interrupts; /* RVEMU_HPC_FORCE_INTERRUPT, process-wide */
@@ -192,8 +197,16 @@ static unsigned manager_counters(unsigned manager)
 	return manager_is_l2(manager) ? RVEMU_HPC_L2_COUNTERS : RVEMU_HPC_CORE_COUNTERS;
 }
 
+/* Under the exec count source: one thread's count of a core counter (arg: its exec handle). */
+static uint64_t thread_exec_count(struct emu_thread *t, int handle)
+{
+	return emu_exec_bank_value(t, handle, EMU_EXEC_USER);
+}
+
 static uint64_t core_count(unsigned hart, unsigned bit)
 {
+	if (hpc.exec_core[bit] >= 0) /* what the hart's threads executed (docs/exec-counts.md) */
+		return emu_hart_sum(hart, thread_exec_count, hpc.exec_core[bit]);
 	return emu_scale(emu_hart_cycles(hart), hpc.profile->core_ppb[bit]);
 }
 
@@ -205,6 +218,17 @@ static uint64_t l2_total(unsigned bit)
 	uint64_t total = 0;
 
 	for (unsigned h = 0; h < hpc.nharts; h++) {
+		if ((bit == 0 || bit == 2) ? hpc.exec_core[1] >= 0 : hpc.exec_l2[bit] >= 0) {
+			/* exec source: the refills and write-backs the plugin's L1s sent, its L2's own misses
+			 */
+			if (bit == 0)
+				total += core_count(h, 1) + core_count(h, 3) + core_count(h, 5);
+			else if (bit == 2)
+				total += core_count(h, 6);
+			else
+				total += emu_hart_sum(h, thread_exec_count, hpc.exec_l2[bit]);
+			continue;
+		}
 		uint64_t cycles = emu_hart_cycles(h);
 		switch (bit) {
 		case 0: /* read */
@@ -497,6 +521,10 @@ static void hpc_init(void)
 	const char *profile = getenv("RVEMU_PROFILE");
 
 	hpc.profile = profile_by_name(profile != NULL && *profile != '\0' ? profile : "gcc");
+	for (unsigned b = 0; b < RVEMU_HPC_CORE_COUNTERS; b++)
+		hpc.exec_core[b] = emu_exec_bank_event(rvemu_hpc_core_names[b]);
+	for (unsigned b = 0; b < RVEMU_HPC_L2_COUNTERS; b++)
+		hpc.exec_l2[b] = emu_exec_bank_event(rvemu_hpc_l2_names[b]);
 	hpc.nharts = emu_nharts();
 	hpc.nslices = (unsigned)emu_env_u64("RVEMU_L2_SLICES", 2, 1, HPC_MAX_SLICES);
 	hpc.hop_cycles = emu_env_u64("RVEMU_HPC_HOP_CYCLES", 4, 0, 1000000);

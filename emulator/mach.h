@@ -263,6 +263,15 @@ struct emu_count_source {
 	int signal; /* the signal its alarm sends (the source must be able to send it); 0: RVEMU_CLOCK's */
 };
 const struct emu_count_source *emu_count_source(void);
+/* The exec count source for the counter banks (mach_count_exec.c): a handle for a bank event the source
+ * counts (events/exec_events.csv under the bank's model, by the bank table's name), or -1 when the source is
+ * not "exec" or the event has no execution-driven meaning (the bank keeps its profile rate); and a thread's
+ * value of it, of its user-mode work or of the emulator's own work for it (supervisor mode). */
+enum emu_exec_mode { EMU_EXEC_USER, EMU_EXEC_SUPERVISOR };
+int emu_exec_bank_event(const char *event);
+uint64_t emu_exec_bank_value(struct emu_thread *t, int handle, enum emu_exec_mode mode);
+/* Sum of value(t, arg) over the threads assigned to a hart (a bank's per-hart counters). */
+uint64_t emu_hart_sum(unsigned hart, uint64_t (*value)(struct emu_thread *t, int arg), int arg);
 /* Occurrences of the events of evmask in thread t between its cycles a and b (a <= b). */
 uint64_t emu_events_between(const struct emu_thread *t, uint64_t evmask, uint64_t a, uint64_t b);
 /* ... in supervisor mode (the kernel's share; 0 unless the source counts one). */

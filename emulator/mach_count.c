@@ -121,3 +121,12 @@ uint64_t emu_truth_at(const struct emu_thread *t, size_t ev, uint64_t cycles)
 {
 	return emu_count_source()->count(t, ev, cycles) + t->injected[ev];
 }
+
+/* The counter banks under the exec source (mach.h): its handle of a bank event, or -1 under another source.
+ */
+int emu_exec_bank_event(const char *event)
+{
+	if (emu_count_source() != &emu_exec_source)
+		return -1;
+	return emu_exec_event_handle(event);
+}

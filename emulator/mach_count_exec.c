@@ -53,7 +53,8 @@ static struct {
 	struct rvexec_shm_header *file;
 	/* per model event: how many plugin counters make it (0: profile rate), which */
 	uint8_t ncounters[64];
-	uint8_t counters[64][4];
+	uint8_t negative[64]; /* bit i: counters[ev][i] is subtracted */
+	uint8_t counters[64][RVEXEC_EVENT_MAX_COUNTERS];
 	struct exec_thread *threads;
 } exec;
 static pthread_once_t exec_once = PTHREAD_ONCE_INIT;
@@ -93,6 +94,7 @@ static void exec_open(void)
 			const struct rvexec_event_map *e = &rvexec_event_maps[i];
 			if (strcmp(e->model, m->model) == 0 && strcmp(e->event, m->events[ev].name) == 0) {
 				exec.ncounters[ev] = e->ncounters;
+				exec.negative[ev] = e->negative;
 				memcpy(exec.counters[ev], e->counters, sizeof(exec.counters[ev]));
 			}
 		}
@@ -202,6 +204,17 @@ static uint64_t exec_thread_cycles(struct emu_thread *t)
 	return c;
 }
 
+/* An event's value from one reading: its counters added, or subtracted where the table says (a hit count is
+ * accesses - misses; every subtracted counter is part of the counters added before it, so the sum never goes
+ * below 0). */
+static uint64_t mapped_sum(const uint64_t *counts, unsigned n, uint8_t negative, const uint8_t *counters)
+{
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < n; i++)
+		sum += (negative >> i) & 1 ? -counts[counters[i]] : counts[counters[i]];
+	return sum;
+}
+
 static uint64_t exec_count(const struct emu_thread *t, size_t ev, uint64_t cycles)
 {
 	if (ev >= 64 || exec.ncounters[ev] == 0) /* no execution-driven meaning: the profile rate */
@@ -211,8 +224,7 @@ static uint64_t exec_count(const struct emu_thread *t, size_t ev, uint64_t cycle
 	struct exec_thread *et = exec_thread(t->tid);
 	if (et) {
 		const struct exec_snapshot *s = reading_at(et, cycles);
-		for (unsigned i = 0; i < exec.ncounters[ev]; i++)
-			sum += s->counts[exec.counters[ev][i]];
+		sum = mapped_sum(s->counts, exec.ncounters[ev], exec.negative[ev], exec.counters[ev]);
 	}
 	pthread_mutex_unlock(&exec_lock);
 	return sum;
@@ -312,8 +324,7 @@ static uint64_t exec_kernel_count(const struct emu_thread *t, size_t ev, uint64_
 	struct exec_thread *et = exec_thread(t->tid);
 	if (et) {
 		const struct exec_snapshot *s = reading_at(et, cycles);
-		for (unsigned i = 0; i < exec.ncounters[ev]; i++)
-			sum += s->kcounts[exec.counters[ev][i]];
+		sum = mapped_sum(s->kcounts, exec.ncounters[ev], exec.negative[ev], exec.counters[ev]);
 	}
 	pthread_mutex_unlock(&exec_lock);
 	return sum;
@@ -329,7 +340,7 @@ static uint64_t counter_mask(uint64_t evmask)
 	for (size_t i = 0; i < 64; i++) {
 		if (!(evmask & (1ull << i)))
 			continue;
-		if (exec.ncounters[i] == 0)
+		if (exec.ncounters[i] == 0 || exec.negative[i]) /* a difference is no sum to watch */
 			return 0;
 		for (unsigned j = 0; j < exec.ncounters[i]; j++) {
 			uint64_t bit = 1ull << exec.counters[i][j];
@@ -342,7 +353,7 @@ static uint64_t counter_mask(uint64_t evmask)
 }
 
 /* The plugin counters of all the events of evmask (a bound: their sum grows at least as fast as any one
- * event's count); 0 when one has no execution-driven meaning. */
+ * event's count, a difference of counters included); 0 when one has no execution-driven meaning. */
 static uint64_t counter_union(uint64_t evmask)
 {
 	uint64_t mask = 0;
@@ -459,6 +470,44 @@ out:
 
 /* The plugin sends the alarm as a host signal; 1..31 are numbered alike on the host and the riscv64 guest
  * (qemu-user maps real-time signals), and SIGSTKFLT is one no program or library here uses. */
+
+/* ---- the counter banks: the distributed HPC (bank_hpc.c) and BOOM's bank (bank_boom.c) ----
+ * Their events are listed in exec_events.csv under the bank's model, by the bank table's names. A bank asks
+ * once, at its init, which of its events the exec source counts (a handle), and reads a thread's value of
+ * one whenever it needs it; events without a handle keep the bank's profile rate. */
+
+/* The handle of a bank event (mach_count.c's emu_exec_bank_event asks when the exec source runs). */
+int emu_exec_event_handle(const char *event)
+{
+	const char *model = emu_model()->model;
+	for (size_t i = 0; i < RVEXEC_NEVENT_MAPS; i++)
+		if (strcmp(rvexec_event_maps[i].model, model) == 0 &&
+		    strcmp(rvexec_event_maps[i].event, event) == 0)
+			return (int)i;
+	return -1;
+}
+
+uint64_t emu_exec_bank_value(struct emu_thread *t, int handle, enum emu_exec_mode mode)
+{
+	if (handle < 0 || (size_t)handle >= RVEXEC_NEVENT_MAPS || !exec.file)
+		return 0;
+	const struct rvexec_event_map *e = &rvexec_event_maps[handle];
+	uint64_t v = 0;
+	pthread_mutex_lock(&exec_lock);
+	struct exec_thread *et = exec_thread(t->tid);
+	if (et && mode == EMU_EXEC_USER) { /* the reading the thread's clock was taken with, or a newer one */
+		v = mapped_sum(take_reading(et)->counts, e->ncounters, e->negative, e->counters);
+	} else if (et && et->slot) { /* the emulator's own work (the kernel's), read as it is now */
+		uint64_t now[RVEXEC_NCOUNTS];
+		for (unsigned c = 0; c < RVEXEC_NCOUNTS; c++)
+			now[c] =
+			    __atomic_load_n(&et->slot->counts[RVEXEC_MODE_SUPERVISOR][c], __ATOMIC_RELAXED);
+		v = mapped_sum(now, e->ncounters, e->negative, e->counters);
+	}
+	pthread_mutex_unlock(&exec_lock);
+	return v;
+}
+
 const struct emu_count_source emu_exec_source = {
     .name = "exec",
     .count = exec_count,

@@ -10,5 +10,7 @@ void emu_banks_init(void);   /* the active model's bank, after the configuration
  */
 extern const struct emu_count_source emu_exec_source;
 void emu_exec_source_init(void);
+/* a bank event's handle among the exec source's event maps, -1: none (emu_exec_bank_event, mach_count.c) */
+int emu_exec_event_handle(const char *event);
 
 #endif

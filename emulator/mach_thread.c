@@ -457,6 +457,17 @@ uint64_t emu_hart_cycles(unsigned hart)
 	return sum;
 }
 
+uint64_t emu_hart_sum(unsigned hart, uint64_t (*value)(struct emu_thread *t, int arg), int arg)
+{
+	uint64_t sum = 0;
+	pthread_mutex_lock(&threads_lock);
+	for (struct emu_thread *t = threads; t; t = t->next)
+		if (t->hart == hart)
+			sum += value(t, arg);
+	pthread_mutex_unlock(&threads_lock);
+	return sum;
+}
+
 uint64_t emu_thread_context_switches(void)
 {
 	struct rusage ru;

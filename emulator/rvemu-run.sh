@@ -26,7 +26,8 @@ Options:
                                                                              (sets RVEMU_PERF_USER_ACCESS)
   --exec              run a riscv64 program under qemu-riscv64 with the exec-count plugin librvexec.so:
                       counts are what the program executes, through modelled caches, TLBs, branch
-                      predictor and cycles (docs/exec-counts.md); its own clock, so no --clock
+                      predictor and cycles (docs/exec-counts.md); its own clock, so no --clock;
+                      models sifive-u74, cva6, lowrisc-hpc, boom (events/exec_models.csv)
                                                                 (sets RVEMU_COUNT_SOURCE=exec, RVEXEC_SHM)
   --help              show this text
 

@@ -62,6 +62,10 @@ static unsigned log2u(uint32_t v)
 static int cache_init(struct cache *c, const struct rvexec_cache_geometry *g)
 {
 	size_t n = (size_t)g->sets * g->ways;
+	if (n == 0) { /* a level the machine does not have (no L2): never accessed */
+		memset(c, 0, sizeof(*c));
+		return 0;
+	}
 	c->ways = g->ways;
 	c->line_shift = log2u(g->line);
 	c->set_mask = g->sets - 1;
@@ -110,6 +114,23 @@ static enum cache_result cache_access(struct cache *c, uint64_t addr, bool write
 	c->mru[set] = (uint8_t)(lru - base);
 	*where = lru;
 	return r;
+}
+
+/* A write-through, no-write-allocate store: a hit makes the line the most recent (it is updated, never
+ * dirty), a miss leaves the cache as it is. Returns whether it hit; *where is the line's place on a hit. */
+static bool cache_write_through(struct cache *c, uint64_t addr, size_t *where)
+{
+	uint64_t line = addr >> c->line_shift;
+	size_t set = (size_t)(line & c->set_mask), base = set * c->ways;
+	c->clock++;
+	for (size_t i = base; i < base + c->ways; i++)
+		if (c->tag[i] == line + 1) {
+			c->last_use[i] = c->clock;
+			c->mru[set] = (uint8_t)(i - base);
+			*where = i;
+			return true;
+		}
+	return false;
 }
 
 /* Fully associative, LRU. A small direct-mapped hint (vpn -> entry) finds most hits without scanning the
@@ -226,7 +247,7 @@ static struct thread_state *thread_state_new(void)
 	    cache_init(&ts->l2, &model->l2) || tlb_init(&ts->itlb, model->itlb) ||
 	    tlb_init(&ts->dtlb, model->dtlb))
 		return NULL;
-	ts->utlb = calloc(model->utlb, sizeof(*ts->utlb));
+	ts->utlb = calloc(model->utlb ? model->utlb : 1, sizeof(*ts->utlb));
 	ts->bht = calloc(model->bht, 1);
 	ts->btb_pc = calloc(model->btb, sizeof(uint64_t));
 	ts->btb_target = calloc(model->btb, sizeof(uint64_t));
@@ -277,20 +298,31 @@ static void charge_l2(struct thread_state *ts, uint64_t addr, bool write)
 {
 	uint64_t victim;
 	size_t where;
+	if (!model->l2.sets) { /* no L2: the L1 miss goes to memory */
+		if (!write)
+			ts->counts[RVEXEC_CYCLES] += model->memory;
+		return;
+	}
 	ts->counts[RVEXEC_L2_ACCESS]++;
-	if (cache_access(&ts->l2, addr, write, &victim, &where) != CACHE_HIT) {
+	enum cache_result r = cache_access(&ts->l2, addr, write, &victim, &where);
+	if (r != CACHE_HIT) {
 		ts->counts[RVEXEC_L2_MISS]++;
+		if (!write) /* a refill; a write-back that misses allocates (write-allocate) */
+			ts->counts[RVEXEC_L2_READ_MISS]++;
 		ts->counts[RVEXEC_CYCLES] += model->memory;
 	}
+	if (r == CACHE_MISS_WRITEBACK)
+		ts->counts[RVEXEC_L2_WRITEBACK]++;
 }
 
-/* An L1 TLB miss looks in the UTLB; a UTLB miss is a page walk. */
+/* An L1 TLB miss looks in the UTLB; a UTLB miss is a page walk. Without a UTLB (utlb 0) every L1 TLB miss
+ * is a page walk, counted as a UTLB miss. */
 static void charge_tlb_miss(struct thread_state *ts, uint64_t vpn, enum rvexec_count which)
 {
-	uint64_t *e = &ts->utlb[vpn & (model->utlb - 1)];
+	uint64_t *e = &ts->utlb[model->utlb ? vpn & (model->utlb - 1) : 0];
 	ts->counts[which]++;
 	ts->counts[RVEXEC_CYCLES] += model->utlb_hit;
-	if (*e != vpn + 1) {
+	if (!model->utlb || *e != vpn + 1) {
 		*e = vpn + 1;
 		ts->counts[RVEXEC_UTLB_MISS]++;
 		ts->counts[RVEXEC_CYCLES] += model->page_walk;
@@ -577,6 +609,22 @@ static void data_access(struct thread_state *ts, qemu_plugin_meminfo_t info, uin
 		ts->recent_vpn = vpn + 1;
 	}
 	ts->counts[write ? RVEXEC_L1D_WRITE_ACCESS : RVEXEC_L1D_READ_ACCESS]++;
+	if (write && model->l1d_write_through) {
+		/* the store goes on to memory through the write buffer (no cycles charged); a hit also
+		 * updates the line. A recent line is the most recent of its set already. */
+		if (ts->recent[0].line == line + 1 || ts->recent[1].line == line + 1)
+			return;
+		if (!cache_write_through(&ts->l1d, vaddr, &where))
+			ts->counts[RVEXEC_L1D_WRITE_MISS]++;
+		else { /* it became its set's most recent line: it may stand for recent[0] as a load would */
+			ts->recent[1] = ts->recent[0];
+			if ((((ts->recent[1].line - 1) ^ line) & ts->l1d.set_mask) == 0)
+				ts->recent[1].line = 0;
+			ts->recent[0].line = line + 1;
+			ts->recent[0].where = where;
+		}
+		return;
+	}
 	if (ts->recent[0].line == line + 1) {
 		ts->l1d.dirty[ts->recent[0].where] |= write;
 		return;

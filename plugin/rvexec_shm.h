@@ -88,7 +88,9 @@
 	X(L2_MISS, "L2 misses")                                                                              \
 	X(ITLB_MISS, "instruction TLB misses")                                                               \
 	X(DTLB_MISS, "data TLB misses")                                                                      \
-	X(UTLB_MISS, "second-level (unified) TLB misses, i.e. page walks")
+	X(UTLB_MISS, "second-level (unified) TLB misses, i.e. page walks")                                   \
+	X(L2_READ_MISS, "L2 misses of L1 refills (L2_MISS without the write-backs' misses)")                 \
+	X(L2_WRITEBACK, "dirty L2 lines evicted to memory")
 
 #define RVEXEC_ENUM_COUNT(name, what) RVEXEC_##name,
 enum rvexec_count { RVEXEC_COUNTS(RVEXEC_ENUM_COUNT) RVEXEC_NCOUNTS };

@@ -34,6 +34,9 @@ def classes():
     return x_list("RVEXEC_CLASSES")
 
 
+MAX_EVENT_COUNTERS = 8  # the emulator's struct rvexec_event_map holds this many counters per event
+
+
 def event_map(events):
     """events/exec_events.csv checked: [(model, event, [counter indices])]."""
     counters = x_list("RVEXEC_COUNTS")
@@ -43,29 +46,36 @@ def event_map(events):
         raise TableError(f"{path}: the header must be model,event,counters")
     modelled = {m[0] for m in load(events)}
     _, models = rows(f"{events}/models.csv")
-    pmu_of = {r["model"]: r["core_pmu"] for _, r in models}
-    names = {"riscv_generic": set()}
+    pmu_of = {r["model"]: (r["core_pmu"], r["bank_pmu"]) for _, r in models}
+    names = {"": set()}
     for pmu, f in (("riscv_sifive_u74", "sifive_u74.csv"), ("riscv_openhwgroup_cva6", "openhwgroup_cva6.csv"),
-                   ("riscv_generic", "riscv_generic.csv")):
+                   ("riscv_generic", "riscv_generic.csv"), ("riscv_lowrisc_hpc", "lowrisc_hpc.csv"),
+                   ("riscv_ucb_boom", "ucb_boom.csv")):
         names[pmu] = {r["name"] for _, r in rows(f"{events}/{f}")[1]}
     out, seen = [], set()
     for n, r in erows:
         if r["model"] not in modelled:
             raise TableError(f"{path}:{n}: model '{r['model']}' has no row in exec_models.csv")
-        known = names.get(pmu_of[r["model"]], set()) | names["riscv_generic"]
+        core, bank = pmu_of[r["model"]]
+        known = names.get(core, set()) | names["riscv_generic"] | names.get(bank, set())
         if r["event"] not in known:
-            raise TableError(f"{path}:{n}: '{r['event']}' is not an event of {pmu_of[r['model']]}")
+            raise TableError(f"{path}:{n}: '{r['event']}' is not an event of {' or '.join(filter(None, (core, bank)))}")
         if (r["model"], r["event"]) in seen:
             raise TableError(f"{path}:{n}: {r['model']} {r['event']} is listed twice")
         seen.add((r["model"], r["event"]))
-        idx = []
-        for c in r["counters"].split("+"):
+        idx, negative = [], 0
+        # counters joined by + (added) or - (subtracted: a hit count is accesses - misses)
+        for sign, c in re.findall(r"([+-]?)([^+-]+)", r["counters"]):
             if c not in counters:
                 raise TableError(f"{path}:{n}: '{c}' is not a counter of plugin/rvexec_shm.h")
+            if sign == "-":
+                if not idx:
+                    raise TableError(f"{path}:{n}: the first counter cannot be subtracted")
+                negative |= 1 << len(idx)
             idx.append("RVEXEC_" + c.upper())
-        if len(idx) > 4:
-            raise TableError(f"{path}:{n}: at most 4 counters per event")
-        out.append((r["model"], r["event"], idx))
+        if len(idx) > MAX_EVENT_COUNTERS:
+            raise TableError(f"{path}:{n}: at most {MAX_EVENT_COUNTERS} counters per event")
+        out.append((r["model"], r["event"], idx, negative))
     return out
 
 
@@ -74,10 +84,12 @@ def event_map_text(emap):
          "#include <stdint.h>", "", '#include "rvexec_shm.h"', "",
          "/* Model event -> the exec-count plugin's counters (enum rvexec_count) whose sum it counts. */",
          "struct rvexec_event_map {", "\tconst char *model, *event;", "\tuint8_t ncounters;",
-         "\tuint8_t counters[4];", "};", "", "static const struct rvexec_event_map rvexec_event_maps[] = {"]
-    for model, event, idx in emap:
-        o.append('\t{"%s", "%s", %d, {%s}},' % (model, event, len(idx), ", ".join(idx)))
-    o += ["};", "", "#define RVEXEC_NEVENT_MAPS %d" % len(emap), ""]
+         "\tuint8_t negative; /* bit i: counters[i] is subtracted */",
+         "\tuint8_t counters[%d];" % MAX_EVENT_COUNTERS, "};", "", "static const struct rvexec_event_map rvexec_event_maps[] = {"]
+    for model, event, idx, negative in emap:
+        o.append('\t{"%s", "%s", %d, 0x%x, {%s}},' % (model, event, len(idx), negative, ", ".join(idx)))
+    o += ["};", "", "#define RVEXEC_NEVENT_MAPS %d" % len(emap),
+          "#define RVEXEC_EVENT_MAX_COUNTERS %d" % MAX_EVENT_COUNTERS, ""]
     return "\n".join(o)
 
 
@@ -141,7 +153,7 @@ def load(events):
     _, models = rows(mpath)
     by_name = {r["model"]: (n, r) for n, r in models}
     header, exec_rows = rows(epath)
-    want = ["model"] + NUMBERS + [f"lat_{c}" for c in CLASSES]
+    want = ["model", "caches", "l1d_write"] + NUMBERS + [f"lat_{c}" for c in CLASSES]
     if header != want:
         raise TableError(f"{epath}: the header must be {','.join(want)}")
     out = []
@@ -149,16 +161,29 @@ def load(events):
         if r["model"] not in by_name:
             raise TableError(f"{epath}:{n}: model '{r['model']}' is not in models.csv")
         mn, m = by_name[r["model"]]
-        c = caches(mpath, mn, m["caches"])
-        if set(c) != {"l1i", "l1d", "l2"}:
-            raise TableError(f"{epath}:{n}: model '{r['model']}' needs L1I, L1D and L2 in models.csv's caches")
+        # the caches are the device tree's (models.csv, what Linux shows); a machine whose device tree
+        # describes none (CVA6 on the Genesys 2) gives its geometry here, with its source in the comments
+        if m["caches"] and r["caches"]:
+            raise TableError(f"{epath}:{n}: model '{r['model']}' has caches in models.csv: leave caches empty here")
+        c = caches(mpath, mn, m["caches"]) if m["caches"] else caches(epath, n, r["caches"])
+        if not {"l1i", "l1d"} <= set(c):
+            raise TableError(f"{epath}:{n}: model '{r['model']}' needs L1I and L1D (models.csv's caches or "
+                             "this table's)")
+        c.setdefault("l2", (0, 0, 0))  # no L2: an L1 miss goes to memory
+        if r["l1d_write"] not in ("back", "through"):
+            raise TableError(f"{epath}:{n}: l1d_write must be back or through, got '{r['l1d_write']}'")
         v = {k: number(epath, n, r, k) for k in NUMBERS}
         for k in ("bht", "btb"):
             if not pow2(v[k]):
                 raise TableError(f"{epath}:{n}: {k} must be a power of two")
-        if not (pow2(v["utlb"]) and pow2(v["page_kib"]) and v["itlb"] > 0 and v["dtlb"] > 0 and v["ras"] > 0):
-            raise TableError(f"{epath}:{n}: TLB sizes and the RAS depth must be positive, utlb and page_kib powers of two")
+        if not ((v["utlb"] == 0 or pow2(v["utlb"])) and pow2(v["page_kib"]) and v["itlb"] > 0 and v["dtlb"] > 0
+                and v["ras"] > 0):
+            raise TableError(f"{epath}:{n}: TLB sizes and the RAS depth must be positive, utlb 0 (none) or a power "
+                             "of two, page_kib a power of two")
         lat = [number(epath, n, r, f"lat_{k}") for k in CLASSES]
+        if min(lat) < 1:  # the emulator's exec source counts on every instruction costing a cycle
+            raise TableError(f"{epath}:{n}: every latency must be at least 1 cycle")
+        v["l1d_write_through"] = int(r["l1d_write"] == "through")
         out.append((r["model"], int(m["freq_mhz"]), c, v, lat))
     return out
 
@@ -173,11 +198,12 @@ def header_text(models):
          "struct rvexec_model {", "\tconst char *name;", "\tuint32_t freq_mhz;",
          "\tstruct rvexec_cache_geometry l1i, l1d, l2;",
          "\tuint32_t " + ", ".join(NUMBERS) + ";",
+         "\tuint32_t l1d_write_through; /* 1: write-through, no write-allocate; 0: write-back, write-allocate */",
          "\tuint32_t latency[%d]; /* per class, in RVEXEC_CLASSES order */" % len(CLASSES), "};", "",
          "static const struct rvexec_model rvexec_models[] = {"]
     for name, freq, c, v, lat in models:
         geo = ", ".join("{%d, %d, %d}" % c[k] for k in ("l1i", "l1d", "l2"))
-        nums = ", ".join(str(v[k]) for k in NUMBERS)
+        nums = ", ".join(str(v[k]) for k in NUMBERS + ["l1d_write_through"])
         o.append('\t{"%s", %d, %s, %s, {%s}},' % (name, freq, geo, nums, ", ".join(map(str, lat))))
     o += ["};", "", "#define RVEXEC_NMODELS %d" % len(models), ""]
     return "\n".join(o)
@@ -195,7 +221,8 @@ def main():
     if "--list" in sys.argv[3:]:
         for name, freq, c, v, lat in models:
             print(name, " ".join(f"{k}={s}x{w}x{l}" for k, (s, w, l) in c.items()),
-                  " ".join(f"{k}={v[k]}" for k in NUMBERS))
+                  " ".join(f"{k}={v[k]}" for k in NUMBERS), "l1d_write=" + ("through" if v["l1d_write_through"]
+                                                                           else "back"))
         return
     text = event_map_text(event_map(sys.argv[1])) if "--event-map" in sys.argv[3:] else header_text(models)
     try:

@@ -128,7 +128,7 @@ stage riscv64 env RISCV64_PREFIX="$RVPAPI_BUILD/prefix-riscv64" "$top/tests/risc
 # Execution-driven counts: the QEMU plugin on riscv64 kernels, checked against QEMU's log, disassembly and the
 # analytic cache numbers (docs/exec-counts.md).
 stage exec-counts "$top/tests/exec/run-exec-tests.sh"
-grep -E '^(exec-counts:|gemm :|chase:)' "$log_dir/exec-counts.log" | sed 's/^/   exec: /'
+grep -E '^(exec-counts:|gemm :|chase:|presets vs raw [a-z0-9-]+: )' "$log_dir/exec-counts.log" | sed 's/^/   exec: /'
 san="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 stage configure-asan configure_tree "$RVPAPI_BUILD/obj-asan" CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined" \
 	--prefix="$RVPAPI_BUILD/prefix-asan" --disable-papi
@@ -143,7 +143,7 @@ awk '/^ +model +arch/ { on = 1 } on && /^(ok|FAIL) +side by side/ { print; exit 
 grep -h '^cross-build: ' "$log_dir/riscv64-build.log" 2>/dev/null | sed 's/^/   /'
 if [ "$(dpkg --print-architecture)" != riscv64 ]; then
 	stage bench-exec python3 "$top/bench/bench_exec.py" --plugin "$RVPAPI_BUILD/obj/plugin/.libs/librvexec.so" \
-		--top "$top" --work "$RVPAPI_BUILD/bench-exec"
+		--top "$top" --work "$RVPAPI_BUILD/bench-exec" --riscv64-prefix "$RVPAPI_BUILD/prefix-riscv64"
 	grep -E '^bench_exec: (gemm|chase)' "$log_dir/bench-exec.log" | sed 's/^/   bench: /'
 fi
 # riscv64: guest instructions of one PAPI_read through the mmap page vs read(), and of one trapped CSR access

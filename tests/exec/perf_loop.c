@@ -3,7 +3,8 @@
  * under qemu-riscv64 with the exec-count plugin and the riscv64 emulator (RVEMU_COUNT_SOURCE=exec), its
  * counts are what the loop executed. The loop (argument: iterations) is 4 instructions, one of them a load,
  * so two runs differ by exactly 4 instructions and 1 load per extra iteration. Prints "instructions N loads N
- * cycles N". */
+ * cycles N". A second argument is the load event's raw config (default 0x200, the U74's
+ * INTEGER_LOAD_RETIRED; CVA6's LOAD_ACCESS is 0x5). */
 #include <linux/perf_event.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,8 +30,9 @@ static uint64_t word;
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 1000;
+	uint64_t load_event = argc > 2 ? strtoull(argv[2], NULL, 0) : 0x200;
 	int fd[3] = {open_event(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS),
-	             open_event(PERF_TYPE_RAW, 0x200), /* U74 INTEGER_LOAD_RETIRED */
+	             open_event(PERF_TYPE_RAW, load_event),
 	             open_event(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES)};
 	uint64_t v[3] = {0, 0, 0};
 	for (int i = 0; i < 3; i++)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A strided read loop: PASSES passes over COUNT doublewords STRIDE bytes apart (-DPASSES= -DCOUNT= -DSTRIDE=),
  * the only data accesses of the program, so the L1D misses are what the analytic LRU formula of test_exec.py
- * says for the modelled cache. */
+ * says for the modelled cache. -DSTORE makes the access a store (sd) instead of a load. */
 	.section .bss
 	.balign 4096
 array:	.skip COUNT * STRIDE
@@ -16,7 +16,11 @@ pass:				/* runs PASSES times */
 	mv	a0, s1
 	li	a1, COUNT
 inner:				/* runs PASSES * COUNT times */
+#ifdef STORE
+	sd	a2, 0(a0)
+#else
 	ld	a2, 0(a0)
+#endif
 	add	a0, a0, t0
 	addi	a1, a1, -1
 	bnez	a1, inner

@@ -5,9 +5,10 @@
  * through the emulator's perf_event interface (RVEMU_COUNT_SOURCE=exec, RVEXEC_SHM=the file). Each model
  * event must count the sum of the plugin counters events/exec_events.csv gives it, between the instants it
  * was enabled and read; an event the table leaves out keeps the profile rate over the modelled cycles;
- * supervisor-mode counts show only in events that do not exclude the kernel; the thread's clock is its
- * modelled cycles. Bad configurations stop the program with exit status 2 and a message. The launcher (no
- * EXEC_SRC_CHILD) re-executes itself under $RVEMU_LIB for each case.
+ * supervisor-mode counts show only in events that do not exclude the kernel; the thread's clock is its modelled cycles; BOOM's bank and the
+ * distributed HPC count the plugin's counters too (at BOOM's user and supervisor levels as pfc_maxPriv gates
+ * them; per hart and per L2 slice on the HPC). Bad configurations stop the program with exit status 2 and a
+ * message. The launcher (no EXEC_SRC_CHILD) re-executes itself under $RVEMU_LIB for each case.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 
 #include "cunit_run.h"
 #include "rvemu_tables.h"
+#include "rvhw.h"
 #include "rvexec_shm.h"
 
 static struct rvexec_shm_header *file;
@@ -153,6 +155,83 @@ static void test_thread_clock_is_modelled_cycles(void)
 	CU_ASSERT_EQUAL(thread_cycles(), before + 12345);
 }
 
+static int (*boom_op)(unsigned tag, uint64_t in, uint64_t *out);
+
+static uint64_t boom_counter(unsigned n)
+{
+	uint64_t v = 0;
+	CU_ASSERT_EQUAL(boom_op(RVHW_BOOM_READ_BASE + n, 0, &v), RVHW_OK);
+	return v;
+}
+
+/* BOOM's counters 31 exe_is_ld (int_load + fp_load + lr), 47 com_is_ld (the same), 3 icache_hit (l1i_access -
+ * l1i_miss): what the plugin counted while the gating let it through, per level. */
+static void test_boom_counts_the_stream(void)
+{
+	boom_op = (int (*)(unsigned, uint64_t, uint64_t *))dlsym(RTLD_DEFAULT, "rvhw_boom_op");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(boom_op);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_INT_LOAD, 1000); /* before counting: never seen */
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_CYCLES, 2000);   /* (every block costs a cycle) */
+	CU_ASSERT_EQUAL(boom_op(RVHW_BOOM_SET_PROCTAG, RVHW_BOOM_PROCTAG_COUNTED, NULL), RVHW_OK);
+	CU_ASSERT_EQUAL(boom_op(RVHW_BOOM_SET_MAXPRIV, 0, NULL), RVHW_OK);
+	CU_ASSERT_EQUAL(boom_op(RVHW_BOOM_SET_ENABLE, 1, NULL), RVHW_OK);
+	CU_ASSERT_EQUAL(boom_op(RVHW_BOOM_RESET, 0, NULL), RVHW_OK);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_INT_LOAD, 30);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_FP_LOAD, 4);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_LR, 2);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_L1I_ACCESS, 50);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_L1I_MISS, 8);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_CYCLES, 1000);
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_INT_LOAD, 100); /* pfc_maxPriv 0: user level only */
+	CU_ASSERT_EQUAL(boom_counter(31), 36);
+	CU_ASSERT_EQUAL(boom_counter(47), 36);
+	CU_ASSERT_EQUAL(boom_counter(3), 42);
+	CU_ASSERT_EQUAL(boom_op(RVHW_BOOM_SET_MAXPRIV, 1, NULL), RVHW_OK); /* user and supervisor */
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_INT_LOAD, 5);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_INT_LOAD, 1);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_CYCLES, 10);
+	CU_ASSERT_EQUAL(boom_counter(31), 42);
+	CU_ASSERT_EQUAL(boom_op(RVHW_BOOM_SET_ENABLE, 0, NULL), RVHW_OK); /* nothing counts */
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_INT_LOAD, 500);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_CYCLES, 10);
+	CU_ASSERT_EQUAL(boom_counter(31), 42);
+}
+
+/* The sum of one counter over every manager of a kind (core managers 0.., L2 slices 0x100..). */
+static uint64_t hpc_sum(unsigned module0, unsigned bit)
+{
+	int (*truth)(uint32_t, unsigned, uint64_t *) =
+	    (int (*)(uint32_t, unsigned, uint64_t *))dlsym(RTLD_DEFAULT, "rvemu_hpc_truth");
+	uint64_t sum = 0, v;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(truth);
+	for (unsigned m = 0; m < 64 && truth(RVHW_HPC_MANAGER_ID(module0 + m, 0), bit, &v) == 0; m++)
+		sum += v;
+	return sum;
+}
+
+/* Core managers: L1D_READ (bit 2) = l1d_read_access of the hart's threads; the slices: L2_READ (bit 0) = the
+ * L1s' refills, L2_READMISS (bit 1) = the plugin's L2 read misses. */
+static void test_hpc_counts_the_stream(void)
+{
+	/* a hart's threads are the registered ones: a thread registers at its first entry (a CSR access here)
+	 */
+	uint64_t (*thread_cycles)(void) = (uint64_t(*)(void))dlsym(RTLD_DEFAULT, "rvemu_thread_cycles");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(thread_cycles);
+	thread_cycles();
+	uint64_t l1d = hpc_sum(0, 2), l2read = hpc_sum(0x100, 0), l2miss = hpc_sum(0x100, 1);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_L1D_READ_ACCESS, 77);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_L1I_MISS, 3);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_L1D_READ_MISS, 4);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_L1D_WRITE_MISS, 5);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_L2_READ_MISS, 2);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_CYCLES, 700);
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_L1D_READ_ACCESS,
+	            1000); /* the kernel's: not the hart's user */
+	CU_ASSERT_EQUAL(hpc_sum(0, 2) - l1d, 77);
+	CU_ASSERT_EQUAL(hpc_sum(0x100, 0) - l2read, 12);
+	CU_ASSERT_EQUAL(hpc_sum(0x100, 1) - l2miss, 2);
+}
+
 static int child(const char *what)
 {
 	const char *path = getenv(RVEXEC_SHM_ENV);
@@ -169,8 +248,16 @@ static int child(const char *what)
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
 	CU_pSuite s = CU_add_suite("exec count source", NULL, NULL);
-	CU_add_test(s, "model events count the plugin's counters", test_events_count_plugin_counters);
-	CU_add_test(s, "the thread clock is the modelled cycles", test_thread_clock_is_modelled_cycles);
+	if (strcmp(what, "boom") == 0) {
+		CU_add_test(s, "BOOM's bank counts the plugin's counters", test_boom_counts_the_stream);
+	} else if (strcmp(what, "hpc") == 0) {
+		CU_add_test(s, "the distributed HPC counts the plugin's counters",
+		            test_hpc_counts_the_stream);
+	} else {
+		CU_add_test(s, "model events count the plugin's counters", test_events_count_plugin_counters);
+		CU_add_test(s, "the thread clock is the modelled cycles",
+		            test_thread_clock_is_modelled_cycles);
+	}
 	return cunit_run_all();
 }
 
@@ -246,11 +333,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "test_exec_source: RVEMU_LIB (the emulator library) is not set\n");
 		return 1;
 	}
-	char path[256], foreign[256], err[8192];
+	char path[256], foreign[256], boom[256], hpc[256], err[8192];
 	snprintf(path, sizeof(path), "/tmp/rvexec-source-test-%d", (int)getpid());
+	snprintf(boom, sizeof(boom), "/tmp/rvexec-source-test-%d-boom", (int)getpid());
+	snprintf(hpc, sizeof(hpc), "/tmp/rvexec-source-test-%d-hpc", (int)getpid());
 	snprintf(foreign, sizeof(foreign), "/tmp/rvexec-source-test-%d-foreign", (int)getpid());
 	FILE *f = fopen(foreign, "w");
-	if (make_count_file(path, "sifive-u74") != 0 || !f) {
+	if (make_count_file(path, "sifive-u74") != 0 || make_count_file(boom, "boom") != 0 ||
+	    make_count_file(hpc, "lowrisc-hpc") != 0 || !f) {
 		perror("test_exec_source: count file");
 		return 1;
 	}
@@ -268,6 +358,16 @@ int main(int argc, char **argv)
 	     "tests",
 	     {"RVEMU_MODEL", "sifive-u74", "RVEMU_COUNT_SOURCE", "exec", "RVEMU_SSCOFPMF", "1",
 	      "RVEMU_PARANOID", "1", RVEXEC_SHM_ENV, path, NULL},
+	     0,
+	     "Run Summary"},
+	    {"BOOM's bank (CUnit)",
+	     "boom",
+	     {"RVEMU_MODEL", "boom", "RVEMU_COUNT_SOURCE", "exec", RVEXEC_SHM_ENV, boom, NULL},
+	     0,
+	     "Run Summary"},
+	    {"the distributed HPC (CUnit)",
+	     "hpc",
+	     {"RVEMU_MODEL", "lowrisc-hpc", "RVEMU_COUNT_SOURCE", "exec", RVEXEC_SHM_ENV, hpc, NULL},
 	     0,
 	     "Run Summary"},
 	    {"no RVEXEC_SHM",
@@ -310,6 +410,8 @@ int main(int argc, char **argv)
 	}
 	unlink(path);
 	unlink(foreign);
+	unlink(boom);
+	unlink(hpc);
 	printf("test_exec_source: %zu cases, %d failed\n", sizeof(cases) / sizeof(cases[0]), failed);
 	return failed ? 1 : 0;
 }
