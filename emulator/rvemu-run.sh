@@ -9,7 +9,7 @@ Runs command with librvemu.so preloaded: /proc/cpuinfo, the perf sysctls, /sys/d
 the perf_event system call behave like Linux on the chosen RISC-V machine.
 
 Options:
-  --model M           a machine of events/models.csv (scripts/gen_events.py --models lists them), default sifive-u74;
+  --model M           a machine of events/models.csv (gen/gen_events.py --models lists them), default sifive-u74;
                       an unknown name prints the list                        (sets RVEMU_MODEL)
   --harts N           number of harts/CPUs, default 4                          (sets RVEMU_HARTS)
   --clock virtual|cputime

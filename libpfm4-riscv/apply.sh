@@ -8,7 +8,7 @@
 #   libpfm4-riscv/apply.sh --list        the patch files, in the order they apply
 #   libpfm4-riscv/apply.sh --refresh     rewrite the patches that add new files from their files (below)
 # The patches that add new files are kept equal to those files (series-files.txt; scripts/series_files.py):
-# our files in lib/ and tests/, and the event headers lib/events/riscv_*.h, which scripts/gen_events.py
+# our files in lib/ and tests/, and the event headers lib/events/riscv_*.h, which gen/gen_events.py
 # generates from events/ (a build passes them as <generated-libpfm-dir>; without it they are generated here
 # into a scratch folder). A stale patch stops the build: run apply.sh --refresh and commit the patch.
 # Idempotent: a patch already applied is skipped; a patch that neither applies nor is applied stops with an error.
@@ -30,7 +30,7 @@ fi
 if [ -z "$gen" ]; then
     gen=$(mktemp -d)
     trap 'rm -rf "$gen"' EXIT
-    python3 "$here/../scripts/gen_events.py" --libpfm "$gen" > /dev/null || die "generating the event headers failed"
+    python3 "$here/../gen/gen_events.py" --libpfm "$gen" > /dev/null || die "generating the event headers failed"
 fi
 new_files() { # new_files --check|--write
     python3 "$here/../scripts/series_files.py" --manifest "$here/series-files.txt" --gen "$gen" "$1" \

@@ -6,7 +6,7 @@
 #   papi-component/apply.sh --refresh    rewrite the patches that add new files from their files (below)
 # 1. checks that the patches adding new files add exactly the files of this tree (series-files.txt: overlay/,
 #    riscv_hpc/, and src/riscv_cpuinfo_ids.h, PAPI's RISC-V identification rules, generated from events/ by
-#    scripts/gen_events.py); a stale one stops the build: run apply.sh --refresh and commit the patch,
+#    gen/gen_events.py); a stale one stops the build: run apply.sh --refresh and commit the patch,
 # 2. applies the patch series, one directory after the other, each in file-name order (what `git am` of the
 #    same files gives, tests/papi/check-series.sh; nothing reaches the tree beside the series but step 3):
 #      patches/upstream/NN-*.patch       meant for upstream PAPI (git format-patch files, one concern each);
@@ -37,7 +37,7 @@ series() { # the patch files in the order they apply
 [ "${1:-}" = --list ] && { series; exit 0; }
 gen=$(mktemp -d)
 trap 'rm -rf "$gen"' EXIT
-python3 "$top/scripts/gen_events.py" --papi-ids "$gen/riscv_cpuinfo_ids.h" >/dev/null ||
+python3 "$top/gen/gen_events.py" --papi-ids "$gen/riscv_cpuinfo_ids.h" >/dev/null ||
 	die "generating riscv_cpuinfo_ids.h from events/ failed"
 new_files() { # new_files --check|--write
 	python3 "$top/scripts/series_files.py" --manifest "$here/series-files.txt" --gen "$gen" "$1" \

@@ -11,7 +11,7 @@
 # Env: RVPAPI_BUILD (default <repo>/build), RVPAPI_UPSTREAM (fetched sources, default $RVPAPI_BUILD/upstream),
 # RVPAPI_HOST (a cross build: the GNU triplet, e.g. riscv64-linux-gnu; compiled with <triplet>-gcc),
 # RVPAPI_RUNNER (validate: the command that runs a cross-built program, e.g. tests/riscv64/qemu-run), GENERATED (holds libpfm/ headers; default $RVPAPI_BUILD/generated,
-# generated with scripts/gen_events.py when missing). The tree is $RVPAPI_BUILD/libpfm4; it is copied afresh
+# generated with gen/gen_events.py when missing). The tree is $RVPAPI_BUILD/libpfm4; it is copied afresh
 # whenever the port or the generated headers change (content hash in .rvpapi-inputs, see scripts/overlay-tree.sh), else reused.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,7 +36,7 @@ make_libpfm() {
 # Always regenerated (cheap; unchanged files keep their timestamps): a generated folder left by an older
 # checkout may lack headers the port now includes.
 ensure_generated() {
-    python3 "$top/scripts/gen_events.py" --libpfm "$gen/libpfm" || die "generating the libpfm4 headers failed"
+    python3 "$top/gen/gen_events.py" --libpfm "$gen/libpfm" || die "generating the libpfm4 headers failed"
 }
 
 overlay_hash() {

@@ -47,7 +47,7 @@ ensure_libpfm() {
 
 overlay_hash() {
 	(cd "$top" && find papi-component -type f | LC_ALL=C sort | xargs sha256sum
-	 sha256sum events/presets.csv events/cpu_ids.csv events/models.csv scripts/build-papi.sh scripts/gen_events.py
+	 sha256sum events/presets.csv events/cpu_ids.csv events/models.csv scripts/build-papi.sh gen/gen_events.py
 	 echo "libpfm=$(libpfm_dir) host=$host") | sha256sum | cut -d' ' -f1
 }
 

@@ -7,8 +7,8 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-python3 "$top/scripts/gen_events.py" --emulator "$tmp" >/dev/null
-python3 "$top/scripts/gen_exec_tables.py" "$top/events" "$tmp/rvexec_event_map.h" --event-map
+python3 "$top/gen/gen_events.py" --emulator "$tmp" >/dev/null
+python3 "$top/gen/gen_exec_tables.py" "$top/events" "$tmp/rvexec_event_map.h" --event-map
 for f in "$top"/emulator/*.c "$tmp/rvemu_tables.c" "$@"; do
 	gcc -std=c11 -D_GNU_SOURCE -pthread -c -I"$top/lib" -I"$top/emulator" -I"$top/plugin" -I"$tmp" -o "$tmp/$(basename "${f%.c}").o" "$f"
 done

@@ -14,9 +14,9 @@ export LD_LIBRARY_PATH=$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 section() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 section "libpfm4: RISC-V PMU models compiled in (showevtinfo, one model forced at a time)"
-# the models of events/models.csv (scripts/gen_events.py --models), never a list of our own
-models=$(python3 "$top/scripts/gen_events.py" --models | cut -d' ' -f1)
-for pmu in $(python3 "$top/scripts/gen_events.py" --core-pmus) riscv_generic riscv_lowrisc_hpc riscv_ucb_boom; do
+# the models of events/models.csv (gen/gen_events.py --models), never a list of our own
+models=$(python3 "$top/gen/gen_events.py" --models | cut -d' ' -f1)
+for pmu in $(python3 "$top/gen/gen_events.py" --core-pmus) riscv_generic riscv_lowrisc_hpc riscv_ucb_boom; do
 	n=$(LIBPFM_FORCE_PMU=$pmu "$bin/showevtinfo" | grep -c '^Name')
 	printf '  %-24s %3d events\n' "$pmu" "$n"
 done

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Sourced by the scripts and tests that loop over the emulated machines: the list is events/models.csv's
-# (through scripts/gen_events.py --models), never one of their own, so a new model is in every loop.
+# (through gen/gen_events.py --models), never one of their own, so a new model is in every loop.
 #   rv_models              the models, one per line
 #   rv_variants            the models, plus MODEL+sscofpmf for each core whose Sscofpmf is an option (its isa
 #                          does not name it already)
@@ -8,7 +8,7 @@
 #   rv_overflow_mode VARIANT  the overflow mode PAPI reports there: "hardware, precise" (PES), "hardware"
 #                          (Sscofpmf on, or the core's own Andes/T-Head overflow interrupt) or "none"
 rv_models_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-rv_models_table() { python3 "$rv_models_top/scripts/gen_events.py" --models; }
+rv_models_table() { python3 "$rv_models_top/gen/gen_events.py" --models; }
 rv_models() { rv_models_table | cut -d' ' -f1; }
 rv_variants() {
 	local m pmu bank ovf pes n isa

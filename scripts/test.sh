@@ -106,7 +106,7 @@ valgrind_emulator() {
 		RVEMU_BOOM_MACHINE_PERMILLE=10 -- bank/.libs/test_boom
 	# one model per kind of machine of events/models.csv (overflow interrupt, counter bank, Sscofpmf in its isa), not
 	# every model: valgrind costs about a minute per model and each kind exercises the same emulator code
-	for cfg in $(python3 "$top/scripts/gen_events.py" --models | awk '!seen[$4 " " $3 " " ($7 ~ /_sscofpmf/)]++ { print $1 }'); do
+	for cfg in $(python3 "$top/gen/gen_events.py" --models | awk '!seen[$4 " " $3 " " ($7 ~ /_sscofpmf/)]++ { print $1 }'); do
 		vg EMU_TEST_CHILD=1 RVEMU_MODEL=$cfg RVEMU_CLOCK=virtual RVEMU_SSCOFPMF=0 -- emu/test_emu
 	done
 	t=$PREFIX/bin

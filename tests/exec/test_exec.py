@@ -200,7 +200,7 @@ def logged_instructions(args, binary, name):
 # ---- the model's geometry, from the same tables the plugin's are generated from ----
 
 def geometry(args, model):
-    out = run([sys.executable, os.path.join(args.top, "scripts", "gen_exec_tables.py"),
+    out = run([sys.executable, os.path.join(args.top, "gen", "gen_exec_tables.py"),
                os.path.join(args.top, "events"), os.devnull, "--list"]).stdout
     for line in out.splitlines():
         f = line.split()
@@ -458,8 +458,8 @@ def riscv64_emulator(args):
     makes it (until the build tree makes a riscv64 emulator itself)."""
     gen = os.path.join(args.work, "emu-gen")
     os.makedirs(gen, exist_ok=True)
-    run([sys.executable, os.path.join(args.top, "scripts", "gen_events.py"), "--emulator", gen])
-    run([sys.executable, os.path.join(args.top, "scripts", "gen_exec_tables.py"), os.path.join(args.top, "events"),
+    run([sys.executable, os.path.join(args.top, "gen", "gen_events.py"), "--emulator", gen])
+    run([sys.executable, os.path.join(args.top, "gen", "gen_exec_tables.py"), os.path.join(args.top, "events"),
          os.path.join(gen, "rvexec_event_map.h"), "--event-map"])
     emu = os.path.join(args.top, "emulator")
     sources = sorted(os.path.join(emu, f) for f in os.listdir(emu) if f.endswith(".c"))
@@ -917,7 +917,7 @@ def test_bad_input(args):
             lines.append(row)
             with open(os.path.join(ev, table), "w") as f:
                 f.write("\n".join(lines) + "\n")
-            r = subprocess.run([sys.executable, os.path.join(args.top, "scripts", "gen_exec_tables.py"), ev,
+            r = subprocess.run([sys.executable, os.path.join(args.top, "gen", "gen_exec_tables.py"), ev,
                                 os.path.join(d, "out.h"), "--event-map"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
             where = f"{table}:{len(lines) - sum(1 for l in lines if not l.strip())}"

@@ -5,7 +5,7 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 srcdir=${srcdir:-$top/tests}
-gen="$srcdir/../scripts/gen_events.py"
+gen="$srcdir/../gen/gen_events.py"
 events="$srcdir/../events"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

@@ -45,8 +45,8 @@ has_event() { # listing-file event [attr...]
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# the core models are those of events/models.csv (scripts/gen_events.py --core-pmus), never a list of our own
-cores=$(python3 "$here/../../scripts/gen_events.py" --core-pmus) || { echo "FAIL: gen_events.py --core-pmus"; exit 1; }
+# the core models are those of events/models.csv (gen/gen_events.py --core-pmus), never a list of our own
+cores=$(python3 "$here/../../gen/gen_events.py" --core-pmus) || { echo "FAIL: gen_events.py --core-pmus"; exit 1; }
 for model in $cores riscv_generic riscv_lowrisc_hpc riscv_ucb_boom; do
     listing $model > "$tmp/$model"
     [ -s "$tmp/$model" ] || bad "LIBPFM_FORCE_PMU=$model: showevtinfo lists nothing"
