@@ -158,8 +158,8 @@ int emu_guard_inside(void);
  * at once), 0 to handle it now. A synchronous fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS raised
  * by the kernel for an instruction) is never deferred: the instruction would fault again. */
 int emu_signal_defer(int sig, siginfo_t *si, void *ucontext);
-/* fork child: the guard the forking thread held (the fork handlers' lock) ends, and what it deferred is
- * delivered. */
+/* fork child: the guard the forking thread held (the fork handlers' lock) ends; what it deferred was the
+ * parent's and is dropped (the parent delivers it). */
 void emu_guard_forget(void);
 /* The id of a thread's CPU-time clock (the kernel's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
 clockid_t emu_thread_cpuclock(pid_t tid);

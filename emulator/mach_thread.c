@@ -332,7 +332,16 @@ int emu_guard_inside(void)
 void emu_guard_forget(void)
 {
 	guard_depth = 0;
-	deliver_deferred();
+	/* The signals held back here were sent to the parent, which delivers them itself as its guard ends;
+	 * the kernel gives a fork child none of its parent's pending signals. Only what the list blocked is
+	 * undone. */
+	sigset_t blocked = deferred_blocked;
+	int unblock = any_blocked;
+	sigemptyset(&deferred_blocked);
+	any_blocked = 0;
+	__atomic_store_n(&deferred_n, 0, __ATOMIC_RELAXED);
+	if (unblock)
+		emu_sigmask(SIG_UNBLOCK, &blocked);
 }
 
 static int is_fault(int sig, const siginfo_t *si)
@@ -460,11 +469,13 @@ uint64_t emu_hart_cycles(unsigned hart)
 uint64_t emu_hart_sum(unsigned hart, uint64_t (*value)(struct emu_thread *t, int arg), int arg)
 {
 	uint64_t sum = 0;
+	emu_guard_enter(); /* a handler of this thread must not find the registry locked */
 	pthread_mutex_lock(&threads_lock);
 	for (struct emu_thread *t = threads; t; t = t->next)
 		if (t->hart == hart)
 			sum += value(t, arg);
 	pthread_mutex_unlock(&threads_lock);
+	emu_guard_leave();
 	return sum;
 }
 
