@@ -80,17 +80,28 @@ static __thread int my_slot = -1; /* the calling thread's slot */
 static struct emu_thread *proxies;
 static pthread_mutex_t proxies_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The table's slots in use, as any process of the run may have written it: never past the table. */
+static uint32_t run_used(void)
+{
+	uint32_t n = __atomic_load_n(&run->used, __ATOMIC_ACQUIRE);
+	return n < EMU_RUN_TASKS ? n : EMU_RUN_TASKS;
+}
+
 /* -------------------------------------------------------------------------------------------- lock */
 static int read_proc(const char *path, char *buf, size_t len);
 
-static int process_stopped(pid_t pid)
+/* A holder that can never release the lock: gone, or a zombie (killed, not yet reaped: kill(pid, 0) still
+ * succeeds, and the process that would reap it may be the one spinning here). */
+static int process_dead(pid_t pid)
 {
+	if (kill(pid, 0) != 0 && errno == ESRCH)
+		return 1;
 	char path[64], buf[512];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	if (read_proc(path, buf, sizeof(buf)) != 0)
 		return 1; /* gone */
 	const char *p = strrchr(buf, ')');
-	return p && (p[2] == 'T' || p[2] == 't');
+	return p && (p[2] == 'Z' || p[2] == 'X');
 }
 
 /* The lock is held with every signal blocked: a handler that registers its thread (a first emulator call in a
@@ -108,10 +119,9 @@ static void run_lock(void)
 		if (__atomic_compare_exchange_n(&run->lock, &holder, me, 0, __ATOMIC_ACQUIRE,
 		                                __ATOMIC_RELAXED))
 			return;
-		/* a holder that died (killed between two stores) never releases it, nor does one stopped
-		 * there (by a debugger, SIGSTOP) for long: take it over (the section is a few stores) */
-		if (spins % 64 == 63 && holder != me &&
-		    ((kill(holder, 0) != 0 && errno == ESRCH) || (spins >= 4095 && process_stopped(holder))))
+		/* a holder that died (killed between two stores) never releases it: take it over. A stopped
+		 * holder (SIGSTOP, a debugger) is waited for: it is inside the section and will finish it. */
+		if (spins % 64 == 63 && holder != me && process_dead(holder))
 			__atomic_compare_exchange_n(&run->lock, &holder, 0, 0, __ATOMIC_RELAXED,
 			                            __ATOMIC_RELAXED);
 		sched_yield();
@@ -120,7 +130,9 @@ static void run_lock(void)
 
 static void run_unlock(void)
 {
-	__atomic_store_n(&run->lock, 0, __ATOMIC_RELEASE);
+	int32_t me = (int32_t)getpid();
+	/* only our own hold is released (a holder taken over for dead must not free its successor's) */
+	__atomic_compare_exchange_n(&run->lock, &me, 0, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 	emu_sigmask(SIG_SETMASK, &run_lock_mask);
 }
 
@@ -231,7 +243,7 @@ static int slot_index(const struct emu_run_task *s)
 /* The LIVE slot of a task (caller holds the lock), or NULL. */
 static struct emu_run_task *find_slot(pid_t tid, pid_t pid)
 {
-	uint32_t n = __atomic_load_n(&run->used, __ATOMIC_ACQUIRE);
+	uint32_t n = run_used();
 	for (uint32_t i = n; i-- > 0;) { /* newest first: a recycled tid's old slot is older */
 		struct emu_run_task *s = &run->task[i];
 		if (s->state == SLOT_LIVE && s->tid == tid && (!pid || s->pid == pid))
@@ -458,7 +470,7 @@ void emu_run_process_exit(void)
 	if (!run || run_owner_pid == 0)
 		return;
 	pid_t pid = getpid();
-	uint32_t n = __atomic_load_n(&run->used, __ATOMIC_ACQUIRE);
+	uint32_t n = run_used();
 	for (uint32_t i = 0; i < n; i++) {
 		struct emu_run_task *s = &run->task[i];
 		if (s->state != SLOT_LIVE || s->pid != pid)
@@ -689,9 +701,9 @@ int emu_run_slot_of(const struct emu_thread *t)
 
 int emu_run_descendant(int slot, int root, uint64_t after)
 {
-	if (!run || root < 0 || slot < 0 || (uint32_t)slot >= __atomic_load_n(&run->used, __ATOMIC_ACQUIRE))
+	if (!run || root < 0 || slot < 0 || (uint32_t)slot >= run_used())
 		return 0;
-	for (int i = slot, hops = 0; i >= 0 && hops < EMU_RUN_TASKS; hops++) {
+	for (int i = slot, hops = 0; i >= 0 && (uint32_t)i < EMU_RUN_TASKS && hops < EMU_RUN_TASKS; hops++) {
 		const struct emu_run_task *s = &run->task[i];
 		if (i == root)
 			return i != slot;
@@ -704,7 +716,7 @@ int emu_run_descendant(int slot, int root, uint64_t after)
 
 unsigned emu_run_tasks(void)
 {
-	return run ? __atomic_load_n(&run->used, __ATOMIC_ACQUIRE) : 0;
+	return run ? run_used() : 0;
 }
 
 struct emu_thread *emu_run_task_thread(int slot)
