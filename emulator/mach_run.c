@@ -397,8 +397,9 @@ void emu_run_publish(struct emu_thread *t, uint64_t cycles)
 		return; /* (a fork child's copy of its parent's record) */
 	__atomic_store_n(&s->vcycles, __atomic_load_n(&t->vcycles, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 	__atomic_store_n(&s->kernel_ns, __atomic_load_n(&t->kernel_ns, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	/* release: a reader that sees this kernel_since sees the kernel_ns stored before it */
 	__atomic_store_n(&s->kernel_since, __atomic_load_n(&t->kernel_since, __ATOMIC_RELAXED),
-	                 __ATOMIC_RELAXED);
+	                 __ATOMIC_RELEASE);
 	uint64_t old = __atomic_load_n(&s->cycles, __ATOMIC_RELAXED);
 	while (cycles > old &&
 	       !__atomic_compare_exchange_n(&s->cycles, &old, cycles, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -632,18 +633,27 @@ static uint64_t slot_cycles(struct emu_run_task *s)
 	} else if (emu_clock_is_virtual()) {
 		c = __atomic_load_n(&s->vcycles, __ATOMIC_RELAXED);
 	} else {
-		uint64_t ns = __atomic_load_n(&s->kernel_since, __ATOMIC_RELAXED);
-		struct timespec ts;
-		if (!ns && s->pid == self_pid) /* a thread of this process: its CPU clock */
-			ns = clock_gettime((clockid_t)((~(unsigned)s->tid << 3) | 6), &ts) == 0
-			         ? (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec
-			         : UINT64_MAX;
-		else if (!ns)
-			ns = schedstat_ns(s->pid, s->tid);
-		if (ns == UINT64_MAX)
-			return last; /* gone without a word (killed): what it had */
-		uint64_t k = __atomic_load_n(&s->kernel_ns, __ATOMIC_RELAXED);
-		c = emu_ns_to_cycles(ns > k ? ns - k : 0);
+		/* The task may enter or leave the emulator while its clock is read: a reading whose
+		 * kernel_since changed meanwhile would count the emulator's time as the task's cycles (and
+		 * stay: the count is kept monotonic), so it is taken again. */
+		c = last;
+		for (int tries = 0; tries < 4; tries++) {
+			uint64_t since = __atomic_load_n(&s->kernel_since, __ATOMIC_ACQUIRE), ns = since;
+			struct timespec ts;
+			if (!ns && s->pid == self_pid) /* a thread of this process: its CPU clock */
+				ns = clock_gettime((clockid_t)((~(unsigned)s->tid << 3) | 6), &ts) == 0
+				         ? (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec
+				         : UINT64_MAX;
+			else if (!ns)
+				ns = schedstat_ns(s->pid, s->tid);
+			if (ns == UINT64_MAX)
+				return last; /* gone without a word (killed): what it had */
+			uint64_t k = __atomic_load_n(&s->kernel_ns, __ATOMIC_ACQUIRE);
+			if (__atomic_load_n(&s->kernel_since, __ATOMIC_ACQUIRE) != since)
+				continue;
+			c = emu_ns_to_cycles(ns > k ? ns - k : 0);
+			break;
+		}
 	}
 	return c > last ? c : last;
 }
