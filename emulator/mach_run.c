@@ -194,8 +194,15 @@ static struct emu_run_shared *join_run(const char *name, const char *key)
 		EMU_REAL(munmap)(r, sizeof(*r));
 		return NULL;
 	}
-	if (r)
+	if (r) {
 		snprintf(run_name, sizeof(run_name), "%s", name);
+		/* the creator after an exec: its new image removes the name at exit, as the old one would
+		 * have */
+		int pid = 0;
+		if (strncmp(name, RUN_PREFIX, strlen(RUN_PREFIX)) == 0 &&
+		    sscanf(name + strlen(RUN_PREFIX), "%d.", &pid) == 1 && pid == (int)getpid())
+			run_created = 1;
+	}
 	return r;
 }
 
