@@ -44,6 +44,11 @@ differ=0
 while IFS= read -r -d '' f; do
 	cmp -s "$work/$f" "$applied/$f" || { echo "check-libpfm4-series: $f differs between git am and apply.sh" >&2; differ=1; }
 done < <(git -C "$work" ls-files -z)
+# and the other way: a source file apply.sh put in the build's tree that the series does not carry
+while IFS= read -r -d '' f; do
+	f=${f#./}
+	[ -e "$work/$f" ] || { echo "check-libpfm4-series: $f is in apply.sh's tree but no patch adds it" >&2; differ=1; }
+done < <(cd "$applied" && find . -type f \( -name '*.c' -o -name '*.h' \) -print0)
 [ "$differ" -eq 0 ] || exit 1
 echo "check-libpfm4-series: $total patches (+ cover letter) apply with git am to pristine libpfm4 4.13.0, each [PATCH n/$total] with Signed-off-by, the same sources as apply.sh ($((SECONDS - t0))s)"
 t1=$SECONDS
