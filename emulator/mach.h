@@ -306,7 +306,8 @@ unsigned emu_pes_size(struct emu_thread *t);
  * tasks in shared memory named by RVEMU_RUN_SHM, where each process registers its threads and publishes their
  * clocks; another process's task is an emu_thread with pid != getpid() (a proxy) whose cycles come from it.
  */
-#define EMU_RUN_TASKS 1024
+#define EMU_RUN_TASKS     1024
+#define EMU_RUN_TASKS_STR "1024" /* for messages */
 struct emu_run_task;
 void emu_run_init(void);                                /* join or create the run (emu_init) */
 void emu_run_thread_attach(struct emu_thread *t);       /* a thread of this process got its record */

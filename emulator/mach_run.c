@@ -263,8 +263,17 @@ static struct emu_run_task *find_slot(pid_t tid, pid_t pid)
  */
 static struct emu_run_task *new_slot(pid_t tid, pid_t pid, pid_t ppid, int parent)
 {
-	if (run->used >= EMU_RUN_TASKS)
+	if (run->used >= EMU_RUN_TASKS) {
+		static int warned; /* once per process: say it, do not flood */
+		if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED)) {
+			static const char msg[] =
+			    "librvemu: the run's task table is full (" EMU_RUN_TASKS_STR
+			    " tasks): later tasks are not seen by other processes (their counts "
+			    "are missing from events that inherit or watch them)\n";
+			fputs(msg, stderr);
+		}
 		return NULL;
+	}
 	struct emu_run_task *s = &run->task[run->used];
 	memset(s, 0, sizeof(*s));
 	s->tid = tid;
