@@ -1368,6 +1368,20 @@ static void read_in_handler(int sig)
 	errno = saved;
 }
 
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+static int running_on_valgrind(void)
+{
+#ifdef RUNNING_ON_VALGRIND
+	return RUNNING_ON_VALGRIND != 0;
+#else
+	return 0;
+#endif
+}
+
 static void *kick_reader(void *arg)
 {
 	pthread_t reader = *(pthread_t *)arg;
@@ -1414,7 +1428,12 @@ static void test_handler_reads_inside_syscall(void)
 	CU_ASSERT_EQUAL(bad, 0);
 	CU_ASSERT_EQUAL(handler_bad, 0);
 	CU_ASSERT(handler_reads > 0);
-	CU_ASSERT(s1.signals_deferred > s0.signals_deferred);
+	/* The window this exercises (a signal landing inside the emulator) does not exist under valgrind,
+	 * which delivers signals only at its own points, between the emulator's calls; natively and under
+	 * ASan it is hit many times. */
+	// cppcheck-suppress knownConditionTrueFalse
+	if (!running_on_valgrind())
+		CU_ASSERT(s1.signals_deferred > s0.signals_deferred);
 	if (s1.signals_deferred == s0.signals_deferred || !handler_reads)
 		fprintf(stderr, "  %u reads, %d in the handler, %llu signals deferred\n", i,
 		        (int)handler_reads, (unsigned long long)(s1.signals_deferred - s0.signals_deferred));
