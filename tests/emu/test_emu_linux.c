@@ -1392,6 +1392,14 @@ static void *kick_reader(void *arg)
 
 static void test_handler_reads_inside_syscall(void)
 {
+	/* valgrind runs one thread at a time and delivers signals only between the emulator's calls: the
+	 * window this test needs (a signal landing inside a call) does not exist there, and the kicking
+	 * thread may not even run before the reads end. Natively and under ASan it is hit many times. */
+	// cppcheck-suppress knownConditionTrueFalse
+	if (running_on_valgrind()) {
+		fprintf(stderr, "  (not under valgrind: no signal can land inside an emulated call there)\n");
+		return;
+	}
 	struct perf_event_attr a;
 	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
 	atomic_fd = perf_open(&a, 0, -1, -1, 0);
@@ -1428,12 +1436,7 @@ static void test_handler_reads_inside_syscall(void)
 	CU_ASSERT_EQUAL(bad, 0);
 	CU_ASSERT_EQUAL(handler_bad, 0);
 	CU_ASSERT(handler_reads > 0);
-	/* The window this exercises (a signal landing inside the emulator) does not exist under valgrind,
-	 * which delivers signals only at its own points, between the emulator's calls; natively and under
-	 * ASan it is hit many times. */
-	// cppcheck-suppress knownConditionTrueFalse
-	if (!running_on_valgrind())
-		CU_ASSERT(s1.signals_deferred > s0.signals_deferred);
+	CU_ASSERT(s1.signals_deferred > s0.signals_deferred);
 	if (s1.signals_deferred == s0.signals_deferred || !handler_reads)
 		fprintf(stderr, "  %u reads, %d in the handler, %llu signals deferred\n", i,
 		        (int)handler_reads, (unsigned long long)(s1.signals_deferred - s0.signals_deferred));
