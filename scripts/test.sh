@@ -44,6 +44,11 @@ stage() { # stage NAME command...: run, log, remember the verdict
 	else
 		printf 'FAIL  (%ss) -- last lines of %s:\n' $((SECONDS - t0)) "$log"
 		tail -n 25 "$log" | sed 's/^/   | /'
+		# A long stage's failing checks scroll out of its last lines: name them too (CI keeps only this).
+		if grep -q '^FAIL ' "$log"; then
+			echo "   failing checks in $log:"
+			grep '^FAIL ' "$log" | head -n 20 | cut -c1-400 | sed 's/^/   | /'
+		fi
 		results+=("$name:FAIL")
 		failed=$((failed + 1))
 	fi
