@@ -578,17 +578,9 @@ static struct emu_thread *proxy_for(struct emu_run_task *s)
 		if (t->run == s)
 			break;
 	if (!t) {
-		t = calloc(1, sizeof(*t));
-		uint64_t *inj = calloc(emu_model()->nevents, sizeof(uint64_t));
-		if (!t || !inj) {
-			fprintf(stderr, "librvemu: out of memory\n");
-			abort();
-		}
-		t->tid = s->tid;
-		t->pid = s->pid;
-		t->injected = inj; /* another process's injections are not seen (docs/emulator-core.md) */
+		/* another process's injections are not seen (docs/emulator-core.md) */
+		t = emu_thread_new(s->tid, s->pid, (unsigned)s->hart);
 		t->run = s;
-		t->hart = (unsigned)s->hart;
 		t->remote = 1;
 		t->run_exec_seen = __atomic_load_n(&s->exec_gen, __ATOMIC_ACQUIRE);
 		t->next = proxies;
@@ -778,16 +770,7 @@ struct emu_thread *emu_run_cpu_thread(unsigned cpu)
 		if (t->cpu_wide && t->hart == cpu)
 			break;
 	if (!t) {
-		t = calloc(1, sizeof(*t));
-		uint64_t *inj = calloc(emu_model()->nevents, sizeof(uint64_t));
-		if (!t || !inj) {
-			fprintf(stderr, "librvemu: out of memory\n");
-			abort();
-		}
-		t->tid = -1; /* no task: the CPU itself */
-		t->pid = -1;
-		t->hart = cpu;
-		t->injected = inj;
+		t = emu_thread_new(-1, -1, cpu); /* no task: the CPU itself */
 		t->remote = 1;
 		t->cpu_wide = 1;
 		t->next = proxies;

@@ -58,16 +58,7 @@ static struct emu_thread *find_or_add(pid_t tid)
 		if (t->tid == tid)
 			break;
 	if (!t) {
-		t = calloc(1, sizeof(*t));
-		uint64_t *inj = calloc(emu_model()->nevents, sizeof(uint64_t));
-		if (!t || !inj) {
-			fprintf(stderr, "librvemu: out of memory\n");
-			abort();
-		}
-		t->tid = tid;
-		t->pid = emu_getpid();
-		t->injected = inj;
-		t->hart = next_hart++ % emu_nharts();
+		t = emu_thread_new(tid, emu_getpid(), next_hart++ % emu_nharts());
 		t->next = threads;
 		threads = t;
 		emu_run_thread_attach(t); /* its slot in the run; after exec its clock goes on */
