@@ -149,7 +149,8 @@ def expected_from_disassembly(binary, runs):
 
 # ---- running under the plugin ----
 
-def plugin_run(args, binary, name, extra_qemu=(), plugin_args="", all_threads=False, shm_env=False, output=None):
+def plugin_run(args, binary, name, extra_qemu=(), plugin_args="", all_threads=False, shm_env=False, output=None,
+               argv=()):
     """Runs binary under qemu with the plugin writing a count file; returns ({counter: value} of its one thread,
     or a list of them with all_threads, and the summary's inline_instret)."""
     shm = os.path.join(args.shm_dir, f"rvexec-test-{os.getpid()}-{name}")
@@ -161,7 +162,7 @@ def plugin_run(args, binary, name, extra_qemu=(), plugin_args="", all_threads=Fa
         env["RVEXEC_SHM"] = shm
     try:
         r = run([QEMU, "-L", SYSROOT] + list(extra_qemu) +
-                ["-plugin", f"{args.plugin},shm={shm},out={out}{plugin_args}", binary], env=env)
+                ["-plugin", f"{args.plugin},shm={shm},out={out}{plugin_args}", binary] + list(argv), env=env)
         if output is not None:
             output.append(r.stdout)
         dump = run([args.dump, shm]).stdout
@@ -438,6 +439,29 @@ def test_alarm(args):
               handler_pc in (first, end) or first <= handler_pc < end, True)
         if name == "fp_sqrt":  # the handler runs no fsqrt.d: it sees exactly the count that fired
             check(f"alarm {name}: count in the handler", seen, at)
+
+
+def test_alarm_rearm(args):
+    print("== alarm re-armed from another thread: an arming is never fired for, or taken by, an earlier one")
+    binary = build(args, "alarm_rearm.c", "alarm_rearm", ["-O2", "-static", "-pthread", "-I",
+                                                          os.path.join(args.top, "plugin")])
+    rearms, signals = 50000, 0
+    for rnd in range(6):  # three rounds, and up to three more while the threads never ran together
+        if rnd >= 3 and signals > 0:
+            break
+        out = []
+        plugin_run(args, binary, "alarm-rearm", all_threads=True, shm_env=True, output=out, argv=[str(rearms)])
+        m = re.search(r"signals (\d+) taken_y (\d+) fired (\d+)", out[0])
+        if not m:
+            raise SystemExit(f"test_exec: alarm_rearm printed: {out[0]}")
+        print(f"alarm_rearm round {rnd + 1}: {out[0].strip()}")
+        signals += int(m.group(1))
+        check(f"alarm re-armed {2 * rearms} times from another thread (round {rnd + 1}): no never-firing arming "
+              f"taken by an earlier one's count, one record per signal", (int(m.group(2)),
+                                                                           int(m.group(1)) <= int(m.group(3))),
+              (0, True))
+    # X fires only while the two threads run together: without that the rounds proved nothing
+    check("alarm re-armed: the threads ran together (some armings fired)", signals > 0, True)
 
 
 def test_mode(args):
@@ -997,7 +1021,7 @@ def main():
     CLASS_NAMES = [n.lower() for n in re.findall(r"X\((\w+),", block)]
     tests = {"instret": test_instret, "classes": test_classes, "stride": test_stride,
              "cva6": test_cva6, "gemm_chase": test_gemm_chase, "threads": test_threads, "fork": test_fork, "mode": test_mode,
-             "alarm": test_alarm,
+             "alarm": test_alarm, "alarm_rearm": test_alarm_rearm,
              "end_to_end": test_end_to_end, "banks": test_banks, "presets_raw": test_presets_raw,
              "kernel_mode": test_kernel_mode, "inherit": test_inherit, "overflow_pc": test_overflow_pc,
              "profil_gemm": test_profil_gemm, "rvemu_run": test_rvemu_run,
