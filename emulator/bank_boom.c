@@ -55,7 +55,7 @@ static struct {
 	int exec_handle[RVEMU_BOOM_COUNTERS]; /* emu_exec_bank_event, -1: the profile's rate */
 	int exec_any;                         /* some counter is exec-counted */
 	pthread_key_t exec_key;               /* frees a thread's boom_exec when it exits */
-	unsigned exec_live;                   /* boom_exec states allocated and not freed (rvemu_boom_exec_states) */
+	unsigned exec_live; /* boom_exec states allocated and not freed (rvemu_boom_exec_states) */
 } boom;
 
 static __thread struct boom_thread tls_boom;

@@ -42,8 +42,8 @@ struct exec_thread {
 	struct rvexec_slot *slot; /* NULL: the thread has no slot (it has not run under the plugin) */
 	unsigned held, newest;    /* snapshots held, index of the newest */
 	struct exec_snapshot snap[EXEC_SNAPSHOTS];
-	/* the alarm last armed in the slot (exec_arm): its generation, watches (counters, value), skid, and the
-	 * slot's alarm_fired then */
+	/* the alarm last armed in the slot (exec_arm): its generation, watches (counters, value), skid, and
+	 * the slot's alarm_fired then */
 	int armed;
 	unsigned armed_n;
 	uint32_t armed_skid;
@@ -388,9 +388,9 @@ static uint64_t sum_of(const uint64_t *counts, uint64_t mask)
  * held the least need and the cycles grew the union (PAPI's overflow tests with Sscofpmf, which never
  * ended). Otherwise it watches the modelled cycles at the plan's bound (the perf core looks, finds what is
  * due, and plans again). A value the thread is already past (it ran since `from`: the rest of an overflow
- * handler) fires at its next block. Called with signals blocked, by the thread itself or (an event attached to
- * it) another: the arming is a sequence lock with a generation (rvexec_alarm_begin, rvexec_alarm_publish), so
- * the plugin neither mixes two armings' fields nor fires the new one for the old one's count. */
+ * handler) fires at its next block. Called with signals blocked, by the thread itself or (an event attached
+ * to it) another: the arming is a sequence lock with a generation (rvexec_alarm_begin, rvexec_alarm_publish),
+ * so the plugin neither mixes two armings' fields nor fires the new one for the old one's count. */
 static int exec_arm(struct emu_thread *t, int signo, const struct emu_alarm_plan *p)
 {
 	int r = 0;

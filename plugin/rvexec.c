@@ -199,8 +199,9 @@ struct thread_state {
 	uint32_t ras_top, ras_used;
 	struct pending_flow pending;
 	const struct block *last_fetched; /* the block fetched last (fetch()) */
-	/* an alarm whose watch was reached, its signal waiting for the skid (rvexec_shm.h): the user cycles at
-	 * which it is sent and the arming it belongs to (alarm_armed's word: a re-arming cancels it; 0: none) */
+	/* an alarm whose watch was reached, its signal waiting for the skid (rvexec_shm.h): the user cycles
+	 * at which it is sent and the arming it belongs to (alarm_armed's word: a re-arming cancels it; 0:
+	 * none) */
 	uint64_t skid_armed, skid_at;
 	/* The two L1D lines accessed last (line + 1, 0 = none) and their places: each is still the most
 	 * recently used line of its set, so an access to one of them is a hit that leaves the LRU order as it
@@ -487,7 +488,10 @@ static void alarm_watch(struct thread_state *ts, struct alarm_watch *w)
 	}
 	uint64_t mask = __atomic_load_n(&s->alarm_mask, __ATOMIC_RELAXED);
 	uint32_t k = __atomic_load_n(&s->alarm_count, __ATOMIC_RELAXED);
-	add_watch(w, mask ? mask : k < RVEXEC_NCOUNTS ? COUNT_BIT(k) : 0,
+	add_watch(w,
+	          mask                 ? mask
+	          : k < RVEXEC_NCOUNTS ? COUNT_BIT(k)
+	                               : 0,
 	          __atomic_load_n(&s->alarm_at, __ATOMIC_RELAXED), 0);
 	for (unsigned i = 0; i < RVEXEC_ALARM_WATCHES - 1; i++)
 		add_watch(w, __atomic_load_n(&s->alarm_more_mask[i], __ATOMIC_RELAXED),
@@ -526,8 +530,8 @@ static void skid_step(struct thread_state *ts, const struct block *b, uint64_t b
 
 /* After a step that may have added to the watched counters: if one reached its value, writes the instruction
  * (pc = the step's instruction, or for the block's static counts (b != NULL, the cycles before them `base`)
- * the exact one inside the block, the earliest of the watches reached) and its modelled cycle, then signals now
- * or after the skid. The arming fires only if it is still the slot's. */
+ * the exact one inside the block, the earliest of the watches reached) and its modelled cycle, then signals
+ * now or after the skid. The arming fires only if it is still the slot's. */
 static bool alarm_step(struct thread_state *ts, struct alarm_watch *w, const struct block *b, uint64_t pc,
                        uint64_t base)
 {
@@ -554,7 +558,8 @@ static bool alarm_step(struct thread_state *ts, struct alarm_watch *w, const str
 	w->armed = 0;
 	w->n = 0;
 	if (__atomic_load_n(&s->alarm_armed, __ATOMIC_ACQUIRE) != armed)
-		return true; /* re-armed since this step began: the new arming is watched from the next step */
+		return true; /* re-armed since this step began: the new arming is watched from the next step
+		              */
 	__atomic_store_n(&s->alarm_pc, cause, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->alarm_cycles, cycles, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->alarm_fired_watch, w->index[fired], __ATOMIC_RELAXED);

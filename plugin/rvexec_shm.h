@@ -115,17 +115,17 @@ enum rvexec_slot_state {
 /*
  * The alarm: how an overflow interrupt can come from the counts. Its arming is one word, alarm_armed: the
  * arming's generation in the high 32 bits, its signal in the low 32 (0: disarmed). The guest arms it as a
- * sequence lock (rvexec_alarm_begin, the fields, rvexec_alarm_publish), so the plugin never mixes the fields of
- * two armings (another thread may re-arm a thread's alarm while that thread runs), and the plugin fires an
+ * sequence lock (rvexec_alarm_begin, the fields, rvexec_alarm_publish), so the plugin never mixes the fields
+ * of two armings (another thread may re-arm a thread's alarm while that thread runs), and the plugin fires an
  * arming with a compare-and-swap on the whole word, so an arming made meanwhile is neither consumed nor fired
  * for the old one.
  *
- * It watches up to RVEXEC_ALARM_WATCHES sums of user-mode counters: alarm_mask/alarm_at (alarm_mask 0: the one
- * counter alarm_count), then each alarm_more_mask[i]/alarm_more_at[i] with a nonzero mask (bit n: enum
+ * It watches up to RVEXEC_ALARM_WATCHES sums of user-mode counters: alarm_mask/alarm_at (alarm_mask 0: the
+ * one counter alarm_count), then each alarm_more_mask[i]/alarm_more_at[i] with a nonzero mask (bit n: enum
  * rvexec_count n; an event made of several counters, e.g. the FP classes). When the first of them reaches its
- * value, the plugin writes alarm_pc (the instruction that made it reach the value, found inside its block: the
- * n-th instruction, the n-th of a class, the instruction whose latency or data access it was, the branch that
- * was mispredicted; of several reached in one block, the earliest), alarm_cycles, alarm_fired_gen (the
+ * value, the plugin writes alarm_pc (the instruction that made it reach the value, found inside its block:
+ * the n-th instruction, the n-th of a class, the instruction whose latency or data access it was, the branch
+ * that was mispredicted; of several reached in one block, the earliest), alarm_cycles, alarm_fired_gen (the
  * arming's generation) and alarm_fired_watch (which watch: 0 alarm_mask, 1 + i alarm_more_mask[i]), counts
  * alarm_fired, disarms (one alarm per arming) and sends the signal to the thread (a host signal; 1..31 are
  * numbered alike on x86_64, aarch64 and riscv64 Linux). QEMU delivers it to the guest at the end of the
@@ -148,11 +148,11 @@ struct rvexec_slot {
 	uint32_t alarm_fired_watch; /* plugin: the watch that fired last */
 	uint64_t alarm_armed;       /* guest: generation << 32 | signal (0: none); the plugin disarms it */
 	uint64_t alarm_at;          /* guest: fire when counts[RVEXEC_MODE_USER][alarm_count] >= alarm_at */
-	uint64_t alarm_pc;          /* plugin: the instruction that reached alarm_at (then: where its skid ended) */
-	uint64_t alarm_fired;       /* plugin: alarms fired so far */
-	uint64_t alarm_cycles;      /* plugin: the thread's user-mode CYCLES when alarm_pc retired (modelled) */
-	uint64_t alarm_mask;        /* guest: nonzero: watch the sum of these counters (bit = enum rvexec_count) */
-	uint64_t alarm_fired_gen;   /* plugin: the generation of the arming that fired last */
+	uint64_t alarm_pc;    /* plugin: the instruction that reached alarm_at (then: where its skid ended) */
+	uint64_t alarm_fired; /* plugin: alarms fired so far */
+	uint64_t alarm_cycles; /* plugin: the thread's user-mode CYCLES when alarm_pc retired (modelled) */
+	uint64_t alarm_mask;   /* guest: nonzero: watch the sum of these counters (bit = enum rvexec_count) */
+	uint64_t alarm_fired_gen; /* plugin: the generation of the arming that fired last */
 	uint64_t alarm_more_mask[RVEXEC_ALARM_WATCHES - 1]; /* guest: more watches (0: none) */
 	uint64_t alarm_more_at[RVEXEC_ALARM_WATCHES - 1];
 	/* (the counters start on their own cache line) */

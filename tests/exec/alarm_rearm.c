@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-/* The alarm re-armed from another thread (plugin/rvexec_shm.h): thread A re-arms thread B's alarm over and over
- * while B runs, alternating an arming that fires at B's next instruction (X: instructions, now + 1) and one that
- * never can (Y: instructions, now + 2^60). X may fire (B gets SIGUSR1) while it is the slot's arming; Y never
- * may. A plugin that fired an X it had read after A published the Y (the signal alone compared, as before
- * the generation) would take Y with it: A finds Y disarmed with its own generation. The plugin fires with a
- * compare-and-swap on generation and signal, so no Y may be taken; and X must have fired some times, or the
- * two threads never ran together and the test proved nothing.
- * usage: alarm_rearm REARMS   prints "rearm REARMS: signals N taken_y N fired N". Static, run with $RVEXEC_SHM
- * naming the count file (as the emulator finds it). */
+/* The alarm re-armed from another thread (plugin/rvexec_shm.h): thread A re-arms thread B's alarm over and
+ * over while B runs, alternating an arming that fires at B's next instruction (X: instructions, now + 1) and
+ * one that never can (Y: instructions, now + 2^60). X may fire (B gets SIGUSR1) while it is the slot's
+ * arming; Y never may. A plugin that fired an X it had read after A published the Y (the signal alone
+ * compared, as before the generation) would take Y with it: A finds Y disarmed with its own generation. The
+ * plugin fires with a compare-and-swap on generation and signal, so no Y may be taken; and X must have fired
+ * some times, or the two threads never ran together and the test proved nothing. usage: alarm_rearm REARMS
+ * prints "rearm REARMS: signals N taken_y N fired N". Static, run with $RVEXEC_SHM naming the count file (as
+ * the emulator finds it). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -59,7 +59,8 @@ int main(int argc, char **argv)
 	struct stat st;
 	int fd = path ? open(path, O_RDWR) : -1;
 	if (rearms < 1 || fd < 0 || fstat(fd, &st) != 0) {
-		fprintf(stderr, "usage: alarm_rearm REARMS, with $%s naming the count file\n", RVEXEC_SHM_ENV);
+		fprintf(stderr, "usage: alarm_rearm REARMS, with $%s naming the count file\n",
+		        RVEXEC_SHM_ENV);
 		return 2;
 	}
 	file = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

@@ -6,8 +6,8 @@
  * the count file shows around the start and the stop: the user's and the supervisor's (the emulator's) L1D
  * accesses, an upper bound for each share of the window.
  *
- * usage: papi_window EVENT RUNS   prints "window EVENT: low L high H user U supervisor S" (RUNS runs after one
- * thrown away: the first binds PAPI's and libc's symbols lazily).
+ * usage: papi_window EVENT RUNS   prints "window EVENT: low L high H user U supervisor S" (RUNS runs after
+ * one thrown away: the first binds PAPI's and libc's symbols lazily).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -59,8 +59,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "papi_window: bad run count or no slot in $%s\n", RVEXEC_SHM_ENV);
 		return 2;
 	}
-	if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT || PAPI_create_eventset(&set) != PAPI_OK ||
-	    PAPI_add_named_event(set, argv[1]) != PAPI_OK) {
+	if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT ||
+	    PAPI_create_eventset(&set) != PAPI_OK || PAPI_add_named_event(set, argv[1]) != PAPI_OK) {
 		fprintf(stderr, "papi_window: cannot count %s\n", argv[1]);
 		return 1;
 	}
@@ -70,7 +70,8 @@ int main(int argc, char **argv)
 		long long v;
 		unsigned long long u0 = l1d_accesses(slot, RVEXEC_MODE_USER);
 		unsigned long long s0 = l1d_accesses(slot, RVEXEC_MODE_SUPERVISOR);
-		if (PAPI_reset(set) != PAPI_OK || PAPI_start(set) != PAPI_OK || PAPI_stop(set, &v) != PAPI_OK) {
+		if (PAPI_reset(set) != PAPI_OK || PAPI_start(set) != PAPI_OK ||
+		    PAPI_stop(set, &v) != PAPI_OK) {
 			fprintf(stderr, "papi_window: PAPI_start/PAPI_stop failed\n");
 			return 1;
 		}
@@ -83,6 +84,7 @@ int main(int argc, char **argv)
 		if (v > high)
 			high = v;
 	}
-	printf("window %s: low %lld high %lld user %llu supervisor %llu\n", argv[1], low, high, user, supervisor);
+	printf("window %s: low %lld high %lld user %llu supervisor %llu\n", argv[1], low, high, user,
+	       supervisor);
 	return 0;
 }

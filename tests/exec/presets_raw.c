@@ -27,9 +27,10 @@ static volatile long isink = 7, isink2 = 3, isink3 = 5;
 static long counter;
 
 /* 128 pages, read one line per iteration a page and a line apart: every read misses the L1D and the DTLB of
- * every model (128 pages > any model's DTLB, 8192 lines visited in turn > any model's L1D), so the cache and TLB
- * presets compare thousands of the kernel's own misses, not the few dozen the measuring code and the kernel
- * share (the emulator's own work, which events count without privilege filtering: CVA6) leave on either side */
+ * every model (128 pages > any model's DTLB, 8192 lines visited in turn > any model's L1D), so the cache and
+ * TLB presets compare thousands of the kernel's own misses, not the few dozen the measuring code and the
+ * kernel share (the emulator's own work, which events count without privilege filtering: CVA6) leave on
+ * either side */
 #define SWEEP_LONGS (128 * 4096 / 8)
 #define SWEEP_STEP  ((4096 + 64) / 8)
 static volatile long sweep[SWEEP_LONGS];

@@ -284,7 +284,8 @@ static int child(const char *what)
 	CU_pSuite s = CU_add_suite("exec count source", NULL, NULL);
 	if (strcmp(what, "boom") == 0) {
 		CU_add_test(s, "BOOM's bank counts the plugin's counters", test_boom_counts_the_stream);
-		CU_add_test(s, "BOOM's per-thread exec state is freed at thread exit", test_boom_state_freed_at_exit);
+		CU_add_test(s, "BOOM's per-thread exec state is freed at thread exit",
+		            test_boom_state_freed_at_exit);
 	} else if (strcmp(what, "hpc") == 0) {
 		CU_add_test(s, "the distributed HPC counts the plugin's counters",
 		            test_hpc_counts_the_stream);
