@@ -31,6 +31,8 @@
 
 #define EXEC_SNAPSHOTS 16
 
+_Static_assert(EMU_ALARM_WATCHES <= RVEXEC_ALARM_WATCHES, "the plugin's alarm holds every watch of a plan");
+
 struct exec_snapshot {
 	uint64_t key; /* the thread cycle the perf core asked about */
 	uint64_t counts[RVEXEC_NCOUNTS];
