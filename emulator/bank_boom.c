@@ -25,6 +25,7 @@
 #include "mach.h"
 #include "rvhw.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,8 @@ static struct {
 	uint64_t level_ppb[BOOM_LEVELS][RVEMU_BOOM_COUNTERS];
 	int exec_handle[RVEMU_BOOM_COUNTERS]; /* emu_exec_bank_event, -1: the profile's rate */
 	int exec_any;                         /* some counter is exec-counted */
+	pthread_key_t exec_key;               /* frees a thread's boom_exec when it exits */
+	unsigned exec_live; /* boom_exec states allocated and not freed (rvemu_boom_exec_states) */
 } boom;
 
 static __thread struct boom_thread tls_boom;
@@ -66,6 +69,15 @@ static uint64_t boom_exec_now(unsigned counter, int level)
 	                           level == BOOM_USER ? EMU_EXEC_USER : EMU_EXEC_SUPERVISOR);
 }
 
+/* A thread's exec state goes with the thread: the key's destructor runs in the exiting thread. */
+static void boom_exec_free(void *p)
+{
+	free(p);
+	tls_boom.exec = NULL;
+	tls_boom.initialized = 0;
+	__atomic_fetch_sub(&boom.exec_live, 1, __ATOMIC_RELAXED);
+}
+
 static struct boom_thread *boom_thread_get(void)
 {
 	struct boom_thread *t = &tls_boom;
@@ -75,8 +87,9 @@ static struct boom_thread *boom_thread_get(void)
 		t->segment_start = t->truth_start = emu_thread_cycles();
 		if (boom.exec_any) {
 			t->exec = calloc(1, sizeof(*t->exec));
-			if (t->exec == NULL)
+			if (t->exec == NULL || pthread_setspecific(boom.exec_key, t->exec) != 0)
 				emu_config_error("cannot set up BOOM's counters (out of memory)");
+			__atomic_fetch_add(&boom.exec_live, 1, __ATOMIC_RELAXED);
 			for (unsigned n = 0; n < RVEMU_BOOM_COUNTERS; n++)
 				for (int level = 0; level < BOOM_LEVELS && boom.exec_handle[n] >= 0; level++)
 					t->exec->segment_start[level][n] = t->exec->truth_start[level][n] =
@@ -208,6 +221,8 @@ static void boom_init(void)
 		boom.exec_handle[n] = emu_exec_bank_event(rvemu_boom_events[n].name);
 		boom.exec_any |= boom.exec_handle[n] >= 0;
 	}
+	if (boom.exec_any && pthread_key_create(&boom.exec_key, boom_exec_free) != 0)
+		emu_config_error("cannot set up BOOM's counters (no thread key)");
 	boom.present = 1;
 }
 
@@ -243,4 +258,10 @@ int rvemu_boom_truth_priv(unsigned counter, unsigned max_priv, uint64_t *value)
 int rvemu_boom_truth(unsigned counter, uint64_t *value)
 {
 	return rvemu_boom_truth_priv(counter, 3, value);
+}
+
+/* Threads whose exec-counted BOOM state is allocated (freed when each exits). */
+unsigned rvemu_boom_exec_states(void)
+{
+	return __atomic_load_n(&boom.exec_live, __ATOMIC_RELAXED);
 }

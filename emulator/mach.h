@@ -193,6 +193,7 @@ enum emu_kernel_mode { EMU_KERNEL_LEAVE, EMU_KERNEL_ENTER, EMU_KERNEL_FORGET };
  * hands the plan to the clock, which knows what a thread cycle is: the CPU-time clock arms a host timer
  * (CPU or wall time), the virtual clock needs none (rvemu_advance moves it, and the perf core looks then),
  * a count source with its own clock (exec) arms its own alarm at a count. The perf core never asks which. */
+#define EMU_ALARM_WATCHES 4
 struct emu_alarm_plan {
 	uint64_t from;   /* the thread cycle the plan counts from (the perf core's last accounting) */
 	uint64_t cycles; /* look again at most this many thread cycles after `from` (UINT64_MAX: never) */
@@ -204,6 +205,12 @@ struct emu_alarm_plan {
 	int exact;
 	uint64_t skid;  /* ... whose overflow interrupt is taken this many cycles after its overflow */
 	int from_alarm; /* armed by the alarm's own handler (the thread has not run since) */
+	/* When every decider is a sampling event counted by the source (not `exact`): each event's own
+	 * `need` more of its `evmask` after `from` (the last one may stand for several: their union and least
+	 * need). A clock that counts events can watch them all and wake at the first; the union bound above
+	 * wakes at every `need` of the fastest while the slowest decides (the overflow tests' livelock). */
+	unsigned nwatch;
+	uint64_t watch_evmask[EMU_ALARM_WATCHES], watch_need[EMU_ALARM_WATCHES];
 };
 int emu_clock_signal(void); /* the signal the clock's alarm sends (the perf core installs its handler) */
 int emu_clock_arm(struct emu_thread *t, const struct emu_alarm_plan *p); /* 0 or -1 */

@@ -31,6 +31,8 @@
 
 #define EXEC_SNAPSHOTS 16
 
+_Static_assert(EMU_ALARM_WATCHES <= RVEXEC_ALARM_WATCHES, "the plugin's alarm holds every watch of a plan");
+
 struct exec_snapshot {
 	uint64_t key; /* the thread cycle the perf core asked about */
 	uint64_t counts[RVEXEC_NCOUNTS];
@@ -42,10 +44,13 @@ struct exec_thread {
 	struct rvexec_slot *slot; /* NULL: the thread has no slot (it has not run under the plugin) */
 	unsigned held, newest;    /* snapshots held, index of the newest */
 	struct exec_snapshot snap[EXEC_SNAPSHOTS];
-	/* the alarm last armed in the slot (exec_arm): counter, value, and the slot's alarm_fired then */
+	/* the alarm last armed in the slot (exec_arm): its generation, watches (counters, value), skid, and
+	 * the slot's alarm_fired then */
 	int armed;
+	unsigned armed_n;
 	uint32_t armed_skid;
-	uint64_t armed_mask, armed_at, armed_fired;
+	uint64_t armed_gen, armed_fired;
+	uint64_t armed_mask[RVEXEC_ALARM_WATCHES], armed_at[RVEXEC_ALARM_WATCHES];
 	struct exec_thread *next;
 };
 
@@ -376,12 +381,18 @@ static uint64_t sum_of(const uint64_t *counts, uint64_t mask)
 	return sum;
 }
 
-/* Time under this source: the perf core's next look is the plugin's alarm (rvexec_shm.h), armed at a count.
+/* Time under this source: the perf core's next look is the plugin's alarm (rvexec_shm.h), armed at counts.
  * When one sampling event made of one plugin counter decides the plan, the alarm watches that counter at the
- * exact value of the overflow, and its alarm_pc is the instruction that made it (exec_pc_at); otherwise it
- * watches the modelled cycles at the plan's bound (the perf core looks, finds what is due, and plans
- * again). A value the thread is already past (it ran since `from`: the rest of an overflow handler) fires at
- * its next block. Called with signals blocked, by the thread itself or (an event attached to it) another. */
+ * exact value of the overflow, and its alarm_pc is the instruction that made it (exec_pc_at). When several
+ * sampling events decide, it watches each event's own counters at its own overflow (a bound for an event
+ * whose counters are no plain sum), so it wakes at the first of them: one union of all their counters at
+ * the least need woke the thread every `need` cycles while a slow event (FP instructions in integer code)
+ * held the least need and the cycles grew the union (PAPI's overflow tests with Sscofpmf, which never
+ * ended). Otherwise it watches the modelled cycles at the plan's bound (the perf core looks, finds what is
+ * due, and plans again). A value the thread is already past (it ran since `from`: the rest of an overflow
+ * handler) fires at its next block. Called with signals blocked, by the thread itself or (an event attached
+ * to it) another: the arming is a sequence lock with a generation (rvexec_alarm_begin, rvexec_alarm_publish),
+ * so the plugin neither mixes two armings' fields nor fires the new one for the old one's count. */
 static int exec_arm(struct emu_thread *t, int signo, const struct emu_alarm_plan *p)
 {
 	int r = 0;
@@ -392,48 +403,73 @@ static int exec_arm(struct emu_thread *t, int signo, const struct emu_alarm_plan
 		r = p->cycles == UINT64_MAX ? 0 : -1;
 		goto out;
 	}
-	__atomic_store_n(&slot->alarm_signo, 0, __ATOMIC_RELEASE);
+	uint64_t gen = rvexec_alarm_begin(slot);
 	et->armed = 0;
 	if (p->cycles == UINT64_MAX)
 		goto out;
 	const struct exec_snapshot *base = reading_at(et, p->from);
 	const uint64_t cycles_bit = 1ull << RVEXEC_CYCLES;
+	const uint64_t *now = slot->counts[RVEXEC_MODE_USER];
 	uint32_t skid = 0;
-	uint64_t mask = !p->evmask || !p->need ? 0
-	                : p->exact             ? counter_mask(p->evmask)
-	                                       : counter_union(p->evmask),
-	         at;
-	if (mask) {
-		at = sum_of(base->counts, mask) + p->need;
+	uint64_t mask[RVEXEC_ALARM_WATCHES] = {0}, at[RVEXEC_ALARM_WATCHES] = {0};
+	unsigned n = 0;
+	if (p->exact && (mask[0] = counter_mask(p->evmask)) != 0) {
+		at[0] = sum_of(base->counts, mask[0]) + p->need;
 		skid = p->skid > UINT32_MAX ? UINT32_MAX : (uint32_t)p->skid;
-	} else {
-		mask = cycles_bit;
-		at = p->from + (p->cycles ? p->cycles : 1);
+		n = 1;
+	} else if (!p->exact && p->nwatch && p->nwatch <= RVEXEC_ALARM_WATCHES) {
+		for (n = 0; n < p->nwatch; n++) {
+			uint64_t m = counter_mask(p->watch_evmask[n]);
+			mask[n] = m ? m : counter_union(p->watch_evmask[n]);
+			if (!mask[n] || !p->watch_need[n])
+				break; /* an event without execution-driven meaning: the cycle bound below */
+			at[n] = sum_of(base->counts, mask[n]) + p->watch_need[n];
+		}
+		if (n < p->nwatch)
+			n = 0;
+	} else if (!p->exact && p->evmask && p->need && (mask[0] = counter_union(p->evmask)) != 0) {
+		at[0] = sum_of(base->counts, mask[0]) + p->need;
+		n = 1;
 	}
-	if (sum_of(slot->counts[RVEXEC_MODE_USER], mask) >= at) {
-		/* already there: the next block (it costs at least a cycle) wakes the perf core */
-		mask = cycles_bit;
-		at = sum_of(slot->counts[RVEXEC_MODE_USER], cycles_bit) + 1;
-		skid = 0;
+	if (n == 0) {
+		mask[0] = cycles_bit;
+		at[0] = p->from + (p->cycles ? p->cycles : 1);
+		n = 1;
 	}
+	for (unsigned i = 0; i < n; i++)
+		if (sum_of(now, mask[i]) >= at[i]) {
+			/* already there: the next block (it costs at least a cycle) wakes the perf core */
+			mask[0] = cycles_bit;
+			at[0] = sum_of(now, cycles_bit) + 1;
+			skid = 0;
+			n = 1;
+			break;
+		}
 	et->armed = 1;
-	et->armed_mask = mask;
+	et->armed_n = n;
+	et->armed_gen = gen;
 	et->armed_skid = skid;
-	et->armed_at = at;
+	memcpy(et->armed_mask, mask, sizeof(mask));
+	memcpy(et->armed_at, at, sizeof(at));
 	et->armed_fired = __atomic_load_n(&slot->alarm_fired, __ATOMIC_ACQUIRE);
-	__atomic_store_n(&slot->alarm_mask, mask, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->alarm_mask, mask[0], __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->alarm_count, RVEXEC_CYCLES, __ATOMIC_RELAXED); /* (the mask rules) */
+	__atomic_store_n(&slot->alarm_at, at[0], __ATOMIC_RELAXED);
+	for (unsigned i = 1; i < RVEXEC_ALARM_WATCHES; i++) {
+		__atomic_store_n(&slot->alarm_more_mask[i - 1], i < n ? mask[i] : 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&slot->alarm_more_at[i - 1], at[i], __ATOMIC_RELAXED);
+	}
 	__atomic_store_n(&slot->alarm_skid, skid, __ATOMIC_RELAXED);
-	__atomic_store_n(&slot->alarm_at, at, __ATOMIC_RELAXED);
-	__atomic_store_n(&slot->alarm_signo, (uint32_t)signo, __ATOMIC_RELEASE);
+	rvexec_alarm_publish(slot, gen, (uint32_t)signo);
 out:
 	pthread_mutex_unlock(&exec_lock);
 	return r;
 }
 
 /* The instruction at which the events of evmask had `need` more than at cycle `from`, when the last alarm
- * armed watched exactly that and has fired (and its modelled cycle). evmask 0: the instruction at which the
- * cycles reached from + need: an alarm armed there, or the skid of the last alarm ending there. Else 0. */
+ * armed watched exactly that, and that watch of that arming fired (and its modelled cycle). evmask 0: the
+ * instruction at which the cycles reached from + need: an alarm armed there, or the skid of the last alarm
+ * ending there. Else 0. */
 static uint64_t exec_pc_at(const struct emu_thread *t, uint64_t evmask, uint64_t from, uint64_t need,
                            uint64_t *cycle)
 {
@@ -441,8 +477,9 @@ static uint64_t exec_pc_at(const struct emu_thread *t, uint64_t evmask, uint64_t
 	pthread_mutex_lock(&exec_lock);
 	struct exec_thread *et = exec_thread(t->tid);
 	if (!et || !et->slot || !et->armed ||
-	    __atomic_load_n(&et->slot->alarm_fired, __ATOMIC_ACQUIRE) == et->armed_fired)
-		goto out;
+	    __atomic_load_n(&et->slot->alarm_fired, __ATOMIC_ACQUIRE) == et->armed_fired ||
+	    __atomic_load_n(&et->slot->alarm_fired_gen, __ATOMIC_RELAXED) != et->armed_gen)
+		goto out; /* not fired, or what fired was an earlier arming */
 	uint64_t mask = 1ull << RVEXEC_CYCLES, at = from + need;
 	if (evmask) {
 		mask = counter_mask(evmask);
@@ -450,15 +487,16 @@ static uint64_t exec_pc_at(const struct emu_thread *t, uint64_t evmask, uint64_t
 			goto out;
 		at = sum_of(reading_at(et, from)->counts, mask) + need;
 	}
+	uint32_t w = __atomic_load_n(&et->slot->alarm_fired_watch, __ATOMIC_RELAXED);
 	uint64_t fired_cycles = __atomic_load_n(&et->slot->alarm_cycles, __ATOMIC_RELAXED);
-	if (mask == et->armed_mask && at == et->armed_at) {
+	if (w < et->armed_n && mask == et->armed_mask[w] && at == et->armed_at[w]) {
 		/* the overflow's instruction (or, once a skid ran out, the skid's: only its cycle is used
 		 * then) */
 		pc = __atomic_load_n(&et->slot->alarm_pc, __ATOMIC_RELAXED);
 		if (cycle)
 			*cycle = fired_cycles;
 	} else if (!evmask && et->armed_skid && fired_cycles + et->armed_skid == at &&
-	           __atomic_load_n(&et->slot->alarm_signo, __ATOMIC_ACQUIRE) == 0) {
+	           (uint32_t)__atomic_load_n(&et->slot->alarm_armed, __ATOMIC_ACQUIRE) == 0) {
 		pc = __atomic_load_n(&et->slot->alarm_pc, __ATOMIC_RELAXED); /* the skid ran out: sent */
 		if (cycle)
 			*cycle = at;

@@ -871,13 +871,27 @@ static int ensure_tick_signal(void)
 	return 0;
 }
 
+/* One more sampling event of the plan, on its own while there is room (the last watch takes the rest:
+ * their union, the least need). */
+static void watch_event(struct emu_alarm_plan *p, uint64_t evmask, uint64_t need)
+{
+	if (p->nwatch < EMU_ALARM_WATCHES) {
+		p->watch_evmask[p->nwatch] = evmask;
+		p->watch_need[p->nwatch++] = need;
+		return;
+	}
+	p->watch_evmask[EMU_ALARM_WATCHES - 1] |= evmask;
+	if (need < p->watch_need[EMU_ALARM_WATCHES - 1])
+		p->watch_need[EMU_ALARM_WATCHES - 1] = need;
+}
+
 /* When the perf core must look at the thread again: the next overflow of its sampling events (a lower bound
  * in thread cycles from the count source), a pending overflow interrupt (skid), the tick that unthrottles.
  * When one event alone decides, the plan names it, so a clock that counts events can wake exactly there. */
 static struct emu_alarm_plan next_event_plan(struct emu_thread *t)
 {
 	struct emu_ctx *ctx = t->perf;
-	struct emu_alarm_plan p = {ctx->last_cycles, UINT64_MAX, 0, 0, 0, 0, arming_from_alarm};
+	struct emu_alarm_plan p = {ctx->last_cycles, UINT64_MAX, 0, 0, 0, 0, arming_from_alarm, 0, {0}, {0}};
 	unsigned deciders = 0, counted = 0;
 	uint64_t all_evmask = 0, least_need = UINT64_MAX;
 	int any_throttled = 0;
@@ -911,6 +925,7 @@ static struct emu_alarm_plan next_event_plan(struct emu_thread *t)
 				all_evmask |= evmask;
 				if (need < least_need)
 					least_need = need;
+				watch_event(&p, evmask, need);
 				/* PES records the overflow itself; an interrupt comes after the skid */
 				skid = e->attr.precise_ip && emu_cfg()->pes ? 0 : emu_cfg()->irq_skid;
 			}
@@ -935,6 +950,10 @@ static struct emu_alarm_plan next_event_plan(struct emu_thread *t)
 		/* events only: none overflows before the union of their events grew by the least need */
 		p.evmask = counted == deciders ? all_evmask : 0;
 		p.need = counted == deciders ? least_need : 0;
+		if (counted != deciders)
+			p.nwatch = 0;
+	} else {
+		p.nwatch = 0; /* one decider: evmask and need say it all */
 	}
 	return p;
 }

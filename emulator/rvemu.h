@@ -95,6 +95,9 @@ RVEMU_API int rvemu_hpc_manager_requests(uint32_t manager_id, uint64_t *count);
 
 /* BOOM bank (model boom): ground truth of counter n for the calling process (ignores procTag/maxPriv). */
 RVEMU_API int rvemu_boom_truth(unsigned counter, uint64_t *value);
+/* BOOM bank under the exec count source: how many threads' executed-count state is allocated now (each is
+ * freed when its thread exits; tests/exec/test_exec_source.c checks it). */
+RVEMU_API unsigned rvemu_boom_exec_states(void);
 /* The same, counting only the privilege levels pfc_maxPriv = max_priv selects (0 user, 1 and 2 user +
  * supervisor, 3 all). */
 RVEMU_API int rvemu_boom_truth_priv(unsigned counter, unsigned max_priv, uint64_t *value);

@@ -199,10 +199,10 @@ struct thread_state {
 	uint32_t ras_top, ras_used;
 	struct pending_flow pending;
 	const struct block *last_fetched; /* the block fetched last (fetch()) */
-	/* an alarm whose counter was reached, its signal waiting for the skid (rvexec_shm.h): the signal, the
-	 * user cycles at which it is sent, and the arming it belongs to (a re-arming cancels it) */
-	uint32_t skid_signo;
-	uint64_t skid_at, skid_alarm_at, skid_mask;
+	/* an alarm whose watch was reached, its signal waiting for the skid (rvexec_shm.h): the user cycles
+	 * at which it is sent and the arming it belongs to (alarm_armed's word: a re-arming cancels it; 0:
+	 * none) */
+	uint64_t skid_armed, skid_at;
 	/* The two L1D lines accessed last (line + 1, 0 = none) and their places: each is still the most
 	 * recently used line of its set, so an access to one of them is a hit that leaves the LRU order as it
 	 * is. */
@@ -435,23 +435,25 @@ static uint64_t block_latency_through(const struct block *b, uint32_t i)
 	return sum;
 }
 
-/* Sends the alarm's signal, the skid (if any) ended at skid_pc; nothing if the guest disarmed it meanwhile.
- */
-static void alarm_signal(struct thread_state *ts, uint32_t signo, uint64_t skid_pc)
+/* Disarms the arming `armed` if it is still the slot's (a compare-and-swap on generation and signal) and
+ * sends its signal; false if the guest re-armed or disarmed it meanwhile. */
+static bool alarm_take(struct thread_state *ts, uint64_t armed)
 {
 	struct rvexec_slot *s = ts->slot;
-	__atomic_store_n(&s->alarm_pc, skid_pc, __ATOMIC_RELAXED);
-	if (!__atomic_compare_exchange_n(&s->alarm_signo, &signo, 0, false, __ATOMIC_ACQ_REL,
-	                                 __ATOMIC_RELAXED))
-		return; /* re-armed meanwhile */
-	syscall(SYS_tgkill, getpid(), s->tid, signo);
+	if (!__atomic_compare_exchange_n(&s->alarm_armed, &armed, armed & ~0xffffffffull, false,
+	                                 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return false;
+	syscall(SYS_tgkill, getpid(), s->tid, (int)(uint32_t)armed);
+	return true;
 }
 
-/* The armed alarm of the running thread: its signal (0: none) and counter, the counter's value before a step.
- */
+/* The armed alarm of the running thread, as one consistent arming: its word (0: none), its watches and
+ * their sums before a step. */
 struct alarm_watch {
-	uint32_t signo;
-	uint64_t mask, at, before;
+	uint64_t armed;
+	unsigned n;
+	uint64_t mask[RVEXEC_ALARM_WATCHES], at[RVEXEC_ALARM_WATCHES], before[RVEXEC_ALARM_WATCHES];
+	uint8_t index[RVEXEC_ALARM_WATCHES]; /* alarm_fired_watch of each */
 };
 
 static uint64_t watched_sum(const struct thread_state *ts, uint64_t mask)
@@ -462,34 +464,57 @@ static uint64_t watched_sum(const struct thread_state *ts, uint64_t mask)
 	return sum;
 }
 
+static void add_watch(struct alarm_watch *w, uint64_t mask, uint64_t at, unsigned index)
+{
+	if (!mask || (mask >> RVEXEC_NCOUNTS)) /* none, or a bad counter: never fires */
+		return;
+	w->mask[w->n] = mask;
+	w->at[w->n] = at;
+	w->index[w->n++] = (uint8_t)index;
+}
+
+/* Reads the arming as a sequence lock's reader (rvexec_shm.h): the word, the fields, the word again; an
+ * arming being rewritten is skipped for this step (the next block sees it whole). */
 static void alarm_watch(struct thread_state *ts, struct alarm_watch *w)
 {
-	w->signo = __atomic_load_n(&ts->slot->alarm_signo, __ATOMIC_ACQUIRE);
-	if (!w->signo)
+	struct rvexec_slot *s = ts->slot;
+	w->n = 0;
+	w->armed = __atomic_load_n(&s->alarm_armed, __ATOMIC_ACQUIRE);
+	if (!(uint32_t)w->armed)
 		return;
-	uint32_t k = __atomic_load_n(&ts->slot->alarm_count, __ATOMIC_RELAXED);
-	w->mask = __atomic_load_n(&ts->slot->alarm_mask, __ATOMIC_RELAXED);
-	if (!w->mask)
-		w->mask = k < RVEXEC_NCOUNTS ? COUNT_BIT(k) : 0;
-	w->at = __atomic_load_n(&ts->slot->alarm_at, __ATOMIC_RELAXED);
-	if (!w->mask || (w->mask >> RVEXEC_NCOUNTS) || ts->counts != ts->slot->counts[RVEXEC_MODE_USER])
-		w->signo = 0; /* a bad counter never fires; supervisor-mode work is not watched */
-	else
-		w->before = watched_sum(ts, w->mask);
+	if (ts->counts != s->counts[RVEXEC_MODE_USER]) { /* supervisor-mode work is not watched */
+		w->armed = 0;
+		return;
+	}
+	uint64_t mask = __atomic_load_n(&s->alarm_mask, __ATOMIC_RELAXED);
+	uint32_t k = __atomic_load_n(&s->alarm_count, __ATOMIC_RELAXED);
+	add_watch(w,
+	          mask                 ? mask
+	          : k < RVEXEC_NCOUNTS ? COUNT_BIT(k)
+	                               : 0,
+	          __atomic_load_n(&s->alarm_at, __ATOMIC_RELAXED), 0);
+	for (unsigned i = 0; i < RVEXEC_ALARM_WATCHES - 1; i++)
+		add_watch(w, __atomic_load_n(&s->alarm_more_mask[i], __ATOMIC_RELAXED),
+		          __atomic_load_n(&s->alarm_more_at[i], __ATOMIC_RELAXED), i + 1);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&s->alarm_armed, __ATOMIC_RELAXED) != w->armed || w->n == 0) {
+		w->armed = 0;
+		return;
+	}
+	for (unsigned i = 0; i < w->n; i++)
+		w->before[i] = watched_sum(ts, w->mask[i]);
 }
 
 /* A waiting skid: sends the signal once the user cycles reached skid_at. The instruction is the one whose
  * latency got there, for the block's static counts (b != NULL, its cycles before them `base`), else pc (a
- * penalty's or a data access's instruction). A re-arming since the counter was reached cancels it. */
+ * penalty's or a data access's instruction). A re-arming since the watch was reached cancels it. */
 static void skid_step(struct thread_state *ts, const struct block *b, uint64_t base, uint64_t pc)
 {
 	struct rvexec_slot *s = ts->slot;
 	if (ts->counts != s->counts[RVEXEC_MODE_USER])
 		return; /* supervisor-mode work is not the program's: no skid runs out in it */
-	if (__atomic_load_n(&s->alarm_signo, __ATOMIC_ACQUIRE) != ts->skid_signo ||
-	    __atomic_load_n(&s->alarm_mask, __ATOMIC_RELAXED) != ts->skid_mask ||
-	    __atomic_load_n(&s->alarm_at, __ATOMIC_RELAXED) != ts->skid_alarm_at) {
-		ts->skid_signo = 0;
+	if (__atomic_load_n(&s->alarm_armed, __ATOMIC_ACQUIRE) != ts->skid_armed) {
+		ts->skid_armed = 0;
 		return;
 	}
 	if (ts->counts[RVEXEC_CYCLES] < ts->skid_at)
@@ -497,44 +522,57 @@ static void skid_step(struct thread_state *ts, const struct block *b, uint64_t b
 	uint64_t at = b && ts->skid_at > base
 	                  ? block_pc_at(b, block_index_of(b, COUNT_BIT(RVEXEC_CYCLES), ts->skid_at - base))
 	                  : pc;
-	uint32_t signo = ts->skid_signo;
-	ts->skid_signo = 0;
-	alarm_signal(ts, signo, at);
+	uint64_t armed = ts->skid_armed;
+	ts->skid_armed = 0;
+	__atomic_store_n(&s->alarm_pc, at, __ATOMIC_RELAXED); /* (before the signal: its handler reads it) */
+	alarm_take(ts, armed);
 }
 
-/* After a step that may have added to the watched counter: if it reached the alarm, writes the instruction
+/* After a step that may have added to the watched counters: if one reached its value, writes the instruction
  * (pc = the step's instruction, or for the block's static counts (b != NULL, the cycles before them `base`)
- * the exact one inside the block) and its modelled cycle, then signals now or after the skid. */
+ * the exact one inside the block, the earliest of the watches reached) and its modelled cycle, then signals
+ * now or after the skid. The arming fires only if it is still the slot's. */
 static bool alarm_step(struct thread_state *ts, struct alarm_watch *w, const struct block *b, uint64_t pc,
                        uint64_t base)
 {
-	uint64_t now = watched_sum(ts, w->mask);
-	if (w->before < w->at && now >= w->at) {
-		struct rvexec_slot *s = ts->slot;
-		uint64_t cause = pc, cycles = ts->counts[RVEXEC_CYCLES];
-		if (b) {
-			uint32_t i = block_index_of(b, w->mask, w->at - w->before);
-			cause = block_pc_at(b, i);
-			cycles = base + block_latency_through(b, i);
+	int fired = -1;
+	uint32_t first = UINT32_MAX;
+	for (unsigned i = 0; i < w->n; i++) {
+		uint64_t now = watched_sum(ts, w->mask[i]);
+		if (w->before[i] < w->at[i] && now >= w->at[i]) {
+			uint32_t idx = b ? block_index_of(b, w->mask[i], w->at[i] - w->before[i]) : 0;
+			if (fired < 0 || idx < first) {
+				fired = (int)i;
+				first = idx;
+			}
 		}
-		uint32_t skid = __atomic_load_n(&s->alarm_skid, __ATOMIC_RELAXED);
-		__atomic_store_n(&s->alarm_pc, cause, __ATOMIC_RELAXED);
-		__atomic_store_n(&s->alarm_cycles, cycles, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&s->alarm_fired, 1, __ATOMIC_RELEASE);
-		if (!skid) {
-			alarm_signal(ts, w->signo, cause);
-		} else {
-			ts->skid_signo = w->signo;
-			ts->skid_mask = __atomic_load_n(&s->alarm_mask, __ATOMIC_RELAXED);
-			ts->skid_alarm_at = w->at;
-			ts->skid_at = cycles + skid;
-			skid_step(ts, b, base, pc);
-		}
-		w->signo = 0;
-		return true;
+		w->before[i] = now;
 	}
-	w->before = now;
-	return false;
+	if (fired < 0)
+		return false;
+	struct rvexec_slot *s = ts->slot;
+	uint64_t cause = b ? block_pc_at(b, first) : pc;
+	uint64_t cycles = b ? base + block_latency_through(b, first) : ts->counts[RVEXEC_CYCLES];
+	uint32_t skid = __atomic_load_n(&s->alarm_skid, __ATOMIC_RELAXED);
+	uint64_t armed = w->armed;
+	w->armed = 0;
+	w->n = 0;
+	if (__atomic_load_n(&s->alarm_armed, __ATOMIC_ACQUIRE) != armed)
+		return true; /* re-armed since this step began: the new arming is watched from the next step
+		              */
+	__atomic_store_n(&s->alarm_pc, cause, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->alarm_cycles, cycles, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->alarm_fired_watch, w->index[fired], __ATOMIC_RELAXED);
+	__atomic_store_n(&s->alarm_fired_gen, armed >> 32, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->alarm_fired, 1, __ATOMIC_RELEASE);
+	if (!skid) {
+		alarm_take(ts, armed);
+	} else {
+		ts->skid_armed = armed;
+		ts->skid_at = cycles + skid;
+		skid_step(ts, b, base, pc);
+	}
+	return true;
 }
 
 /* ---- execution, continued ---- */
@@ -551,22 +589,22 @@ static void block_exec(unsigned int vcpu_index, void *udata)
 	if (ts->pending.insn.flow != RVEXEC_FLOW_NONE) {
 		uint64_t branch_pc = ts->pending.pc;
 		resolve(ts, b->vaddr);
-		if (w.signo && alarm_step(ts, &w, NULL, branch_pc, 0))
-			w.signo = 0;
-		if (ts->skid_signo)
+		if (w.armed)
+			alarm_step(ts, &w, NULL, branch_pc, 0);
+		if (ts->skid_armed)
 			skid_step(ts, NULL, 0, branch_pc);
 	}
 	fetch(ts, b);
-	if (w.signo)
+	if (w.armed)
 		alarm_step(ts, &w, NULL, b->vaddr, 0);
-	if (ts->skid_signo)
+	if (ts->skid_armed)
 		skid_step(ts, NULL, 0, b->vaddr);
 	uint64_t base = ts->counts[RVEXEC_CYCLES];
 	for (uint32_t i = 0; i < b->nadds; i++)
 		ts->counts[b->adds[i].count] += b->adds[i].n;
-	if (w.signo)
+	if (w.armed)
 		alarm_step(ts, &w, b, 0, base);
-	if (ts->skid_signo)
+	if (ts->skid_armed)
 		skid_step(ts, b, base, 0);
 	if (b->last.flow != RVEXEC_FLOW_NONE) {
 		ts->pending.pc = b->last_pc;
@@ -583,13 +621,13 @@ static void memory_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, u
 	struct thread_state *ts = thread_state();
 	if (!ts->counts) /* cannot happen: a block starts before its accesses */
 		ts->counts = ts->slot->counts[RVEXEC_MODE_USER];
-	if (__builtin_expect(__atomic_load_n(&ts->slot->alarm_signo, __ATOMIC_RELAXED) != 0, 0)) {
+	if (__builtin_expect((uint32_t)__atomic_load_n(&ts->slot->alarm_armed, __ATOMIC_RELAXED) != 0, 0)) {
 		struct alarm_watch w;
 		alarm_watch(ts, &w);
 		data_access(ts, info, vaddr);
-		if (w.signo)
+		if (w.armed)
 			alarm_step(ts, &w, NULL, (uint64_t)(uintptr_t)udata, 0);
-		if (ts->skid_signo)
+		if (ts->skid_armed)
 			skid_step(ts, NULL, 0, (uint64_t)(uintptr_t)udata);
 		return;
 	}

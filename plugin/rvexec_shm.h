@@ -24,10 +24,11 @@
 #define RVEXEC_SHM_H
 
 #include <stdint.h>
+#include <stddef.h>
 
 /* "RVEXSHM1" as a little-endian 64-bit word. */
 #define RVEXEC_SHM_MAGIC   0x314d48535845565aull
-#define RVEXEC_SHM_VERSION 1
+#define RVEXEC_SHM_VERSION 2
 /* Environment variable naming the shared file (an absolute path, e.g. /dev/shm/rvexec.1234), read by the
  * plugin when no shm= argument is given and by the guest-side reader. */
 #define RVEXEC_SHM_ENV        "RVEXEC_SHM"
@@ -112,39 +113,65 @@ enum rvexec_slot_state {
 };
 
 /*
- * The alarm: how an overflow interrupt can come from the counts. The guest writes alarm_count and alarm_at,
- * then alarm_signo (a release store; 0 disarms). When the thread's user-mode counter alarm_count reaches
- * alarm_at, the plugin writes alarm_pc (the instruction that made it reach alarm_at, found inside its block:
- * the n-th instruction, the n-th of a class, the instruction whose latency or data access it was, the branch
- * that was mispredicted), counts alarm_fired, clears alarm_signo (one alarm per arming) and sends alarm_signo
- * to the thread (a host signal; 1..31 are numbered alike on x86_64, aarch64 and riscv64 Linux). QEMU delivers
- * it to the guest at the end of the current block: the handler's context is at most one block after alarm_pc.
+ * The alarm: how an overflow interrupt can come from the counts. Its arming is one word, alarm_armed: the
+ * arming's generation in the high 32 bits, its signal in the low 32 (0: disarmed). The guest arms it as a
+ * sequence lock (rvexec_alarm_begin, the fields, rvexec_alarm_publish), so the plugin never mixes the fields
+ * of two armings (another thread may re-arm a thread's alarm while that thread runs), and the plugin fires an
+ * arming with a compare-and-swap on the whole word, so an arming made meanwhile is neither consumed nor fired
+ * for the old one.
  *
- * alarm_mask != 0 watches the sum of several user-mode counters instead (bit n: enum rvexec_count n; an
- * event made of several counters, e.g. the FP classes), alarm_count is then ignored.
+ * It watches up to RVEXEC_ALARM_WATCHES sums of user-mode counters: alarm_mask/alarm_at (alarm_mask 0: the
+ * one counter alarm_count), then each alarm_more_mask[i]/alarm_more_at[i] with a nonzero mask (bit n: enum
+ * rvexec_count n; an event made of several counters, e.g. the FP classes). When the first of them reaches its
+ * value, the plugin writes alarm_pc (the instruction that made it reach the value, found inside its block:
+ * the n-th instruction, the n-th of a class, the instruction whose latency or data access it was, the branch
+ * that was mispredicted; of several reached in one block, the earliest), alarm_cycles, alarm_fired_gen (the
+ * arming's generation) and alarm_fired_watch (which watch: 0 alarm_mask, 1 + i alarm_more_mask[i]), counts
+ * alarm_fired, disarms (one alarm per arming) and sends the signal to the thread (a host signal; 1..31 are
+ * numbered alike on x86_64, aarch64 and riscv64 Linux). QEMU delivers it to the guest at the end of the
+ * current block: the handler's context is at most one block after alarm_pc.
  *
  * A modelled interrupt skid: with alarm_skid > 0 the plugin still writes alarm_pc, alarm_cycles and counts
- * alarm_fired when the counter reaches alarm_at, but sends the signal only once the thread's user-mode CYCLES
- * have grown alarm_skid past alarm_cycles (the modelled cycle of alarm_pc), and then overwrites alarm_pc with
- * the instruction whose latency got there (as an overflow interrupt is taken some cycles after the overflow,
- * at whatever instruction then runs) and clears alarm_signo. Clearing alarm_signo meanwhile cancels the
- * signal.
+ * alarm_fired when the watch is reached, but sends the signal only once the thread's user-mode CYCLES have
+ * grown alarm_skid past alarm_cycles (the modelled cycle of alarm_pc), and then overwrites alarm_pc with the
+ * instruction whose latency got there (as an overflow interrupt is taken some cycles after the overflow, at
+ * whatever instruction then runs) and disarms. A re-arming (or disarming) meanwhile cancels the signal.
  */
+#define RVEXEC_ALARM_WATCHES 4
+
 struct rvexec_slot {
-	uint32_t tid;         /* owner thread id; 0 while free (claimed with a compare-and-swap) */
-	uint32_t state;       /* enum rvexec_slot_state */
-	uint32_t mode;        /* enum rvexec_mode, written by the guest */
-	uint32_t alarm_signo; /* guest: the alarm's signal, 0 = none; the plugin clears it when it fires */
-	uint32_t alarm_count; /* guest: enum rvexec_count, user mode */
-	uint32_t alarm_skid;  /* guest: modelled cycles from alarm_pc to the signal (0: none) */
-	uint64_t alarm_at;    /* guest: fire when counts[RVEXEC_MODE_USER][alarm_count] >= alarm_at */
+	uint32_t tid;               /* owner thread id; 0 while free (claimed with a compare-and-swap) */
+	uint32_t state;             /* enum rvexec_slot_state */
+	uint32_t mode;              /* enum rvexec_mode, written by the guest */
+	uint32_t alarm_count;       /* guest: enum rvexec_count, user mode (when alarm_mask is 0) */
+	uint32_t alarm_skid;        /* guest: modelled cycles from alarm_pc to the signal (0: none) */
+	uint32_t alarm_fired_watch; /* plugin: the watch that fired last */
+	uint64_t alarm_armed;       /* guest: generation << 32 | signal (0: none); the plugin disarms it */
+	uint64_t alarm_at;          /* guest: fire when counts[RVEXEC_MODE_USER][alarm_count] >= alarm_at */
 	uint64_t alarm_pc;    /* plugin: the instruction that reached alarm_at (then: where its skid ended) */
 	uint64_t alarm_fired; /* plugin: alarms fired so far */
 	uint64_t alarm_cycles; /* plugin: the thread's user-mode CYCLES when alarm_pc retired (modelled) */
 	uint64_t alarm_mask;   /* guest: nonzero: watch the sum of these counters (bit = enum rvexec_count) */
+	uint64_t alarm_fired_gen; /* plugin: the generation of the arming that fired last */
+	uint64_t alarm_more_mask[RVEXEC_ALARM_WATCHES - 1]; /* guest: more watches (0: none) */
+	uint64_t alarm_more_at[RVEXEC_ALARM_WATCHES - 1];
 	/* (the counters start on their own cache line) */
 	uint64_t counts[RVEXEC_NMODES][RVEXEC_COUNT_CAPACITY]; /* [mode][enum rvexec_count] */
 };
+
+/* The guest's side of arming: begin (disarms and starts a new generation), write the fields, publish. */
+static inline uint64_t rvexec_alarm_begin(struct rvexec_slot *s)
+{
+	uint64_t gen = (__atomic_load_n(&s->alarm_armed, __ATOMIC_RELAXED) >> 32) + 1;
+	__atomic_store_n(&s->alarm_armed, gen << 32, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE); /* the disarming is seen before any new field */
+	return gen;
+}
+
+static inline void rvexec_alarm_publish(struct rvexec_slot *s, uint64_t gen, uint32_t signo)
+{
+	__atomic_store_n(&s->alarm_armed, gen << 32 | signo, __ATOMIC_RELEASE);
+}
 
 struct rvexec_shm_header {
 	uint64_t magic;       /* RVEXEC_SHM_MAGIC */
@@ -160,6 +187,7 @@ struct rvexec_shm_header {
 };
 
 _Static_assert(sizeof(struct rvexec_slot) % 64 == 0, "slots are whole cache lines");
+_Static_assert(offsetof(struct rvexec_slot, counts) % 64 == 0, "the counters start on a cache line");
 _Static_assert(sizeof(struct rvexec_shm_header) % 64 == 0, "the header is whole cache lines");
 _Static_assert(RVEXEC_NCOUNTS <= RVEXEC_COUNT_CAPACITY, "the slot holds every counter");
 

@@ -133,7 +133,7 @@ stage riscv64 env RISCV64_PREFIX="$RVPAPI_BUILD/prefix-riscv64" "$top/tests/risc
 # Execution-driven counts: the QEMU plugin on riscv64 kernels, checked against QEMU's log, disassembly and the
 # analytic cache numbers (docs/exec-counts.md).
 stage exec-counts "$top/tests/exec/run-exec-tests.sh"
-grep -E '^(exec-counts:|gemm :|chase:|presets vs raw [a-z0-9-]+: )' "$log_dir/exec-counts.log" | sed 's/^/   exec: /'
+grep -E '^(exec-counts:|gemm :|chase:|presets vs raw [a-z0-9-]+: [0-9]|papi_l1_dca cva6 [a-z]+: )' "$log_dir/exec-counts.log" | sed 's/^/   exec: /'
 san="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 stage configure-asan configure_tree "$RVPAPI_BUILD/obj-asan" CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined" \
 	--prefix="$RVPAPI_BUILD/prefix-asan" --disable-papi

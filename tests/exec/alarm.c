@@ -36,9 +36,10 @@ static uint64_t arm(unsigned count, uint64_t ahead)
 	uint64_t at = slot->counts[RVEXEC_MODE_USER][count] + ahead;
 	handled = 0;
 	watched = count;
+	uint64_t gen = rvexec_alarm_begin(slot);
 	__atomic_store_n(&slot->alarm_count, count, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->alarm_at, at, __ATOMIC_RELAXED);
-	__atomic_store_n(&slot->alarm_signo, SIGUSR1, __ATOMIC_RELEASE);
+	rvexec_alarm_publish(slot, gen, SIGUSR1);
 	return at;
 }
 

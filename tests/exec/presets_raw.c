@@ -26,6 +26,15 @@ static volatile double fsink = 1.0;
 static volatile long isink = 7, isink2 = 3, isink3 = 5;
 static long counter;
 
+/* 128 pages, read one line per iteration a page and a line apart: every read misses the L1D and the DTLB of
+ * every model (128 pages > any model's DTLB, 8192 lines visited in turn > any model's L1D), so the cache and
+ * TLB presets compare thousands of the kernel's own misses, not the few dozen the measuring code and the
+ * kernel share (the emulator's own work, which events count without privilege filtering: CVA6) leave on
+ * either side */
+#define SWEEP_LONGS (128 * 4096 / 8)
+#define SWEEP_STEP  ((4096 + 64) / 8)
+static volatile long sweep[SWEEP_LONGS];
+
 static __attribute__((noinline)) long step(long i)
 {
 	return i * 3 + 1;
@@ -33,15 +42,17 @@ static __attribute__((noinline)) long step(long i)
 
 /* Every class the models' events count: integer and FP loads and stores, ALU, mul, div, FP
  * add/mul/FMA/div/sqrt, an atomic, a data-dependent branch, a call through a pointer and its return; in
- * different numbers per iteration (3 integer loads, 2 integer stores, 2 FMAs, ...), so presets that swapped
- * two of them would differ. */
+ * different numbers per iteration (4 integer loads, 2 integer stores, 2 FMAs, ...), so presets that swapped
+ * two of them would differ; and one read of the sweep, which misses the L1D and the DTLB. */
 static __attribute__((noinline)) void kernel(long n)
 {
 	long (*volatile f)(long) = step;
 	double x = fsink;
+	unsigned long at = 0;
 	for (long i = 0; i < n; i++) {
-		long v = isink + isink2 + isink3;
-		if (i & 1)
+		long v = isink + isink2 + isink3 + sweep[at];
+		at = (at + SWEEP_STEP) % SWEEP_LONGS;
+		if (i & 3) /* taken 3 times in 4: a 2-bit counter settles whatever it started at */
 			v = v * 5 + i;
 		else
 			v = v / 3 - i;

@@ -14,6 +14,8 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +200,37 @@ static void test_boom_counts_the_stream(void)
 	CU_ASSERT_EQUAL(boom_counter(31), 42);
 }
 
+static void *boom_thread_touches_bank(void *arg)
+{
+	(void)arg;
+	return (void *)(intptr_t)boom_op(RVHW_BOOM_SET_PROCTAG, RVHW_BOOM_PROCTAG_COUNTED, NULL);
+}
+
+/* Each thread that touches BOOM's bank gets its own exec-counted state; it goes when the thread exits. */
+static void test_boom_state_freed_at_exit(void)
+{
+	unsigned (*live)(void) = (unsigned (*)(void))dlsym(RTLD_DEFAULT, "rvemu_boom_exec_states");
+	boom_op = (int (*)(unsigned, uint64_t, uint64_t *))dlsym(RTLD_DEFAULT, "rvhw_boom_op");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(live);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(boom_op);
+	CU_ASSERT_EQUAL(boom_op(RVHW_BOOM_SET_PROCTAG, RVHW_BOOM_PROCTAG_COUNTED, NULL), RVHW_OK);
+	unsigned before = live(); /* this thread's */
+	CU_ASSERT_EQUAL(before, 1);
+	for (int round = 0; round < 3; round++) {
+		pthread_t t[4];
+		int made = 0;
+		for (int i = 0; i < 4; i++)
+			made += pthread_create(&t[i], NULL, boom_thread_touches_bank, NULL) == 0;
+		CU_ASSERT_EQUAL_FATAL(made, 4);
+		for (int i = 0; i < 4; i++) {
+			void *rc;
+			CU_ASSERT_EQUAL(pthread_join(t[i], &rc), 0);
+			CU_ASSERT_EQUAL((intptr_t)rc, RVHW_OK);
+		}
+		CU_ASSERT_EQUAL(live(), before); /* 4 allocated, 4 freed */
+	}
+}
+
 /* The sum of one counter over every manager of a kind (core managers 0.., L2 slices 0x100..). */
 static uint64_t hpc_sum(unsigned module0, unsigned bit)
 {
@@ -251,6 +284,8 @@ static int child(const char *what)
 	CU_pSuite s = CU_add_suite("exec count source", NULL, NULL);
 	if (strcmp(what, "boom") == 0) {
 		CU_add_test(s, "BOOM's bank counts the plugin's counters", test_boom_counts_the_stream);
+		CU_add_test(s, "BOOM's per-thread exec state is freed at thread exit",
+		            test_boom_state_freed_at_exit);
 	} else if (strcmp(what, "hpc") == 0) {
 		CU_add_test(s, "the distributed HPC counts the plugin's counters",
 		            test_hpc_counts_the_stream);
