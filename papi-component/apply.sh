@@ -13,8 +13,9 @@
 #                                        00a, 00b... add new files and come before 01, which uses them
 #      patches/riscv_hpc/NN-*.patch      the riscv_hpc component (src/components/riscv_hpc), for upstream too
 #      patches/emulator-host/NN-*.patch  needed only because our emulator runs x86_64 builds of PAPI
-#    (to add a patch, drop an NN-name.patch into the right directory; upstream/ uses 00a-00z and 01-49,
-#    emulator-host/ 50-99; a patch file anywhere else is refused),
+#    (to add a patch, drop an NN-name.patch into the right directory; upstream/ uses 00a-00z and 01-59,
+#    a patch split in two keeps its number with a letter (44a, 44b); emulator-host/ has its own 50-99;
+#    a patch file anywhere else is refused),
 # 3. appends our presets (events/presets.csv by default) to src/papi_events.csv, which PAPI compiles into
 #    libpapi (papi_events_table.h) and installs as share/papi/papi_events.csv.
 # Idempotent: a tree that already carries this exact series is left alone; a tree carrying another

@@ -160,10 +160,158 @@ pfm_riscv_id_value(const char *field, unsigned long long *v)
 }
 
 /*
+ * a character class of a bracket expression ("xdigit" of
+ * "[[:xdigit:]]"): its test, NULL for an unknown one
+ */
+static int (*pfm_riscv_ere_class(const char *name, size_t len))(int)
+{
+	static const struct {
+		const char *name;
+		int (*test)(int);
+	} classes[] = {
+		{ "xdigit", isxdigit }, { "digit", isdigit },
+		{ "alpha", isalpha }, { "alnum", isalnum },
+		{ "lower", islower }, { "upper", isupper },
+		{ "space", isspace }, { "punct", ispunct },
+	};
+	size_t i;
+
+	for (i = 0; i < LIBPFM_ARRAY_SIZE(classes); i++)
+		if (strlen(classes[i].name) == len
+		    && !strncmp(classes[i].name, name, len))
+			return classes[i].test;
+	return NULL;
+}
+
+/*
+ * the length of the atom of an extended regular expression at p: an
+ * ordinary character, '.' or a bracket expression (up to its ']');
+ * 0 for what pfm_riscv_ere_match() leaves to regcomp: groups,
+ * alternation, anchors, intervals, escapes, "[." and "[=", an unknown
+ * class, a bracket without its ']'
+ */
+static size_t
+pfm_riscv_ere_atom(const char *p)
+{
+	const char *q = p + 1, *end;
+
+	if (*p == '\0' || strchr("()|{}^$\\*+?", *p))
+		return 0;
+	if (*p != '[')
+		return 1;
+	q += *q == '^';
+	if (*q == ']')
+		q++;
+	while (*q != ']') {
+		if (*q == '\0' || (q[0] == '[' && (q[1] == '.' || q[1] == '=')))
+			return 0;
+		if (q[0] == '[' && q[1] == ':') {
+			end = strstr(q + 2, ":]");
+			if (!end || !pfm_riscv_ere_class(q + 2, end - q - 2))
+				return 0;
+			q = end + 2;
+			continue;
+		}
+		q++;
+	}
+	return q + 1 - p;
+}
+
+/*
+ * does the atom at p (of length len) match the character c?
+ */
+static int
+pfm_riscv_ere_atom_has(const char *p, size_t len, unsigned char c)
+{
+	const char *q = p + 1, *end = p + len - 1, *close;
+	int negated, hit = 0;
+
+	if (*p == '.')
+		return c != '\0';
+	if (*p != '[')
+		return (unsigned char)*p == c;
+	negated = *q == '^';
+	q += negated;
+	if (*q == ']') {
+		hit = c == ']';
+		q++;
+	}
+	while (q < end && !hit) {
+		if (q[0] == '[' && q[1] == ':') {
+			close = strstr(q + 2, ":]");
+			hit = pfm_riscv_ere_class(q + 2, close - q - 2)(c) != 0;
+			q = close + 2;
+		} else if (q + 2 < end && q[1] == '-') {
+			hit = (unsigned char)q[0] <= c && c <= (unsigned char)q[2];
+			q += 3;
+		} else {
+			hit = (unsigned char)*q++ == c;
+		}
+	}
+	return hit != negated;
+}
+
+static int
+pfm_riscv_ere_match_here(const char *p, const char *s)
+{
+	size_t len, run = 0, least, most;
+	const char *rest;
+	char quant;
+
+	if (*p == '\0')
+		return *s == '\0';
+	len = pfm_riscv_ere_atom(p);
+	quant = p[len];
+	if (quant != '*' && quant != '+' && quant != '?')
+		return *s != '\0' && pfm_riscv_ere_atom_has(p, len, *s)
+		       && pfm_riscv_ere_match_here(p + len, s + 1);
+	rest = p + len + 1;
+	least = quant == '+';
+	most = quant == '?' ? 1 : (size_t)-1;
+	while (run < most && s[run] != '\0'
+	       && pfm_riscv_ere_atom_has(p, len, s[run]))
+		run++;
+	for (run++; run-- > least;)
+		if (pfm_riscv_ere_match_here(rest, s + run))
+			return 1;
+	return 0;
+}
+
+/*
+ * does all of s match the extended regular expression p? 1 or 0,
+ * without compiling it, when p is made of what Linux perf's cpuid keys
+ * use: ordinary characters, '.' and bracket expressions ([0-9a-f],
+ * [[:xdigit:]], [^...]), each optionally followed by '*', '+' or '?'.
+ * -1 for any other expression, which the caller compiles. Only whether
+ * all of s is in the language counts, so POSIX's leftmost-longest rule
+ * cannot change the answer.
+ */
+static int
+pfm_riscv_ere_match(const char *p, const char *s)
+{
+	const char *q = p;
+
+	while (*q != '\0') {
+		size_t len = pfm_riscv_ere_atom(q);
+		if (!len)
+			return -1;
+		q += len;
+		if (*q == '*' || *q == '+' || *q == '?')
+			q++;
+		if (*q == '{')
+			return -1;
+	}
+	return pfm_riscv_ere_match_here(p, s);
+}
+
+/*
  * Linux perf's cpuid match (mapfile.csv): the key, a POSIX extended
  * regular expression, must match all of "mvendorid-marchid-mimpid",
  * each field printed as the kernel prints it (0x%lx). A missing or
- * malformed field never matches.
+ * malformed field never matches. Every RISC-V PMU tries its keys at
+ * each pfm_initialize(), and compiling a key costs far more than
+ * matching it: the keys perf uses are matched directly, only another
+ * expression is compiled.
  */
 static int
 pfm_riscv_match_perf_id(const pfm_riscv_config_t *c, const char *key)
@@ -179,6 +327,10 @@ pfm_riscv_match_perf_id(const pfm_riscv_config_t *c, const char *key)
 	    || pfm_riscv_id_value(c->mimpid, &imp))
 		return 0;
 	snprintf(cpuid, sizeof(cpuid), "0x%llx-0x%llx-0x%llx", vendor, arch, imp);
+
+	ret = pfm_riscv_ere_match(key, cpuid);
+	if (ret >= 0)
+		return ret;
 
 	if (regcomp(&re, key, REG_EXTENDED)) {
 		DPRINT("bad perf cpuid pattern %s\n", key);

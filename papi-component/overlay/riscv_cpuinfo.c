@@ -177,23 +177,145 @@ void riscv_cpuinfo_vendor_name(const struct riscv_cpuinfo *ci, char *buf, size_t
 		copy_str(buf, len, "RISC-V");
 }
 
-/* How many leading characters of an extended regular expression every string it matches from its start
- * begins with: the characters before its first special one, less the last of them when a quantifier makes
- * that one optional; 0 when the expression has an alternation anywhere (each branch has its own start). */
-static size_t ere_literal_prefix(const char *pattern)
+/* A bracket expression of a pattern: its members, and whether they are negated ("[^...]"). */
+struct ere_bracket {
+	const char *members; /* the text between '[' (or "[^") and ']' */
+	size_t len;
+	int negated;
+};
+
+/* The test of a character class ("xdigit" of "[[:xdigit:]]"), NULL for an unknown one. */
+static int (*ere_class(const char *name, size_t len))(int)
 {
-	if (strchr(pattern, '|'))
+	static const struct {
+		const char *name;
+		int (*test)(int);
+	} classes[] = {{"xdigit", isxdigit}, {"digit", isdigit}, {"alpha", isalpha}, {"alnum", isalnum},
+	               {"lower", islower},   {"upper", isupper}, {"space", isspace}, {"punct", ispunct}};
+	for (size_t i = 0; i < ARRAY_LEN(classes); i++)
+		if (strlen(classes[i].name) == len && strncmp(classes[i].name, name, len) == 0)
+			return classes[i].test;
+	return NULL;
+}
+
+/* The bracket expression at p (just after its '['): its length up to and including the closing ']'; 0 when
+ * it uses what riscv_ere_full_match() leaves to regcomp ("[." or "[=", an unknown class, no closing ']'). */
+static size_t ere_bracket_parse(const char *p, struct ere_bracket *b)
+{
+	const char *q = p;
+	b->negated = *q == '^';
+	q += b->negated;
+	b->members = q;
+	if (*q == ']') /* a ']' first is a member */
+		q++;
+	while (*q != ']') {
+		if (*q == '\0')
+			return 0;
+		if (q[0] == '[' && (q[1] == '.' || q[1] == '='))
+			return 0;
+		if (q[0] == '[' && q[1] == ':') {
+			const char *end = strstr(q + 2, ":]");
+			if (end == NULL || ere_class(q + 2, (size_t)(end - q - 2)) == NULL)
+				return 0;
+			q = end + 2;
+			continue;
+		}
+		q++;
+	}
+	b->len = (size_t)(q - b->members);
+	return (size_t)(q + 1 - p);
+}
+
+static int ere_bracket_has(const struct ere_bracket *b, unsigned char c)
+{
+	const char *q = b->members, *end = b->members + b->len;
+	int hit = 0;
+	if (q < end && *q == ']') {
+		hit |= c == ']';
+		q++;
+	}
+	while (q < end && !hit) {
+		if (q[0] == '[' && q[1] == ':') {
+			const char *close = strstr(q + 2, ":]");
+			hit = ere_class(q + 2, (size_t)(close - q - 2))(c) != 0;
+			q = close + 2;
+		} else if (q + 2 < end && q[1] == '-') {
+			hit = (unsigned char)q[0] <= c && c <= (unsigned char)q[2];
+			q += 3;
+		} else {
+			hit = (unsigned char)*q == c;
+			q++;
+		}
+	}
+	return hit != b->negated;
+}
+
+/* The length of the atom of the pattern at p (a bracket expression's members in *b); 0 for one that
+ * riscv_ere_full_match() leaves to regcomp. */
+static size_t ere_atom(const char *p, struct ere_bracket *b)
+{
+	if (*p == '[') {
+		size_t len = ere_bracket_parse(p + 1, b);
+		return len > 0 ? 1 + len : 0;
+	}
+	if (*p == '\0' || strchr("()|{}^$\\*+?", *p) != NULL)
 		return 0;
-	size_t n = strcspn(pattern, ".[]()*+?{}^$\\");
-	if (n > 0 && (pattern[n] == '*' || pattern[n] == '?' || pattern[n] == '{'))
-		n--;
-	return n;
+	return 1;
+}
+
+static int ere_atom_has(const char *p, const struct ere_bracket *b, unsigned char c)
+{
+	if (*p == '[')
+		return ere_bracket_has(b, c);
+	return *p == '.' ? c != '\0' : (unsigned char)*p == c;
+}
+
+static int ere_match_here(const char *p, const char *s)
+{
+	struct ere_bracket b;
+	if (*p == '\0')
+		return *s == '\0';
+	size_t len = ere_atom(p, &b);
+	char quantifier = p[len];
+	const char *rest = p + len + (quantifier == '*' || quantifier == '+' || quantifier == '?');
+	if (quantifier == '*' || quantifier == '+' || quantifier == '?') {
+		size_t run = 0, least = quantifier == '+', most = quantifier == '?' ? 1 : SIZE_MAX;
+		while (run < most && s[run] != '\0' && ere_atom_has(p, &b, (unsigned char)s[run]))
+			run++;
+		for (size_t n = run + 1;
+		     n-- > least;) /* the longest first, as POSIX; any will do for a full match */
+			if (ere_match_here(rest, s + n))
+				return 1;
+		return 0;
+	}
+	return *s != '\0' && ere_atom_has(p, &b, (unsigned char)*s) && ere_match_here(rest, s + 1);
+}
+
+/* Does all of s match the extended regular expression pattern? 1 or 0 without compiling it when the pattern
+ * is made of what Linux perf's cpuid rules use -- ordinary characters, '.', bracket expressions ([0-9a-f],
+ * [[:xdigit:]], [^...]), each optionally followed by '*', '+' or '?' -- and -1 for anything else (groups,
+ * alternation, anchors, intervals, escapes), which the caller hands to regcomp. A full match asks only
+ * whether s is in the language, so POSIX's leftmost-longest rule cannot change the answer. */
+int riscv_ere_full_match(const char *pattern, const char *s)
+{
+	struct ere_bracket b;
+	for (const char *p = pattern; *p != '\0';) {
+		size_t len = ere_atom(p, &b);
+		if (len == 0)
+			return -1;
+		p += len;
+		if (*p == '*' || *p == '+' || *p == '?')
+			p++;
+		if (*p == '{')
+			return -1;
+	}
+	return ere_match_here(pattern, s);
 }
 
 /* Linux perf's cpuid match (mapfile.csv): the pattern must match all of "mvendorid-marchid-mimpid", each
  * printed as the kernel prints it (0x%lx); a missing field never matches. The rules are tried one after the
- * other at every PAPI_library_init: a cpuid that does not begin with the pattern's literal prefix (its
- * vendor, usually) is refused without compiling the expression, which costs far more than the match. */
+ * other at every PAPI_library_init, and compiling an expression costs far more than matching it: the patterns
+ * the rules use are matched directly (riscv_ere_full_match), only another one is compiled. */
 static int perf_id_matches(const struct riscv_cpuinfo *ci, const char *pattern)
 {
 	char cpuid[64];
@@ -203,9 +325,9 @@ static int perf_id_matches(const struct riscv_cpuinfo *ci, const char *pattern)
 		return 0;
 	snprintf(cpuid, sizeof(cpuid), "0x%" PRIx64 "-0x%" PRIx64 "-0x%" PRIx64, ci->mvendorid, ci->marchid,
 	         ci->mimpid);
-	size_t prefix = ere_literal_prefix(pattern);
-	if (strncmp(cpuid, pattern, prefix) != 0)
-		return 0;
+	int direct = riscv_ere_full_match(pattern, cpuid);
+	if (direct >= 0)
+		return direct;
 	if (regcomp(&re, pattern, REG_EXTENDED) != 0)
 		return 0;
 	int hit = regexec(&re, cpuid, 1, &m, 0) == 0 && m.rm_so == 0 && (size_t)m.rm_eo == strlen(cpuid);

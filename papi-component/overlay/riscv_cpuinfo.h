@@ -29,6 +29,11 @@ struct riscv_cpuinfo {
  * Returns 0 when it is a RISC-V cpuinfo, -1 when it is not (out is then zeroed). */
 int riscv_cpuinfo_parse(FILE *f, struct riscv_cpuinfo *out);
 
+/* Does all of s match the POSIX extended regular expression pattern? 1 or 0, matched without regcomp, when
+ * the pattern uses only ordinary characters, '.', bracket expressions and '*', '+', '?'; -1 for any other
+ * pattern. */
+int riscv_ere_full_match(const char *pattern, const char *s);
+
 /* 1 when the ISA string names the multi-letter extension `ext` (case-insensitive, e.g. "sscofpmf"). */
 int riscv_isa_has_extension(const char *isa, const char *ext);
 

@@ -7,8 +7,9 @@
  * with libpfm4's perf encoding: PERF_TYPE_HARDWARE -> CYCLES/INSTRUCTIONS, raw -> mhpmevent) combined
  * as the preset says (NOT_DERIVED, DERIVED_ADD, DERIVED_SUB). Also: PAPI_start and PAPI_reset zero every
  * event of a two-event set (a perf_event group), not only its leader; events added one by one, then one
- * removed, each count their truth (perf_event keeps the events already open when one is appended, upstream
- * patch 45). Built and run by run-papi-tests.sh.
+ * removed, then added back, each count their truth (perf_event keeps the events already open
+ * when one is appended, upstream patch 45; a removal keeps each event's code, patch 49). Built and run by
+ * run-papi-tests.sh.
  */
 #include <CUnit/Basic.h>
 #include <papi.h>
@@ -187,11 +188,18 @@ static void test_add_remove(void)
 	CU_ASSERT_EQUAL(n, 3); /* every model has one of them beside cycles and instructions */
 	count_set_and_compare(set, codes, n, "added one by one");
 	/* remove the middle one: [cycles, extra] (the component keeps the first open, closes the others and
-	 * opens the extra one again at its new place); PAPI_stop gives the values in that order. (Adding
-	 * instructions back fails with PAPI_ECNFLCT on the emulated U74, with or without patch 45.) */
+	 * opens the extra one again at its new place); PAPI_stop gives the values in that order. */
 	CU_ASSERT_EQUAL_FATAL(PAPI_remove_event(set, PAPI_TOT_INS), PAPI_OK);
 	const int removed[MAX_SET] = {codes[0], codes[2], 0};
 	count_set_and_compare(set, removed, n - 1, "one removed");
+	/* added back, it comes last: [cycles, extra, instructions]. Removing an event moves the last native
+	 * event into its slot of the EventSet; when the move left the slot's PAPI event code behind (upstream
+	 * patch 49), the component opened the removed event there again: the extra one counted instructions,
+	 * and instructions added back conflicted with itself (PAPI_ECNFLCT on the U74, one instret counter).
+	 */
+	CU_ASSERT_EQUAL_FATAL(PAPI_add_event(set, PAPI_TOT_INS), PAPI_OK);
+	const int added_back[MAX_SET] = {codes[0], codes[2], codes[1]};
+	count_set_and_compare(set, added_back, n, "one removed, added back");
 	PAPI_cleanup_eventset(set);
 	PAPI_destroy_eventset(&set);
 }
@@ -273,7 +281,8 @@ int main(void)
 	CU_add_test(s, "counting domains are what the kernel accepts", test_domains_are_honest);
 	CU_add_test(s, "PAPI_start and PAPI_reset zero every event of the set",
 	            test_start_and_reset_zero_every_event);
-	CU_add_test(s, "events added one by one, then one removed, each count their truth", test_add_remove);
+	CU_add_test(s, "events added one by one, one removed, added back, each count their truth",
+	            test_add_remove);
 	CU_add_test(s, "a domain set between two adds holds for both events", test_domain_between_adds);
 	return cunit_run_all();
 }

@@ -2,10 +2,12 @@
 /* Unit tests of the PAPI overlay's RISC-V /proc/cpuinfo identification
  * (papi-component/overlay/riscv_cpuinfo.c). */
 #include <CUnit/Basic.h>
+#include <regex.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "riscv_cpuinfo.h"
+#include "riscv_cpuinfo_ids.h"
 #include "cunit_run.h"
 
 static FILE *text_file(const char *text)
@@ -118,6 +120,118 @@ static void test_truncation(void)
 	CU_ASSERT_EQUAL(strncmp(small, "SiFive ", 7), 0);
 }
 
+/* What regcomp/regexec say: does all of s match pattern? */
+static int regex_full_match(const char *pattern, const char *s)
+{
+	regex_t re;
+	regmatch_t m;
+	if (regcomp(&re, pattern, REG_EXTENDED) != 0)
+		return 0;
+	int hit = regexec(&re, s, 1, &m, 0) == 0 && m.rm_so == 0 && (size_t)m.rm_eo == strlen(s);
+	regfree(&re);
+	return hit;
+}
+
+static int compared;
+
+/* riscv_ere_full_match and regex agree on s (when the former answers at all) */
+static void check_agrees(const char *pattern, const char *s)
+{
+	int direct = riscv_ere_full_match(pattern, s);
+	if (direct < 0)
+		return;
+	compared++;
+	if (direct != regex_full_match(pattern, s))
+		fprintf(stderr, "riscv_ere_full_match(\"%s\", \"%s\") = %d, regexec says %d\n", pattern, s,
+		        direct, !direct);
+	CU_ASSERT_EQUAL(direct, regex_full_match(pattern, s));
+}
+
+/* A string the pattern matches: each atom's first member, a quantified one once. */
+static void instance_of(const char *p, char *out, size_t len)
+{
+	size_t n = 0;
+	while (*p != '\0' && n + 1 < len) {
+		if (*p == '[') {
+			const char *q = p + 1 + (p[1] == '^');
+			out[n++] = strncmp(q, "[:xdigit:]", 10) == 0 ? 'a' : *q;
+			p = strchr(q + 1, ']');
+			p = strncmp(q, "[:", 2) == 0 ? strchr(p + 1, ']') : p;
+			p++;
+		} else {
+			out[n++] = *p++;
+		}
+		if (*p == '+' || *p == '*' || *p == '?')
+			p++;
+	}
+	out[n] = '\0';
+}
+
+/* The cpuid rules' patterns (events/cpu_ids.csv) are matched without regcomp, with regexec's answer: on a
+ * string each matches, on every one-character change, deletion and insertion of it, and on each other rule's.
+ */
+static void test_perf_id_patterns_without_regcomp(void)
+{
+	static const char *const extra[] = {"0x[[:xdigit:]]+", "a.c", "ab?c", "a[^0-9]*z", "[]x]-[a-]", "x*"};
+	static const char *const strings[] = {"",
+	                                      "0x",
+	                                      "0xff",
+	                                      "abc",
+	                                      "ac",
+	                                      "abbc",
+	                                      "aqz",
+	                                      "a1z",
+	                                      "az",
+	                                      "]-a",
+	                                      "x--",
+	                                      "xxx",
+	                                      "0x489-0x8000000000000007-0x4210427"};
+	int rules = 0;
+	for (size_t i = 0; i < sizeof(riscv_id_rules) / sizeof(riscv_id_rules[0]); i++) {
+		const char *pattern = riscv_id_rules[i].str;
+		char match[128], s[130];
+		if (riscv_id_rules[i].match != RISCV_MATCH_PERF_ID)
+			continue;
+		rules++;
+		CU_ASSERT_NOT_EQUAL(riscv_ere_full_match(pattern, "0x0-0x0-0x0"),
+		                    -1); /* no rule needs regcomp */
+		instance_of(pattern, match, sizeof(match));
+		CU_ASSERT_EQUAL(riscv_ere_full_match(pattern, match), 1);
+		check_agrees(pattern, match);
+		size_t len = strlen(match);
+		for (size_t k = 0; k <= len; k++) {
+			for (const char *c = "0189adfx-"; *c != '\0'; c++) {
+				snprintf(s, sizeof(s), "%.*s%c%s", (int)k, match, *c,
+				         match + k + (k < len)); /* changed */
+				check_agrees(pattern, s);
+				snprintf(s, sizeof(s), "%.*s%c%s", (int)k, match, *c,
+				         match + k); /* inserted */
+				check_agrees(pattern, s);
+			}
+			snprintf(s, sizeof(s), "%.*s%s", (int)k, match,
+			         k < len ? match + k + 1 : ""); /* deleted */
+			check_agrees(pattern, s);
+		}
+		for (size_t j = 0; j < sizeof(riscv_id_rules) / sizeof(riscv_id_rules[0]); j++)
+			if (riscv_id_rules[j].match == RISCV_MATCH_PERF_ID) {
+				instance_of(riscv_id_rules[j].str, match, sizeof(match));
+				check_agrees(pattern, match);
+			}
+	}
+	CU_ASSERT_TRUE(rules > 0);
+	for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++)
+		for (size_t j = 0; j < sizeof(strings) / sizeof(strings[0]); j++)
+			check_agrees(extra[i], strings[j]);
+	/* what it leaves to regcomp */
+	CU_ASSERT_EQUAL(riscv_ere_full_match("a|b", "a"), -1);
+	CU_ASSERT_EQUAL(riscv_ere_full_match("(ab)+", "ab"), -1);
+	CU_ASSERT_EQUAL(riscv_ere_full_match("a{2}", "aa"), -1);
+	CU_ASSERT_EQUAL(riscv_ere_full_match("^a$", "a"), -1);
+	CU_ASSERT_EQUAL(riscv_ere_full_match("[[:nope:]]", "a"), -1);
+	CU_ASSERT_EQUAL(riscv_ere_full_match("[ab", "a"), -1);
+	CU_ASSERT_TRUE(compared > 1000);
+}
+
 int main(void)
 {
 	if (CU_initialize_registry() != CUE_SUCCESS)
@@ -129,5 +243,6 @@ int main(void)
 	CU_add_test(s, "x86 cpuinfo is not RISC-V", test_x86_is_not_riscv);
 	CU_add_test(s, "ISA extension matching", test_isa_extensions);
 	CU_add_test(s, "buffers are not overrun", test_truncation);
+	CU_add_test(s, "cpuid patterns matched without regcomp", test_perf_id_patterns_without_regcomp);
 	return cunit_run_all();
 }
