@@ -357,7 +357,8 @@ int perf_open(const struct perf_event_attr *uattr, int pid, int cpu, struct emu_
 	} else {
 		emu_ctx_sync(ev->target, emu_cycles_of(ev->target), EMU_IP_KERNEL);
 	}
-	emu_ctx_insert(ev);
+	if (!ev->xs) /* sampling another process: its own emulator counts it (perf_remote.c) */
+		emu_ctx_insert(ev);
 	ev->next_all = all_events;
 	all_events = ev;
 	sideband_track(ev, 1);
@@ -457,7 +458,7 @@ static int apply(struct emu_event *ev, unsigned long req, int group)
 			set_enabled(e, 0);
 		else
 			e->count = 0; /* RESET: the count only, times stay */
-		if (e->rset)
+		if (e->rset || e->xs)
 			emu_remote_follow(e, req); /* and its children's copies (perf_event_for_each_child) */
 	}
 	return 0;
@@ -808,6 +809,7 @@ void perf_exit_flush(void)
 			__atomic_fetch_add(&e->acc->time_running, e->time_running, __ATOMIC_RELAXED);
 			e->count = e->time_enabled = e->time_running = 0;
 		}
+		emu_remote_shadows_publish(t);
 	}
 	emu_unlock();
 }
@@ -827,6 +829,7 @@ void perf_fork_child(void)
 	emu_lock();
 	inherit_fork_child(parent, child);
 	emu_unlock();
+	perf_remote_attach_self(0); /* events of other processes sampling it with inherit */
 }
 
 /* ------------------------------------------------------------------------------ user counter reads */
@@ -974,6 +977,11 @@ void perf_record_mmaps_in(uint64_t lo, uint64_t hi)
 /* The thread's name and executable mappings as they were before the event had a buffer: what exec would
  * have written had the event existed then (perf record names functions by them). Once per event, when it
  * is enabled and has a buffer; /proc is read outside the lock. */
+void emu_sb_track(const struct emu_event *ev)
+{
+	sideband_track(ev, 1); /* a shadow is never released: it lives as long as its task */
+}
+
 static void sideband_existing(struct emu_event *ev)
 {
 	emu_lock();

@@ -166,8 +166,8 @@ static int64_t sign_extend(uint64_t v, unsigned width)
 void emu_ring_update_page(struct emu_event *ev)
 {
 	struct perf_event_mmap_page *pg = ev->page;
-	if (!pg)
-		return;
+	if (!pg || ev->shadow)
+		return; /* a shadow writes records into the owner's ring, never its page */
 	int rdpmc = user_read_granted(ev);
 	int on_counter = rdpmc && ev->state == EV_ACTIVE && ev->hw_idx >= 0 &&
 	                 (ev->kind == EK_PROG || EMU_FIXED_COUNTERS_USER_READABLE);
@@ -191,7 +191,8 @@ void emu_ring_update_page(struct emu_event *ev)
 	pg->time_mult = 1000; /* 1 MHz time CSR -> ns */
 	pg->time_zero = 0;
 	pg->time_offset = 0;
-	pg->data_head = ev->data_head;
+	if (!ev->xs) /* sampling another process: the shadows move the head */
+		pg->data_head = ev->data_head;
 	pg->data_offset = ev->map_len - ev->data_size;
 	pg->data_size = ev->data_size;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -538,12 +539,15 @@ void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns, const
 		emu_sample_lost(ev);
 		return;
 	}
+	if (emu_xring_begin(rb))
+		return;
 	size_t size = (parts.n + parts.m) * 8 + (parts.stack_size ? parts.stack_size + 8 : 0);
 	uint64_t lost[3] = {0, ev->id, ev->lost}; /* PERF_RECORD_LOST: header, id, number lost */
 	struct perf_event_header lh = {PERF_RECORD_LOST, 0, sizeof(lost)};
 	memcpy(&lost[0], &lh, sizeof(lh));
 	if (!ring_has_room(rb, size + (ev->lost ? sizeof(lost) : 0))) {
 		emu_sample_lost(ev);
+		emu_xring_end(rb);
 		return;
 	}
 	uint64_t head = rb->data_head, old = head;
@@ -559,6 +563,7 @@ void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns, const
 	ring_commit(rb, head);
 	EMU_STAT_ADD(samples_written, 1);
 	ring_wakeup_check(ev, rb, old);
+	emu_xring_end(rb);
 }
 
 /* perf_log_throttle: PERF_RECORD_THROTTLE / UNTHROTTLE { header, time, id, stream_id }. */
@@ -572,11 +577,14 @@ void emu_ring_write_throttle(struct emu_event *ev, int throttle, uint64_t time_n
 		emu_sample_lost(ev); /* perf_output_begin counts any record a paused buffer drops */
 		return;
 	}
-	if (!rb->page || !rb->data_size || !ring_has_room(rb, sizeof(r)))
+	if (!rb->page || !rb->data_size || emu_xring_begin(rb))
 		return;
-	uint64_t head = rb->data_head;
-	ring_put(rb, &head, r, sizeof(r));
-	ring_commit(rb, head);
+	if (ring_has_room(rb, sizeof(r))) {
+		uint64_t head = rb->data_head;
+		ring_put(rb, &head, r, sizeof(r));
+		ring_commit(rb, head);
+	}
+	emu_xring_end(rb);
 }
 
 /* The time of a record (PERF_SAMPLE_TIME, side-band records): the clock's (emu_clock_record_time). */
@@ -628,8 +636,11 @@ static void sideband_write(struct emu_event *ev, const struct sideband *sb)
 		return;
 	uint64_t id[6];
 	size_t nid = put_sample_id(ev, sb, id), size = (1 + sb->words + nid) * 8;
+	if (emu_xring_begin(rb))
+		return;
 	if (rb->paused || size > 0xffff || !ring_has_room(rb, size)) {
 		emu_sample_lost(ev);
+		emu_xring_end(rb);
 		return;
 	}
 	uint64_t hdr;
@@ -645,6 +656,7 @@ static void sideband_write(struct emu_event *ev, const struct sideband *sb)
 		if (rb->data_head / wm != old / wm)
 			rb->wakeups++;
 	}
+	emu_xring_end(rb);
 }
 
 enum sb_kind { SB_COMM, SB_MMAP, SB_MMAP_DATA, SB_TASK };
@@ -843,6 +855,8 @@ char *emu_next_maps_line(char *text, struct perf_mmap_info *m, int *exec)
  * `comm` and `maps` read before). Of per-CPU events, the one on the thread's CPU gets them, once. */
 int emu_sb_existing_due(struct emu_event *ev)
 {
+	if (ev->xs && !ev->shadow)
+		return 0; /* sampling another process: its own emulator writes them (perf_remote.c) */
 	return !ev->sideband_done && output_of(ev)->page &&
 	       (ev->attr.comm || ev->attr.mmap || ev->attr.mmap2 || ev->attr.mmap_data) &&
 	       sideband_takes(ev, ev->target, SB_TASK);
@@ -852,7 +866,7 @@ void emu_sb_existing(struct emu_event *ev, const char *comm, char *maps)
 {
 	ev->sideband_done = 1;
 	if (comm && ev->attr.comm)
-		comm_write(ev, comm, 0);
+		comm_write(ev, comm, ev->comm_exec);
 	struct perf_mmap_info m;
 	int exec;
 	for (char *line = maps; line;) {

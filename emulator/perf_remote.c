@@ -17,8 +17,12 @@
  * not when the task is created: a copy made late is credited with what its task counted before (the count
  * source's count from the task's start), so the sum is the kernel's. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "perf_priv.h"
 
@@ -65,12 +69,37 @@ static void task_sync(struct emu_thread *t)
 
 static void find_copies(struct emu_event *ev);
 
+/* A sampling event on another process's task: published for the task's own emulator, which samples it
+ * (its alarm, its PC, its stack) into this event's ring. The event itself is not in any context here. */
+static int xs_publish(struct emu_event *ev)
+{
+	if (ev->target->cpu_wide)
+		return -EOPNOTSUPP; /* CPU-wide sampling is not emulated (docs/emulator-core.md) */
+	struct emu_xsampler *xs = emu_run_block_claim();
+	if (!xs)
+		return -ENOMEM; /* the run's table of such events is full (EMU_RUN_BLOCKS) */
+	xs->fd = ev->fd;
+	xs->root_slot = emu_run_slot_of(ev->target);
+	xs->cpu = ev->cpu;
+	xs->enabled = ev->state >= EV_INACTIVE;
+	xs->kind = (int32_t)ev->kind;
+	xs->evmask = ev->evmask;
+	xs->after = emu_run_seq();
+	xs->id = ev->id;
+	xs->period = ev->period;
+	xs->attr = ev->attr;
+	xs->exec_seen = emu_run_task_execs(xs->root_slot);
+	__atomic_store_n(&xs->ready, 1, __ATOMIC_RELEASE);
+	ev->xs = xs;
+	return 0;
+}
+
 int emu_remote_prepare(struct emu_event *ev)
 {
 	if (!ev->target->remote)
 		return 0;
 	if (is_sampling(ev))
-		return -EOPNOTSUPP; /* sampling another process is not emulated yet (docs/emulator-core.md) */
+		return xs_publish(ev);
 	if (ev->attr.inherit || ev->target->cpu_wide) {
 		struct emu_remote_set *s = calloc(1, sizeof(*s));
 		if (!s)
@@ -154,8 +183,37 @@ static void find_copies(struct emu_event *ev)
 	}
 }
 
+/* Whether the task of `slot` or one of its inheriting descendants still runs: an event with none left
+ * polls POLLHUP (perf_poll's is_event_hup). */
+static int xs_task_alive(const struct emu_xsampler *xs)
+{
+	if (emu_run_task_live(xs->root_slot))
+		return 1;
+	unsigned n = emu_run_tasks();
+	for (unsigned i = 0; xs->attr.inherit && i < n && i < EMU_RUN_TASKS; i++)
+		if (emu_run_task_live((int)i) && emu_run_descendant((int)i, xs->root_slot, xs->after))
+			return 1;
+	return 0;
+}
+
+static void xs_sync(struct emu_event *ev)
+{
+	struct emu_xsampler *xs = ev->xs;
+	ev->wakeups += __atomic_exchange_n(&xs->wakeups, 0, __ATOMIC_ACQ_REL);
+	ev->count = __atomic_load_n(&xs->count, __ATOMIC_RELAXED);
+	ev->lost_total = __atomic_load_n(&xs->lost, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&xs->enabled, __ATOMIC_RELAXED) && ev->state < EV_INACTIVE && ev->state != EV_ERROR)
+		ev->state = EV_INACTIVE; /* enable_on_exec, taken by the task */
+	if (!xs_task_alive(xs))
+		ev->hup = 1;
+}
+
 void emu_remote_sync(struct emu_event *ev)
 {
+	if (ev->xs) {
+		xs_sync(ev);
+		return;
+	}
 	task_sync(ev->target);
 	struct emu_remote_set *s = ev->rset;
 	if (!s || !ev->acc)
@@ -183,6 +241,10 @@ void emu_remote_sync(struct emu_event *ev)
 
 void emu_remote_follow(struct emu_event *ev, unsigned long req)
 {
+	if (ev->xs && (req == PERF_EVENT_IOC_ENABLE || req == PERF_EVENT_IOC_DISABLE))
+		__atomic_store_n(&ev->xs->enabled, req == PERF_EVENT_IOC_ENABLE, __ATOMIC_RELEASE);
+	else if (ev->xs && req == PERF_EVENT_IOC_RESET)
+		__atomic_store_n(&ev->xs->count, 0, __ATOMIC_RELAXED);
 	struct emu_remote_set *s = ev->rset;
 	for (size_t i = 0; s && i < s->n; i++) {
 		struct emu_event *c = s->copy[i];
@@ -208,6 +270,11 @@ static void unlink_event(struct emu_event *c)
 
 void emu_remote_release(struct emu_event *ev)
 {
+	if (ev->xs && !ev->shadow) {
+		__atomic_store_n(&ev->xs->ready, 0, __ATOMIC_RELEASE);
+		emu_run_block_release(ev->xs);
+	}
+	ev->xs = NULL;
 	struct emu_remote_set *s = ev->rset;
 	if (!s)
 		return;
@@ -218,4 +285,183 @@ void emu_remote_release(struct emu_event *ev)
 	free(s->copy);
 	free(s);
 	ev->rset = NULL;
+}
+
+/* ------------------------------------------------------------------------------- the sampled side */
+/* Whether `xs` still describes the event the shadow was made of (the owner may have closed it and the block
+ * be reused). */
+static int xs_current(const struct emu_event *ev)
+{
+	const struct emu_xsampler *xs = ev->xs;
+	return xs && __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) && xs->id == ev->id;
+}
+
+int emu_xring_begin(struct emu_event *rb)
+{
+	if (!rb->shadow)
+		return 0;
+	/* the owner closed or disabled the event: the task's records go nowhere, as a disabled event's */
+	if (!xs_current(rb) || !__atomic_load_n(&rb->xs->enabled, __ATOMIC_ACQUIRE))
+		return -1;
+	emu_run_word_lock(&rb->xs->ring_lock);
+	/* the other writers moved the head on: continue from theirs */
+	rb->data_head = __atomic_load_n(&rb->page->data_head, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+static void shadow_publish(struct emu_event *ev);
+
+void emu_xring_end(struct emu_event *rb)
+{
+	if (!rb->shadow)
+		return;
+	if (rb->wakeups)
+		__atomic_fetch_add(&rb->xs->wakeups, rb->wakeups, __ATOMIC_RELEASE);
+	rb->wakeups = 0;
+	emu_run_word_unlock(&rb->xs->ring_lock);
+	shadow_publish(rb);
+}
+
+/* The shadow's count so far, into the event the owner reads. */
+static void shadow_publish(struct emu_event *ev)
+{
+	if (!xs_current(ev))
+		return;
+	if (ev->count > ev->xs_published)
+		__atomic_fetch_add(&ev->xs->count, ev->count - ev->xs_published, __ATOMIC_RELAXED);
+	ev->xs_published = ev->count;
+	if (ev->lost_total)
+		__atomic_fetch_add(&ev->xs->lost, ev->lost_total, __ATOMIC_RELAXED);
+	ev->lost_total = 0;
+}
+
+void emu_remote_shadows_publish(struct emu_thread *t)
+{
+	if (!t->perf)
+		return;
+	for_each_group(t->perf, g) for_each_member(g, e) if (e->shadow) shadow_publish(e);
+}
+
+/* Maps the owner's ring: its event fd is a memfd, reached through /proc/<owner>/fd (the ptrace-access rule
+ * of /proc: the run's processes may count each other). Its size is the mapping the owner made; 0: not yet
+ * mapped, nothing to write into. */
+static void *map_owner_ring(const struct emu_xsampler *xs, size_t *len)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)xs->owner, (int)xs->fd);
+	int fd = EMU_REAL(open)(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	off_t size = EMU_REAL(lseek)(fd, 0, SEEK_END);
+	size_t page = (size_t)EMU_REAL(sysconf)(_SC_PAGESIZE);
+	void *p = NULL;
+	if (size > (off_t)page) {
+		p = EMU_REAL(mmap)(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			p = NULL;
+	}
+	EMU_REAL(close)(fd);
+	*len = (size_t)size;
+	return p;
+}
+
+static struct emu_event *make_shadow(struct emu_xsampler *xs, struct emu_thread *t, int slot, int exec)
+{
+	size_t len = 0;
+	void *page = map_owner_ring(xs, &len);
+	if (!page)
+		return NULL;
+	struct emu_event *c = calloc(1, sizeof(*c));
+	if (!c) {
+		EMU_REAL(munmap)(page, len);
+		return NULL;
+	}
+	c->attr = xs->attr;
+	c->attr.enable_on_exec = 0; /* acted on here, once */
+	c->id = xs->id;
+	c->fd = -1;
+	c->kind = (enum emu_ev_kind)xs->kind;
+	c->evmask = xs->evmask;
+	c->target = t;
+	c->cpu = xs->cpu;
+	c->hw_idx = -1;
+	c->leader = c;
+	c->owner_pid = emu_getpid(); /* its context is this process's */
+	c->period = xs->period;
+	c->period_left = (int64_t)xs->period;
+	c->refs = 1;
+	/* enable_on_exec: the root task's exec after the open turned the event on (perf_remote_attach_self); a
+	 * child starts in the state its parent's event has, and its own exec turns its copy on */
+	int on = __atomic_load_n(&xs->enabled, __ATOMIC_ACQUIRE) ||
+	         (xs->attr.enable_on_exec && exec && slot != xs->root_slot);
+	c->state = on ? EV_INACTIVE : EV_OFF;
+	c->page = page;
+	c->map_len = len;
+	c->data_size = len - (size_t)EMU_REAL(sysconf)(_SC_PAGESIZE);
+	c->data_head = __atomic_load_n(&c->page->data_head, __ATOMIC_ACQUIRE);
+	c->xs = xs;
+	c->shadow = 1;
+	c->comm_exec = exec;
+	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL); /* it counts from now */
+	emu_ctx_insert(c);
+	emu_ctx_schedule(t);
+	return c;
+}
+
+static int xs_reaches(const struct emu_xsampler *xs, const struct emu_thread *t, int slot)
+{
+	if (xs->cpu >= 0 && (unsigned)xs->cpu != t->hart)
+		return 0; /* event_filter_match: another CPU's event */
+	return slot == xs->root_slot || (xs->attr.inherit && emu_run_descendant(slot, xs->root_slot, xs->after));
+}
+
+/* The thread's name and the image's mappings, read before the shadows exist: their COMM and MMAP2 records
+ * come before any sample (perf report names a sample by the records before it). */
+static char *read_self_comm(void)
+{
+	size_t len = 0;
+	char *comm = emu_read_proc("/proc/thread-self/comm", &len);
+	if (comm && len && comm[len - 1] == '\n')
+		comm[len - 1] = 0;
+	return comm;
+}
+
+void perf_remote_attach_self(int exec)
+{
+	int any = 0;
+	for (unsigned i = 0; i < EMU_RUN_BLOCKS && !any; i++)
+		any = emu_run_block_at(i) != NULL;
+	if (!any)
+		return; /* no thread registered for nothing */
+	struct emu_thread *t = emu_thread_self();
+	int slot = emu_run_slot_of(t);
+	if (slot < 0)
+		return;
+	size_t len = 0;
+	char *comm = read_self_comm(), *maps = emu_read_proc("/proc/self/maps", &len);
+	emu_lock();
+	for (unsigned i = 0; i < EMU_RUN_BLOCKS; i++) {
+		struct emu_xsampler *xs = emu_run_block_at(i);
+		if (!xs || !__atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) || xs->owner == emu_getpid())
+			continue;
+		/* perf_event_enable_on_exec: every event of the task's context, of every CPU */
+		if (exec && slot == xs->root_slot && xs->attr.enable_on_exec &&
+		    emu_run_task_execs(slot) > xs->exec_seen)
+			__atomic_store_n(&xs->enabled, 1, __ATOMIC_RELEASE);
+		if (!xs_reaches(xs, t, slot))
+			continue;
+		struct emu_event *c = make_shadow(xs, t, slot, exec);
+		if (!c)
+			continue;
+		emu_sb_track(c);
+		/* what exec writes: COMM (COMM_EXEC after an exec) and the image's executable mappings */
+		char *text = maps ? strdup(maps) : NULL; /* cut in place while read */
+		if (emu_sb_existing_due(c))
+			emu_sb_existing(c, comm, text);
+		free(text);
+	}
+	emu_timer_rearm(t); /* the shadows sample from now */
+	emu_unlock();
+	free(comm);
+	free(maps);
 }
