@@ -117,7 +117,7 @@ __attribute__((constructor)) static void fe_constructor(void)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(perf_record_exit); /* exit(): the thread calling it ends with the process */
 	fe_trap_install();
-	perf_remote_attach_self(1); /* another process samples this one (perf record -- cmd): after exec */
+	perf_remote_attach_self(0); /* another process samples this one (perf record -- cmd): after exec */
 }
 
 /* ------------------------------------------------------------------------------ signal handlers */

@@ -815,7 +815,8 @@ uint64_t emu_run_task_execs(int slot)
 int emu_run_task_live(int slot)
 {
 	struct emu_run_task *s = slot_at(slot);
-	return s && __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_LIVE;
+	/* a task killed without a word (SIGKILL) left its slot live: its process is gone or a zombie */
+	return s && __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_LIVE && !process_dead(s->pid);
 }
 
 /* ------------------------------------------------------------------------------ shared blocks */

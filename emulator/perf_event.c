@@ -829,7 +829,7 @@ void perf_fork_child(void)
 	emu_lock();
 	inherit_fork_child(parent, child);
 	emu_unlock();
-	perf_remote_attach_self(0); /* events of other processes sampling it with inherit */
+	perf_remote_attach_self(parent->tid); /* events of other processes sampling it with inherit */
 }
 
 /* ------------------------------------------------------------------------------ user counter reads */
@@ -918,6 +918,7 @@ void perf_record_exit(void)
 		return;
 	struct emu_thread *t = emu_thread_self();
 	emu_lock();
+	emu_remote_shadows_publish(t); /* its last samples before its EXIT */
 	emu_sb_exit(t);
 	emu_unlock();
 }

@@ -766,12 +766,23 @@ void emu_sb_comm(struct emu_thread *t, const char *comm, int exec)
 		for_each_sideband_event(t, e, SB_COMM) comm_write(e, comm, exec);
 }
 
-/* PERF_RECORD_FORK for the creating thread's events: ppid and ptid are the creator's pid and tid. */
+/* PERF_RECORD_FORK for the creating thread's events: ppid and ptid are the creator's pid and tid. A shadow
+ * (perf_remote.c) gets it from the forked child itself, before the child's first sample: written here, after
+ * fork returned in the parent, it could come after the child's samples and exec, and perf would give the
+ * child the parent's mappings again. */
 void emu_sb_fork(struct emu_thread *t, pid_t pid, pid_t tid)
 {
 	if (t->perf)
-		for_each_sideband_event(t, e, SB_TASK)
+		for_each_sideband_event(t, e, SB_TASK) if (!e->shadow || tid != pid)
 		    task_write(e, 1, (uint32_t)pid, (uint32_t)t->pid, (uint32_t)tid, (uint32_t)t->tid);
+}
+
+/* The FORK record of the calling process, written by the child into a shadow it inherited. */
+void emu_sb_forked(struct emu_event *ev, pid_t ppid, pid_t ptid)
+{
+	if (sideband_takes(ev, ev->target, SB_TASK))
+		task_write(ev, 1, (uint32_t)ev->target->pid, (uint32_t)ppid, (uint32_t)ev->target->tid,
+		           (uint32_t)ptid);
 }
 
 /* perf_event_exit_task_context: the exiting task's own events get EXIT; ppid and ptid are both the pid of

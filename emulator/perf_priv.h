@@ -200,6 +200,7 @@ void emu_sb_mmap(struct emu_thread *t, const struct perf_mmap_info *m);
 void emu_sb_comm(struct emu_thread *t, const char *comm, int exec);
 void emu_sb_fork(struct emu_thread *t, pid_t pid, pid_t tid);
 void emu_sb_exit(struct emu_thread *t);
+void emu_sb_forked(struct emu_event *ev, pid_t ppid, pid_t ptid);
 int emu_sb_existing_due(struct emu_event *ev);
 void emu_sb_existing(struct emu_event *ev, const char *comm, char *maps);
 char *emu_read_proc(const char *path, size_t *len); /* malloc'd, NUL-terminated; NULL if unreadable */

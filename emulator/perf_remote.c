@@ -339,6 +339,14 @@ void emu_remote_shadows_publish(struct emu_thread *t)
 {
 	if (!t->perf)
 		return;
+	int any = 0;
+	for_each_group(t->perf, g) for_each_member(g, e) any |= e->shadow;
+	if (!any)
+		return;
+	/* the task leaves (exit, exec): PES records still in its buffer reach the ring first, as the kernel
+	 * drains a task's records when it is scheduled out */
+	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
+	emu_pes_flush(t);
 	for_each_group(t->perf, g) for_each_member(g, e) if (e->shadow) shadow_publish(e);
 }
 
@@ -426,8 +434,9 @@ static char *read_self_comm(void)
 	return comm;
 }
 
-void perf_remote_attach_self(int exec)
+void perf_remote_attach_self(pid_t forked_by)
 {
+	int exec = forked_by == 0;
 	int any = 0;
 	for (unsigned i = 0; i < EMU_RUN_BLOCKS && !any; i++)
 		any = emu_run_block_at(i) != NULL;
@@ -438,7 +447,7 @@ void perf_remote_attach_self(int exec)
 	if (slot < 0)
 		return;
 	size_t len = 0;
-	char *comm = read_self_comm(), *maps = emu_read_proc("/proc/self/maps", &len);
+	char *comm = exec ? read_self_comm() : NULL, *maps = exec ? emu_read_proc("/proc/self/maps", &len) : NULL;
 	emu_lock();
 	for (unsigned i = 0; i < EMU_RUN_BLOCKS; i++) {
 		struct emu_xsampler *xs = emu_run_block_at(i);
@@ -454,7 +463,12 @@ void perf_remote_attach_self(int exec)
 		if (!c)
 			continue;
 		emu_sb_track(c);
-		/* what exec writes: COMM (COMM_EXEC after an exec) and the image's executable mappings */
+		if (!exec) { /* a forked child: FORK (perf gives it its parent's name and mappings) */
+			c->sideband_done = 1;
+			emu_sb_forked(c, getppid(), forked_by);
+			continue;
+		}
+		/* what exec writes: COMM (COMM_EXEC) and the new image's executable mappings */
 		char *text = maps ? strdup(maps) : NULL; /* cut in place while read */
 		if (emu_sb_existing_due(c))
 			emu_sb_existing(c, comm, text);
