@@ -7,7 +7,9 @@
  * main N: spin N iterations in record_hot_main (called by record_outer -> record_middle).
  * fork N: a forked child spins N in record_hot_child; the parent only waits.
  * forkexec N: a forked child execs this program as "exec N", which spins N in record_hot_exec.
- * killed N: a forked child spins N in record_hot_child, then kills itself with SIGKILL. */
+ * killed N: a forked child spins N in record_hot_child, then kills itself with SIGKILL.
+ * both N: a forked child spins N in record_hot_child while the parent spins N in record_hot_main (two writers
+ * of one ring when they share a CPU). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +71,7 @@ static int wait_child(pid_t pid)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: record_child main|fork|forkexec|killed|exec N\n");
+		fprintf(stderr, "usage: record_child main|fork|forkexec|killed|both|exec N\n");
 		return 2;
 	}
 	unsigned long n = strtoul(argv[2], NULL, 0);
@@ -80,6 +82,15 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "exec") == 0) {
 		record_outer(record_hot_exec, n);
 		return 0;
+	}
+	if (strcmp(argv[1], "both") == 0) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			record_outer(record_hot_child, n);
+			_exit(0);
+		}
+		record_outer(record_hot_main, n);
+		return wait_child(pid);
 	}
 	if (strcmp(argv[1], "fork") == 0 || strcmp(argv[1], "killed") == 0) {
 		pid_t pid = fork();

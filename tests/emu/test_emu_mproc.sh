@@ -155,6 +155,16 @@ check "perf record -e cycles:pp (CVA6, PES) -- fork+exec" "record_hot_exec ok" \
 record virt --sscofpmf --clock virtual -- -e cycles -c 100000 -- "$child" adv 1000000 300000 50000
 check "perf record -c 100000 (virtual clock) -- 1050000 + a child's 300000 cycles: samples" 13 \
 	"$(perf script -F period -i "$tmp/virt.data" 2>/dev/null | grep -c .)"
+# one CPU: the command and its child write the same ring (one event per CPU), each continuing from the other's
+# head under the ring's lock; both hot functions are there, nothing is overwritten
+record shared --sscofpmf --harts 1 -- -e cycles -c 100000 -- "$rec" both $n
+check "perf record --harts 1 -- parent and child hot at once: both functions, >= 25% each, >= 95% together" "ok" \
+	"$(perf report --stdio --no-children --sort sym -i "$tmp/shared.data" 2>/dev/null | awk '
+		/^ +[0-9.]+%/ { sub("%", "", $1); share[$NF] = $1 }
+		END { m = share["record_hot_main"] + 0; c = share["record_hot_child"] + 0
+		      print (m >= 25 && c >= 25 && m + c >= 95) ? "ok" : "main " m "% child " c "%" }')"
+check "perf record --harts 1: perf reads every record (no lost or bad records)" "0" \
+	"$(perf report --stdio -i "$tmp/shared.data" 2>&1 >/dev/null | grep -ci 'lost\|error\|unprocessable\|invalid')"
 # -g: the call chain of the hot function walked by frame pointers, callee first
 record graph --sscofpmf -- -g -e cycles -c 100000 -- "$rec" fork $n
 check "perf record -g -- fork: the hot function's call chain" "record_hot_child record_middle record_outer main" \
