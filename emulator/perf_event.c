@@ -901,14 +901,18 @@ void perf_record_comm(const char *comm, int exec)
 void perf_record_fork(pid_t parent_tid, pid_t pid, pid_t tid)
 {
 	emu_run_task_created(parent_tid, pid, tid); /* the run's table: who made it (inherit) */
-	if (!sideband_wanted())
-		return;
-	struct emu_thread *t = parent_tid == emu_gettid() ? emu_thread_self() : emu_thread_by_tid(parent_tid);
-	if (!t)
-		return;
-	emu_lock();
-	emu_sb_fork(t, pid, tid);
-	emu_unlock();
+	struct emu_thread *t = NULL;
+	if (sideband_wanted())
+		t = parent_tid == emu_gettid() ? emu_thread_self() : emu_thread_by_tid(parent_tid);
+	if (t) {
+		emu_lock();
+		emu_sb_fork(t, pid, tid);
+		emu_unlock();
+	}
+	/* a thread starting (it reports itself): events of other processes sampling it with inherit, after
+	 * its FORK record */
+	if (tid == emu_gettid() && tid != pid)
+		perf_remote_attach_self(parent_tid);
 }
 
 void perf_record_exit(void)

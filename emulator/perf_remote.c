@@ -463,9 +463,11 @@ void perf_remote_attach_self(pid_t forked_by)
 		if (!c)
 			continue;
 		emu_sb_track(c);
-		if (!exec) { /* a forked child: FORK (perf gives it its parent's name and mappings) */
+		if (!exec) { /* a forked child: FORK (perf gives it its parent's name and mappings); a thread's
+			              * creator wrote it */
 			c->sideband_done = 1;
-			emu_sb_forked(c, getppid(), forked_by);
+			if (t->tid == t->pid)
+				emu_sb_forked(c, getppid(), forked_by);
 			continue;
 		}
 		/* what exec writes: COMM (COMM_EXEC) and the new image's executable mappings */

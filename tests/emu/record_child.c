@@ -8,8 +8,10 @@
  * fork N: a forked child spins N in record_hot_child; the parent only waits.
  * forkexec N: a forked child execs this program as "exec N", which spins N in record_hot_exec.
  * killed N: a forked child spins N in record_hot_child, then kills itself with SIGKILL.
+ * thread N: a thread spins N in record_hot_thread; the main thread only joins it.
  * both N: a forked child spins N in record_hot_child while the parent spins N in record_hot_main (two writers
  * of one ring when they share a CPU). */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +50,11 @@ __attribute__((noinline)) void record_hot_exec(unsigned long n)
 	SPIN(n);
 }
 
+__attribute__((noinline)) void record_hot_thread(unsigned long n)
+{
+	SPIN(n);
+}
+
 __attribute__((noinline)) void record_middle(void (*f)(unsigned long), unsigned long n)
 {
 	f(n);
@@ -58,6 +65,12 @@ __attribute__((noinline)) void record_outer(void (*f)(unsigned long), unsigned l
 {
 	record_middle(f, n);
 	sink++;
+}
+
+static void *thread_body(void *arg)
+{
+	record_outer(record_hot_thread, *(unsigned long *)arg);
+	return NULL;
 }
 
 static int wait_child(pid_t pid)
@@ -71,7 +84,7 @@ static int wait_child(pid_t pid)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: record_child main|fork|forkexec|killed|both|exec N\n");
+		fprintf(stderr, "usage: record_child main|thread|fork|forkexec|killed|both|exec N\n");
 		return 2;
 	}
 	unsigned long n = strtoul(argv[2], NULL, 0);
@@ -82,6 +95,12 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "exec") == 0) {
 		record_outer(record_hot_exec, n);
 		return 0;
+	}
+	if (strcmp(argv[1], "thread") == 0) {
+		pthread_t th;
+		if (pthread_create(&th, NULL, thread_body, &n) != 0)
+			return 1;
+		return pthread_join(th, NULL) != 0;
 	}
 	if (strcmp(argv[1], "both") == 0) {
 		pid_t pid = fork();

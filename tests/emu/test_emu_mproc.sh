@@ -132,6 +132,9 @@ n=50000000 # iterations of the hot loop: about 0.1 s of CPU, 100s of samples at 
 record main --sscofpmf -- -e cycles -c 100000 -- "$rec" main $n
 check "perf record -e cycles -c 100000 (U74, Sscofpmf) -- cmd: the hot function, >= 90%" "record_hot_main ok" \
 	"$(hot_check "$tmp/main.data" record_hot_main 90)"
+record thread --sscofpmf -- -e cycles -c 100000 -- "$rec" thread $n
+check "perf record -- a command whose thread is hot" "record_hot_thread ok" \
+	"$(hot_check "$tmp/thread.data" record_hot_thread 90)"
 record fork --sscofpmf -- -e cycles -c 100000 -- "$rec" fork $n
 check "perf record -- a command whose forked child is hot" "record_hot_child ok" \
 	"$(hot_check "$tmp/fork.data" record_hot_child 90)"
