@@ -854,6 +854,14 @@ void *emu_run_block_at(unsigned i)
 	return __atomic_load_n((int32_t *)(void *)run->block[i], __ATOMIC_ACQUIRE) ? run->block[i] : NULL;
 }
 
+int emu_run_block_index(const void *block)
+{
+	const unsigned char *b = block;
+	if (!run || b < run->block[0] || b >= run->block[EMU_RUN_BLOCKS])
+		return -1;
+	return (int)((size_t)(b - run->block[0]) / EMU_RUN_BLOCK_BYTES);
+}
+
 /* A lock word in shared memory: the holder's pid. A holder that died (killed between two stores) is
  * detected and the lock taken over, as the run's own lock. Held for a few copies only. */
 void emu_run_word_lock(int32_t *word)

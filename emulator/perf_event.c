@@ -208,8 +208,10 @@ static int check_capabilities(const struct perf_event_attr *a, const struct emu_
 		/* the software PMU samples its clocks (hrtimer) on every core; counted faults and switches
 		 * are not sampled by the emulator */
 		if (is_sampling(ev) && a->config != PERF_COUNT_SW_CPU_CLOCK &&
-		    a->config != PERF_COUNT_SW_TASK_CLOCK)
+		    a->config != PERF_COUNT_SW_TASK_CLOCK && a->config != PERF_COUNT_SW_DUMMY)
 			return -EOPNOTSUPP;
+		/* dummy: never counts, so never samples; perf record opens it for the side-band records
+		 * (--delay, -a, ...) */
 	} else if (!emu_cfg()->sscofpmf) {
 		/* riscv_pmu_sbi without Sscofpmf: PERF_PMU_CAP_NO_INTERRUPT and PERF_PMU_CAP_NO_EXCLUDE. */
 		if (has_exclude(a))
@@ -559,6 +561,8 @@ int perf_set_output(struct emu_event *ev, struct emu_event *to, int to_valid)
 		r = -EINVAL;
 	else
 		ev->output = to->output ? to->output : to;
+	if (!r && ev->xs)
+		emu_remote_set_output(ev); /* the sampled task's shadows write that buffer */
 	emu_unlock();
 	if (!r && to_valid && !is_foreign(ev))
 		sideband_existing(ev);

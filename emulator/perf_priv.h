@@ -39,6 +39,8 @@ struct emu_xsampler {
 	int32_t enabled;   /* the owner's ENABLE / DISABLE (and enable_on_exec taken by the root task) */
 	int32_t ring_lock; /* pid of the process writing the ring, 0 free */
 	int32_t kind;
+	int32_t ring_block; /* the block of the event whose buffer the records go to (SET_OUTPUT): its lock
+	                     * and wakeups; fd is that event's */
 	uint64_t evmask, after, id, period;
 	uint64_t exec_seen; /* the root task's execs when the event was opened (enable_on_exec) */
 	uint64_t wakeups; /* written by the shadows, taken by the owner's poll */
@@ -113,6 +115,7 @@ struct emu_event {
 	int shadow;                  /* ... and this is the sampled task's copy, writing the owner's ring */
 	int comm_exec;               /* the shadow was made at an exec: its COMM says so */
 	uint64_t xs_published;       /* the shadow's count already added to xs->count */
+	int xs_ring_block;           /* the shadow: the block of the buffer it writes (xs->ring_block) */
 };
 
 /* The perf context of one task: every event that counts it. */
@@ -215,6 +218,7 @@ int emu_remote_prepare(struct emu_event *ev); /* at open, under the lock: 0 or -
 void emu_remote_sync(struct emu_event *ev);   /* enable_on_exec, inherit copies, counts up to now */
 void emu_remote_follow(struct emu_event *ev, unsigned long req); /* ENABLE/DISABLE/RESET to the copies */
 void emu_remote_release(struct emu_event *ev);
+void emu_remote_set_output(struct emu_event *ev); /* SET_OUTPUT / FD_OUTPUT: its ring is ev->output's */
 /* The sampled side: shadows of the run's sampling events for the calling thread (at load and fork), their
  * counts published (exec, exit), and the ring's cross-process lock around a write. */
 void emu_remote_shadows_publish(struct emu_thread *t);

@@ -89,9 +89,22 @@ static int xs_publish(struct emu_event *ev)
 	xs->period = ev->period;
 	xs->attr = ev->attr;
 	xs->exec_seen = emu_run_task_execs(xs->root_slot);
-	__atomic_store_n(&xs->ready, 1, __ATOMIC_RELEASE);
+	xs->ring_block = emu_run_block_index(xs);
 	ev->xs = xs;
+	if (ev->output)
+		emu_remote_set_output(ev); /* PERF_FLAG_FD_OUTPUT */
+	__atomic_store_n(&xs->ready, 1, __ATOMIC_RELEASE);
 	return 0;
+}
+
+void emu_remote_set_output(struct emu_event *ev)
+{
+	const struct emu_event *to = ev->output;
+	struct emu_xsampler *xs = ev->xs;
+	if (to && !to->xs)
+		return; /* not a buffer of the sampled task's: left out */
+	__atomic_store_n(&xs->fd, to ? to->xs->fd : ev->fd, __ATOMIC_RELAXED);
+	__atomic_store_n(&xs->ring_block, to ? to->xs->ring_block : emu_run_block_index(xs), __ATOMIC_RELEASE);
 }
 
 int emu_remote_prepare(struct emu_event *ev)
@@ -296,6 +309,13 @@ static int xs_current(const struct emu_event *ev)
 	return xs && __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) && xs->id == ev->id;
 }
 
+/* The block whose lock and wakeups go with the buffer a shadow writes (its own, or SET_OUTPUT's). */
+static struct emu_xsampler *ring_block_of(const struct emu_event *rb)
+{
+	struct emu_xsampler *r = emu_run_block_at((unsigned)rb->xs_ring_block);
+	return r ? r : rb->xs;
+}
+
 int emu_xring_begin(struct emu_event *rb)
 {
 	if (!rb->shadow)
@@ -303,7 +323,7 @@ int emu_xring_begin(struct emu_event *rb)
 	/* the owner closed or disabled the event: the task's records go nowhere, as a disabled event's */
 	if (!xs_current(rb) || !__atomic_load_n(&rb->xs->enabled, __ATOMIC_ACQUIRE))
 		return -1;
-	emu_run_word_lock(&rb->xs->ring_lock);
+	emu_run_word_lock(&ring_block_of(rb)->ring_lock);
 	/* the other writers moved the head on: continue from theirs */
 	rb->data_head = __atomic_load_n(&rb->page->data_head, __ATOMIC_ACQUIRE);
 	return 0;
@@ -315,10 +335,11 @@ void emu_xring_end(struct emu_event *rb)
 {
 	if (!rb->shadow)
 		return;
+	struct emu_xsampler *ring = ring_block_of(rb);
 	if (rb->wakeups)
-		__atomic_fetch_add(&rb->xs->wakeups, rb->wakeups, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&ring->wakeups, rb->wakeups, __ATOMIC_RELEASE);
 	rb->wakeups = 0;
-	emu_run_word_unlock(&rb->xs->ring_lock);
+	emu_run_word_unlock(&ring->ring_lock);
 	shadow_publish(rb);
 }
 
@@ -373,7 +394,7 @@ static void *map_owner_ring(const struct emu_xsampler *xs, size_t *len)
 	return p;
 }
 
-static struct emu_event *make_shadow(struct emu_xsampler *xs, struct emu_thread *t, int slot, int exec)
+static struct emu_event *make_shadow(struct emu_xsampler *xs, struct emu_thread *t, int exec)
 {
 	size_t len = 0;
 	void *page = map_owner_ring(xs, &len);
@@ -398,16 +419,15 @@ static struct emu_event *make_shadow(struct emu_xsampler *xs, struct emu_thread 
 	c->period = xs->period;
 	c->period_left = (int64_t)xs->period;
 	c->refs = 1;
-	/* enable_on_exec: the root task's exec after the open turned the event on (perf_remote_attach_self); a
-	 * child starts in the state its parent's event has, and its own exec turns its copy on */
-	int on = __atomic_load_n(&xs->enabled, __ATOMIC_ACQUIRE) ||
-	         (xs->attr.enable_on_exec && exec && slot != xs->root_slot);
-	c->state = on ? EV_INACTIVE : EV_OFF;
+	/* The shadow always counts; whether its records are written follows the owner's event (its ENABLE,
+	 * DISABLE, and enable_on_exec taken at the root task's exec): emu_xring_begin. */
+	c->state = EV_INACTIVE;
 	c->page = page;
 	c->map_len = len;
 	c->data_size = len - (size_t)EMU_REAL(sysconf)(_SC_PAGESIZE);
 	c->data_head = __atomic_load_n(&c->page->data_head, __ATOMIC_ACQUIRE);
 	c->xs = xs;
+	c->xs_ring_block = __atomic_load_n(&xs->ring_block, __ATOMIC_ACQUIRE);
 	c->shadow = 1;
 	c->comm_exec = exec;
 	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL); /* it counts from now */
@@ -459,7 +479,7 @@ void perf_remote_attach_self(pid_t forked_by)
 			__atomic_store_n(&xs->enabled, 1, __ATOMIC_RELEASE);
 		if (!xs_reaches(xs, t, slot))
 			continue;
-		struct emu_event *c = make_shadow(xs, t, slot, exec);
+		struct emu_event *c = make_shadow(xs, t, exec);
 		if (!c)
 			continue;
 		emu_sb_track(c);

@@ -158,6 +158,11 @@ check "perf record -e cycles:pp (CVA6, PES) -- fork+exec" "record_hot_exec ok" \
 record virt --sscofpmf --clock virtual -- -e cycles -c 100000 -- "$child" adv 1000000 300000 50000
 check "perf record -c 100000 (virtual clock) -- 1050000 + a child's 300000 cycles: samples" 13 \
 	"$(perf script -F period -i "$tmp/virt.data" 2>/dev/null | grep -c .)"
+# --delay: the events start disabled and perf enables them later (ENABLE reaches the command's shadows); the
+# exec's COMM and MMAP2 go to perf's dummy event, whose records share the cycles event's buffer (SET_OUTPUT)
+record delay --sscofpmf -- -D 20 -e cycles -c 100000 -- "$rec" main $n
+check "perf record -D 20 -- cmd (ENABLE later, dummy event's records through SET_OUTPUT)" "record_hot_main ok" \
+	"$(hot_check "$tmp/delay.data" record_hot_main 90)"
 # one CPU: the command and its child write the same ring (one event per CPU), each continuing from the other's
 # head under the ring's lock; both hot functions are there, nothing is overwritten
 record shared --sscofpmf --harts 1 -- -e cycles -c 100000 -- "$rec" both $n
