@@ -348,6 +348,8 @@ void *emu_run_block_claim(void); /* zeroed past the owner word */
 void emu_run_block_release(void *block);
 void *emu_run_block_at(unsigned i); /* a claimed block, NULL if free */
 int emu_run_block_index(const void *block);
+void emu_run_block_published(void); /* a claimed block is filled in: the others look again */
+uint64_t emu_run_blocks_gen(void);
 /* A lock word in shared memory (the holder's pid; a dead holder's lock is taken over). */
 void emu_run_word_lock(int32_t *word);
 void emu_run_word_unlock(int32_t *word);

@@ -66,6 +66,7 @@ struct emu_run_shared {
 	uint32_t used;    /* slots handed out */
 	uint32_t next_hart;
 	uint64_t seq;
+	uint64_t blocks_gen; /* blocks claimed so far: a process looks at them again when it moved */
 	struct emu_run_task task[EMU_RUN_TASKS];
 	/* the perf core's state shared across processes (an event sampling a task of another process), opaque
 	 * here; the first int32 of a block is its owner's pid, 0 free */
@@ -838,6 +839,17 @@ void *emu_run_block_claim(void)
 		return run->block[i];
 	}
 	return NULL;
+}
+
+void emu_run_block_published(void)
+{
+	if (run)
+		__atomic_fetch_add(&run->blocks_gen, 1, __ATOMIC_RELEASE);
+}
+
+uint64_t emu_run_blocks_gen(void)
+{
+	return run ? __atomic_load_n(&run->blocks_gen, __ATOMIC_ACQUIRE) : 0;
 }
 
 void emu_run_block_release(void *block)

@@ -42,10 +42,11 @@ void perf_fork_prepare(void);
 void perf_fork_parent(void);
 void perf_fork_child(void);
 void perf_exit_flush(void); /* exit, _exit, exec: inherited counts go to the parent's events */
-/* Load time (forked_by 0: after exec) and fork (forked_by: the tid of the parent's thread that forked): the
- * run's events on other processes that sample this task (perf record -- cmd) get their shadows in its
- * context (perf_remote.c). Cheap when there are none. */
+/* Load time (forked_by 0: after exec), fork or thread start (forked_by: the tid of the thread that created
+ * it), or later (-1): the run's events on other processes that sample this task (perf record -- cmd) get
+ * their shadows in its context (perf_remote.c). Cheap when there are none. */
 void perf_remote_attach_self(pid_t forked_by);
+void perf_remote_poll_self(void); /* the same, if such an event was opened since the last look */
 
 /* Side-band records (attr.comm / mmap / mmap2 / task) for the events of the calling thread's context, as
  * perf_event_comm, perf_event_mmap and perf_event_task write them; the front end reports what happened. */

@@ -914,13 +914,16 @@ void perf_record_fork(pid_t parent_tid, pid_t pid, pid_t tid)
 		emu_unlock();
 	}
 	/* a thread starting (it reports itself): events of other processes sampling it with inherit, after
-	 * its FORK record */
+	 * its FORK record; a process that forked: such events opened on it meanwhile */
 	if (tid == emu_gettid() && tid != pid)
 		perf_remote_attach_self(parent_tid);
+	else
+		perf_remote_poll_self();
 }
 
 void perf_record_exit(void)
 {
+	perf_remote_poll_self(); /* an event opened on it while it ran gets its EXIT */
 	emu_run_thread_exit(); /* its final cycles for other processes that count it */
 	if (!sideband_wanted())
 		return;

@@ -94,6 +94,7 @@ static int xs_publish(struct emu_event *ev)
 	if (ev->output)
 		emu_remote_set_output(ev); /* PERF_FLAG_FD_OUTPUT */
 	__atomic_store_n(&xs->ready, 1, __ATOMIC_RELEASE);
+	emu_run_block_published();
 	return 0;
 }
 
@@ -454,12 +455,25 @@ static char *read_self_comm(void)
 	return comm;
 }
 
+/* Whether the thread has a shadow of `xs` already (a fork handler racing with the open, a late look). */
+static int has_shadow(const struct emu_thread *t, const struct emu_xsampler *xs)
+{
+	if (t->perf)
+		for_each_group(t->perf, g) for_each_member(g, e) if (e->shadow && e->xs == xs && e->id == xs->id) return 1;
+	return 0;
+}
+
+/* The run's block generation this process last looked at (perf_remote_poll_self). */
+static uint64_t blocks_seen;
+
 void perf_remote_attach_self(pid_t forked_by)
 {
 	int exec = forked_by == 0;
+	uint64_t gen = emu_run_blocks_gen();
 	int any = 0;
 	for (unsigned i = 0; i < EMU_RUN_BLOCKS && !any; i++)
 		any = emu_run_block_at(i) != NULL;
+	__atomic_store_n(&blocks_seen, gen, __ATOMIC_RELAXED);
 	if (!any)
 		return; /* no thread registered for nothing */
 	struct emu_thread *t = emu_thread_self();
@@ -477,16 +491,18 @@ void perf_remote_attach_self(pid_t forked_by)
 		if (exec && slot == xs->root_slot && xs->attr.enable_on_exec &&
 		    emu_run_task_execs(slot) > xs->exec_seen)
 			__atomic_store_n(&xs->enabled, 1, __ATOMIC_RELEASE);
-		if (!xs_reaches(xs, t, slot))
+		if (!xs_reaches(xs, t, slot) || has_shadow(t, xs))
 			continue;
 		struct emu_event *c = make_shadow(xs, t, exec);
 		if (!c)
 			continue;
 		emu_sb_track(c);
-		if (!exec) { /* a forked child: FORK (perf gives it its parent's name and mappings); a thread's
-			              * creator wrote it */
+		if (!exec) {
+			/* a forked child: FORK (perf gives it its parent's name and mappings), unless it is the
+			 * event's own task (created before the open) or a thread (its creator wrote it); a task
+			 * found running (forked_by < 0): nothing, as the kernel writes nothing at an open */
 			c->sideband_done = 1;
-			if (t->tid == t->pid)
+			if (forked_by > 0 && t->tid == t->pid && slot != xs->root_slot)
 				emu_sb_forked(c, getppid(), forked_by);
 			continue;
 		}
@@ -500,4 +516,12 @@ void perf_remote_attach_self(pid_t forked_by)
 	emu_unlock();
 	free(comm);
 	free(maps);
+}
+
+/* An event opened on this process while it runs (perf record -p, or the open racing with its start): looked
+ * for when it enters the emulator at a fork, an exit or an rvemu_advance; one load when nothing changed. */
+void perf_remote_poll_self(void)
+{
+	if (emu_run_blocks_gen() != __atomic_load_n(&blocks_seen, __ATOMIC_RELAXED))
+		perf_remote_attach_self(-1);
 }
