@@ -868,10 +868,12 @@ void *emu_run_block_at(unsigned i)
 
 int emu_run_block_index(const void *block)
 {
-	const unsigned char *b = block;
-	if (!run || b < run->block[0] || b >= run->block[EMU_RUN_BLOCKS])
+	if (!run)
 		return -1;
-	return (int)((size_t)(b - run->block[0]) / EMU_RUN_BLOCK_BYTES);
+	const unsigned char *b = block, *first = &run->block[0][0];
+	if (b < first || b >= first + sizeof(run->block))
+		return -1;
+	return (int)((size_t)(b - first) / EMU_RUN_BLOCK_BYTES);
 }
 
 /* A lock word in shared memory: the holder's pid. A holder that died (killed between two stores) is

@@ -740,7 +740,6 @@ void perf_inject_self(size_t evidx, uint64_t n, uint64_t ip)
 
 void perf_advance_self(uint64_t cycles, uint64_t ip)
 {
-	perf_remote_poll_self(); /* another process began sampling this one (perf_remote.c) */
 	struct emu_thread *t = emu_thread_self();
 	emu_lock();
 	uint64_t now = __atomic_add_fetch(&t->vcycles, cycles, __ATOMIC_RELAXED);

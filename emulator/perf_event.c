@@ -866,20 +866,15 @@ int perf_user_counter_read(unsigned csr, uint64_t *value)
 }
 
 /* -------------------------------------------------------------------------------- side-band records */
-/* Live events that asked for side-band records: while there are none, the front end's reports cost nothing
- * and never register a thread with the machine (which would give it a hart). */
-static int sideband_events;
-
+/* Live events that asked for side-band records (perf_output.c counts them). */
 static void sideband_track(const struct emu_event *ev, int delta)
 {
-	const struct perf_event_attr *a = &ev->attr;
-	if (a->comm || a->mmap || a->mmap2 || a->mmap_data || a->task)
-		__atomic_add_fetch(&sideband_events, delta, __ATOMIC_RELAXED);
+	emu_sb_track(ev, delta);
 }
 
 static int sideband_wanted(void)
 {
-	return __atomic_load_n(&sideband_events, __ATOMIC_RELAXED) > 0;
+	return emu_sb_wanted();
 }
 
 void perf_record_mmap(const struct perf_mmap_info *m)
@@ -924,7 +919,7 @@ void perf_record_fork(pid_t parent_tid, pid_t pid, pid_t tid)
 void perf_record_exit(void)
 {
 	perf_remote_poll_self(); /* an event opened on it while it ran gets its EXIT */
-	emu_run_thread_exit(); /* its final cycles for other processes that count it */
+	emu_run_thread_exit();   /* its final cycles for other processes that count it */
 	if (!sideband_wanted())
 		return;
 	struct emu_thread *t = emu_thread_self();
@@ -989,10 +984,6 @@ void perf_record_mmaps_in(uint64_t lo, uint64_t hi)
 /* The thread's name and executable mappings as they were before the event had a buffer: what exec would
  * have written had the event existed then (perf record names functions by them). Once per event, when it
  * is enabled and has a buffer; /proc is read outside the lock. */
-void emu_sb_track(const struct emu_event *ev)
-{
-	sideband_track(ev, 1); /* a shadow is never released: it lives as long as its task */
-}
 
 static void sideband_existing(struct emu_event *ev)
 {

@@ -220,6 +220,61 @@ static struct emu_event *output_of(struct emu_event *ev)
 	return ev->output ? ev->output : ev;
 }
 
+/* A shadow (perf_remote.c) writes the buffer of an event of another process, as do the other tasks that
+ * event reaches: under the buffer's lock word in the run's shared memory, from the page's data_head. */
+/* Whether `xs` still describes the event the shadow was made of (the owner may have closed it and the block
+ * be reused). */
+static int xs_current(const struct emu_event *ev)
+{
+	const struct emu_xsampler *xs = ev->xs;
+	return xs && __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) && xs->id == ev->id;
+}
+
+/* The block whose lock and wakeups go with the buffer a shadow writes (its own, or SET_OUTPUT's). */
+static struct emu_xsampler *ring_block_of(const struct emu_event *rb)
+{
+	struct emu_xsampler *r = emu_run_block_at((unsigned)rb->xs_ring_block);
+	return r ? r : rb->xs;
+}
+
+/* The shadow's count so far, into the event the owner reads. */
+void emu_shadow_publish(struct emu_event *ev)
+{
+	if (!xs_current(ev))
+		return;
+	if (ev->count > ev->xs_published)
+		__atomic_fetch_add(&ev->xs->count, ev->count - ev->xs_published, __ATOMIC_RELAXED);
+	ev->xs_published = ev->count;
+	if (ev->lost_total)
+		__atomic_fetch_add(&ev->xs->lost, ev->lost_total, __ATOMIC_RELAXED);
+	ev->lost_total = 0;
+}
+
+int emu_xring_begin(struct emu_event *rb)
+{
+	if (!rb->shadow)
+		return 0;
+	/* the owner closed or disabled the event: the task's records go nowhere, as a disabled event's */
+	if (!xs_current(rb) || !__atomic_load_n(&rb->xs->enabled, __ATOMIC_ACQUIRE))
+		return -1;
+	emu_run_word_lock(&ring_block_of(rb)->ring_lock);
+	/* the other writers moved the head on: continue from theirs */
+	rb->data_head = __atomic_load_n(&rb->page->data_head, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+void emu_xring_end(struct emu_event *rb)
+{
+	if (!rb->shadow)
+		return;
+	struct emu_xsampler *ring = ring_block_of(rb);
+	if (rb->wakeups)
+		__atomic_fetch_add(&ring->wakeups, rb->wakeups, __ATOMIC_RELEASE);
+	rb->wakeups = 0;
+	emu_run_word_unlock(&ring->ring_lock);
+	emu_shadow_publish(rb);
+}
+
 static void ring_put(struct emu_event *rb, uint64_t *head, const void *src, size_t n)
 {
 	unsigned char *data = (unsigned char *)rb->page + (rb->map_len - rb->data_size);
@@ -660,6 +715,22 @@ static void sideband_write(struct emu_event *ev, const struct sideband *sb)
 }
 
 enum sb_kind { SB_COMM, SB_MMAP, SB_MMAP_DATA, SB_TASK };
+
+/* Live events that asked for side-band records: while there are none, the front end's reports cost nothing
+ * and never register a thread with the machine (which would give it a hart). */
+static int sideband_events;
+
+void emu_sb_track(const struct emu_event *ev, int delta)
+{
+	const struct perf_event_attr *a = &ev->attr;
+	if (a->comm || a->mmap || a->mmap2 || a->mmap_data || a->task)
+		__atomic_add_fetch(&sideband_events, delta, __ATOMIC_RELAXED);
+}
+
+int emu_sb_wanted(void)
+{
+	return __atomic_load_n(&sideband_events, __ATOMIC_RELAXED) > 0;
+}
 
 static int wants(const struct emu_event *ev, enum sb_kind k)
 {

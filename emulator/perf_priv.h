@@ -43,8 +43,8 @@ struct emu_xsampler {
 	                     * and wakeups; fd is that event's */
 	uint64_t evmask, after, id, period;
 	uint64_t exec_seen; /* the root task's execs when the event was opened (enable_on_exec) */
-	uint64_t wakeups; /* written by the shadows, taken by the owner's poll */
-	uint64_t count;   /* what the shadows counted, published at samples, exec and exit */
+	uint64_t wakeups;   /* written by the shadows, taken by the owner's poll */
+	uint64_t count;     /* what the shadows counted, published at samples, exec and exit */
 	uint64_t lost;
 	struct perf_event_attr attr;
 };
@@ -111,11 +111,11 @@ struct emu_event {
 	struct emu_event_snap *snap; /* for forked children holding the fd */
 	struct emu_remote_set *rset; /* another process's task: its children's copies (perf_remote.c) */
 	int acc_local;               /* acc is the heap's (a CPU-wide event without inherit), not a mapping */
-	struct emu_xsampler *xs;     /* sampling another process's task: the shared description (perf_remote.c) */
-	int shadow;                  /* ... and this is the sampled task's copy, writing the owner's ring */
-	int comm_exec;               /* the shadow was made at an exec: its COMM says so */
-	uint64_t xs_published;       /* the shadow's count already added to xs->count */
-	int xs_ring_block;           /* the shadow: the block of the buffer it writes (xs->ring_block) */
+	struct emu_xsampler *xs; /* sampling another process's task: the shared description (perf_remote.c) */
+	int shadow;              /* ... and this is the sampled task's copy, writing the owner's ring */
+	int comm_exec;           /* the shadow was made at an exec: its COMM says so */
+	uint64_t xs_published;   /* the shadow's count already added to xs->count */
+	int xs_ring_block;       /* the shadow: the block of the buffer it writes (xs->ring_block) */
 };
 
 /* The perf context of one task: every event that counts it. */
@@ -204,6 +204,13 @@ void emu_sb_comm(struct emu_thread *t, const char *comm, int exec);
 void emu_sb_fork(struct emu_thread *t, pid_t pid, pid_t tid);
 void emu_sb_exit(struct emu_thread *t);
 void emu_sb_forked(struct emu_event *ev, pid_t ppid, pid_t ptid);
+void emu_sb_track(const struct emu_event *ev, int delta); /* events that want side-band records */
+int emu_sb_wanted(void);
+/* A shadow's writes into another process's buffer (perf_remote.c): the buffer's cross-process lock around a
+ * write, and its count published for the owner. */
+int emu_xring_begin(struct emu_event *rb); /* -1: the owner closed or disabled it, drop */
+void emu_xring_end(struct emu_event *rb);
+void emu_shadow_publish(struct emu_event *ev);
 int emu_sb_existing_due(struct emu_event *ev);
 void emu_sb_existing(struct emu_event *ev, const char *comm, char *maps);
 char *emu_read_proc(const char *path, size_t *len); /* malloc'd, NUL-terminated; NULL if unreadable */
@@ -219,12 +226,8 @@ void emu_remote_sync(struct emu_event *ev);   /* enable_on_exec, inherit copies,
 void emu_remote_follow(struct emu_event *ev, unsigned long req); /* ENABLE/DISABLE/RESET to the copies */
 void emu_remote_release(struct emu_event *ev);
 void emu_remote_set_output(struct emu_event *ev); /* SET_OUTPUT / FD_OUTPUT: its ring is ev->output's */
-/* The sampled side: shadows of the run's sampling events for the calling thread (at load and fork), their
- * counts published (exec, exit), and the ring's cross-process lock around a write. */
+/* The sampled side: the shadows' counts published (exec, exit). */
 void emu_remote_shadows_publish(struct emu_thread *t);
-int emu_xring_begin(struct emu_event *rb); /* -1: the owner closed or disabled it, drop */
-void emu_xring_end(struct emu_event *rb);
-void emu_sb_track(const struct emu_event *ev); /* a shadow that wants side-band records (perf_event.c) */
 
 /* perf_signal.c: overflow signals, sent when the perf lock is released. emu_unlock's second half: leaves the
  * emulated kernel and the re-entry guard, then sends what was queued. */

@@ -105,7 +105,8 @@ void emu_remote_set_output(struct emu_event *ev)
 	if (to && !to->xs)
 		return; /* not a buffer of the sampled task's: left out */
 	__atomic_store_n(&xs->fd, to ? to->xs->fd : ev->fd, __ATOMIC_RELAXED);
-	__atomic_store_n(&xs->ring_block, to ? to->xs->ring_block : emu_run_block_index(xs), __ATOMIC_RELEASE);
+	__atomic_store_n(&xs->ring_block, to ? to->xs->ring_block : emu_run_block_index(xs),
+	                 __ATOMIC_RELEASE);
 }
 
 int emu_remote_prepare(struct emu_event *ev)
@@ -216,7 +217,8 @@ static void xs_sync(struct emu_event *ev)
 	ev->wakeups += __atomic_exchange_n(&xs->wakeups, 0, __ATOMIC_ACQ_REL);
 	ev->count = __atomic_load_n(&xs->count, __ATOMIC_RELAXED);
 	ev->lost_total = __atomic_load_n(&xs->lost, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&xs->enabled, __ATOMIC_RELAXED) && ev->state < EV_INACTIVE && ev->state != EV_ERROR)
+	if (__atomic_load_n(&xs->enabled, __ATOMIC_RELAXED) && ev->state < EV_INACTIVE &&
+	    ev->state != EV_ERROR)
 		ev->state = EV_INACTIVE; /* enable_on_exec, taken by the task */
 	if (!xs_task_alive(xs))
 		ev->hup = 1;
@@ -302,61 +304,6 @@ void emu_remote_release(struct emu_event *ev)
 }
 
 /* ------------------------------------------------------------------------------- the sampled side */
-/* Whether `xs` still describes the event the shadow was made of (the owner may have closed it and the block
- * be reused). */
-static int xs_current(const struct emu_event *ev)
-{
-	const struct emu_xsampler *xs = ev->xs;
-	return xs && __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) && xs->id == ev->id;
-}
-
-/* The block whose lock and wakeups go with the buffer a shadow writes (its own, or SET_OUTPUT's). */
-static struct emu_xsampler *ring_block_of(const struct emu_event *rb)
-{
-	struct emu_xsampler *r = emu_run_block_at((unsigned)rb->xs_ring_block);
-	return r ? r : rb->xs;
-}
-
-int emu_xring_begin(struct emu_event *rb)
-{
-	if (!rb->shadow)
-		return 0;
-	/* the owner closed or disabled the event: the task's records go nowhere, as a disabled event's */
-	if (!xs_current(rb) || !__atomic_load_n(&rb->xs->enabled, __ATOMIC_ACQUIRE))
-		return -1;
-	emu_run_word_lock(&ring_block_of(rb)->ring_lock);
-	/* the other writers moved the head on: continue from theirs */
-	rb->data_head = __atomic_load_n(&rb->page->data_head, __ATOMIC_ACQUIRE);
-	return 0;
-}
-
-static void shadow_publish(struct emu_event *ev);
-
-void emu_xring_end(struct emu_event *rb)
-{
-	if (!rb->shadow)
-		return;
-	struct emu_xsampler *ring = ring_block_of(rb);
-	if (rb->wakeups)
-		__atomic_fetch_add(&ring->wakeups, rb->wakeups, __ATOMIC_RELEASE);
-	rb->wakeups = 0;
-	emu_run_word_unlock(&ring->ring_lock);
-	shadow_publish(rb);
-}
-
-/* The shadow's count so far, into the event the owner reads. */
-static void shadow_publish(struct emu_event *ev)
-{
-	if (!xs_current(ev))
-		return;
-	if (ev->count > ev->xs_published)
-		__atomic_fetch_add(&ev->xs->count, ev->count - ev->xs_published, __ATOMIC_RELAXED);
-	ev->xs_published = ev->count;
-	if (ev->lost_total)
-		__atomic_fetch_add(&ev->xs->lost, ev->lost_total, __ATOMIC_RELAXED);
-	ev->lost_total = 0;
-}
-
 void emu_remote_shadows_publish(struct emu_thread *t)
 {
 	if (!t->perf)
@@ -369,7 +316,7 @@ void emu_remote_shadows_publish(struct emu_thread *t)
 	 * drains a task's records when it is scheduled out */
 	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
 	emu_pes_flush(t);
-	for_each_group(t->perf, g) for_each_member(g, e) if (e->shadow) shadow_publish(e);
+	for_each_group(t->perf, g) for_each_member(g, e) if (e->shadow) emu_shadow_publish(e);
 }
 
 /* Maps the owner's ring: its event fd is a memfd, reached through /proc/<owner>/fd (the ptrace-access rule
@@ -441,7 +388,8 @@ static int xs_reaches(const struct emu_xsampler *xs, const struct emu_thread *t,
 {
 	if (xs->cpu >= 0 && (unsigned)xs->cpu != t->hart)
 		return 0; /* event_filter_match: another CPU's event */
-	return slot == xs->root_slot || (xs->attr.inherit && emu_run_descendant(slot, xs->root_slot, xs->after));
+	return slot == xs->root_slot ||
+	       (xs->attr.inherit && emu_run_descendant(slot, xs->root_slot, xs->after));
 }
 
 /* The thread's name and the image's mappings, read before the shadows exist: their COMM and MMAP2 records
@@ -459,7 +407,8 @@ static char *read_self_comm(void)
 static int has_shadow(const struct emu_thread *t, const struct emu_xsampler *xs)
 {
 	if (t->perf)
-		for_each_group(t->perf, g) for_each_member(g, e) if (e->shadow && e->xs == xs && e->id == xs->id) return 1;
+		for_each_group(t->perf, g)
+		    for_each_member(g, e) if (e->shadow && e->xs == xs && e->id == xs->id) return 1;
 	return 0;
 }
 
@@ -481,7 +430,8 @@ void perf_remote_attach_self(pid_t forked_by)
 	if (slot < 0)
 		return;
 	size_t len = 0;
-	char *comm = exec ? read_self_comm() : NULL, *maps = exec ? emu_read_proc("/proc/self/maps", &len) : NULL;
+	char *comm = exec ? read_self_comm() : NULL,
+	     *maps = exec ? emu_read_proc("/proc/self/maps", &len) : NULL;
 	emu_lock();
 	for (unsigned i = 0; i < EMU_RUN_BLOCKS; i++) {
 		struct emu_xsampler *xs = emu_run_block_at(i);
@@ -496,11 +446,12 @@ void perf_remote_attach_self(pid_t forked_by)
 		struct emu_event *c = make_shadow(xs, t, exec);
 		if (!c)
 			continue;
-		emu_sb_track(c);
+		emu_sb_track(c, 1); /* never released: it lives as long as its task */
 		if (!exec) {
-			/* a forked child: FORK (perf gives it its parent's name and mappings), unless it is the
-			 * event's own task (created before the open) or a thread (its creator wrote it); a task
-			 * found running (forked_by < 0): nothing, as the kernel writes nothing at an open */
+			/* a forked child: FORK (perf gives it its parent's name and mappings), unless it is
+			 * the event's own task (created before the open) or a thread (its creator wrote it);
+			 * a task found running (forked_by < 0): nothing, as the kernel writes nothing at an
+			 * open */
 			c->sideband_done = 1;
 			if (forked_by > 0 && t->tid == t->pid && slot != xs->root_slot)
 				emu_sb_forked(c, getppid(), forked_by);

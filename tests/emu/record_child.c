@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* A workload for the perf record checks of tests/emu/test_emu_mproc.sh: a hot function under a known call
- * chain, in the process perf starts, in a forked child, or in a child that forked and exec'd. Built with frame
- * pointers (the kernel walks a user call chain by them) and without inlining, so every function keeps its
- * name and frame.
+ * chain, in the process perf starts, in a forked child, or in a child that forked and exec'd. Built with
+ * frame pointers (the kernel walks a user call chain by them) and without inlining, so every function keeps
+ * its name and frame.
  *
  * main N: spin N iterations in record_hot_main (called by record_outer -> record_middle).
  * fork N: a forked child spins N in record_hot_child; the parent only waits.
@@ -127,7 +127,8 @@ int main(int argc, char **argv)
 		if (pid == 0) {
 			char self[4096];
 			ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-			if (len > 0) { /* its own path: the new image's COMM is "record_child", as perf shows it */
+			if (len >
+			    0) { /* its own path: the new image's COMM is "record_child", as perf shows it */
 				self[len] = 0;
 				execl(self, argv[0], "exec", argv[2], (char *)NULL);
 			}

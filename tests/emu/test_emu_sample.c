@@ -811,7 +811,8 @@ static void test_sample_other_process(void)
 		return;
 	/* the records: FORK(g, child), the samples, EXIT(g) */
 	const unsigned char *data = (const unsigned char *)r.page + r.page->data_offset;
-	uint64_t size = r.page->data_size, head = __atomic_load_n(&r.page->data_head, __ATOMIC_ACQUIRE), tail = 0;
+	uint64_t size = r.page->data_size, head = __atomic_load_n(&r.page->data_head, __ATOMIC_ACQUIRE),
+	         tail = 0;
 	unsigned forks = 0, exits = 0, samples = 0, in_hot = 0, out_of_order = 0, bad_task = 0, other = 0;
 	uint32_t g = 0, exited[2] = {0, 0};
 	while (tail < head) {
