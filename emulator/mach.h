@@ -342,7 +342,7 @@ uint64_t emu_run_task_execs(int slot); /* execs of the task so far */
 int emu_run_task_live(int slot);       /* registered and not exited */
 /* Blocks of the run's shared memory for the perf core's cross-process state, opaque to the machine: the
  * first int32 is the owner's pid (0 free; a dead owner's block is free again). NULL without a run / none. */
-#define EMU_RUN_BLOCKS      64
+#define EMU_RUN_BLOCKS      256
 #define EMU_RUN_BLOCK_BYTES 512
 void *emu_run_block_claim(void); /* zeroed past the owner word */
 void emu_run_block_release(void *block);

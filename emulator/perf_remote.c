@@ -76,8 +76,15 @@ static int xs_publish(struct emu_event *ev)
 	if (ev->target->cpu_wide)
 		return -EOPNOTSUPP; /* CPU-wide sampling is not emulated (docs/emulator-core.md) */
 	struct emu_xsampler *xs = emu_run_block_claim();
-	if (!xs)
-		return -ENOMEM; /* the run's table of such events is full (EMU_RUN_BLOCKS) */
+	if (!xs) {
+		static int told;
+		if (!__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
+			fprintf(stderr,
+			        "librvemu: the run's table of events sampling another process is full (%d): "
+			        "perf_event_open fails with ENOMEM\n",
+			        EMU_RUN_BLOCKS);
+		return -ENOMEM;
+	}
 	xs->fd = ev->fd;
 	xs->root_slot = emu_run_slot_of(ev->target);
 	xs->cpu = ev->cpu;

@@ -866,6 +866,48 @@ static void test_sample_other_process(void)
 	ring_close(&r);
 }
 
+/* Bad input: the run holds EMU_RUN_BLOCKS (256) sampling events on other processes; the next open is ENOMEM
+ * (said once on stderr), and closing one makes room again. */
+static void test_sample_other_process_full(void)
+{
+	int go[2];
+	CU_ASSERT_FATAL(pipe(go) == 0);
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		char c;
+		close(go[1]);
+		_exit(read(go[0], &c, 1) == 0 ? 0 : 1); /* until the parent closes its end */
+	}
+	close(go[0]);
+	static int fd[300];
+	struct perf_event_attr a;
+	sample_attr(&a, 100000);
+	int n = 0, err = 0;
+	while (n < 300) {
+		fd[n] = perf_open(&a, child, -1, -1, 0);
+		if (fd[n] < 0) {
+			err = errno;
+			break;
+		}
+		n++;
+	}
+	CU_ASSERT_EQUAL(n, 256);
+	CU_ASSERT_EQUAL(err, ENOMEM);
+	if (n > 0) {
+		close(fd[--n]);
+		int again = perf_open(&a, child, -1, -1, 0);
+		CU_ASSERT(again >= 0);
+		if (again >= 0)
+			close(again);
+	}
+	while (n > 0)
+		close(fd[--n]);
+	close(go[1]);
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+}
+
 void add_sample_suites(void)
 {
 	if (!sscofpmf)
@@ -884,6 +926,8 @@ void add_sample_suites(void)
 		CU_add_test(s, "a sample taken in the emulator is a kernel sample", test_kernel_samples);
 		CU_add_test(s, "another process's child: FORK, its samples, EXIT in our ring",
 		            test_sample_other_process);
+		CU_add_test(s, "sampling events on other processes: 256 per run, then ENOMEM",
+		            test_sample_other_process_full);
 	} else {
 		CU_add_test(s, "cputime: timer samples at the real PC", test_cputime_samples);
 		CU_add_test(s, "cputime: overflow + REFRESH counts exactly", test_cputime_refresh_exact);
