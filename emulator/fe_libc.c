@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -902,7 +903,7 @@ static void *next_fn(void **slot, const char *name)
 	return f;
 }
 #define NEXT(fn) ((__typeof__(&fn))next_fn((void **)&next_##fn, #fn))
-static void *next_dlopen, *next_fork, *next_pthread_create, *next_pthread_exit;
+static void *next_dlopen, *next_fork, *next_pthread_create, *next_pthread_exit, *next_sendmsg, *next_recvmsg;
 
 /* dlopen: the executable mappings of a library it loads (not of one already loaded: no new mapping) are
  * reported as the loader's mmap calls would be in the kernel; ld.so maps them itself, past our mmap.
@@ -930,6 +931,56 @@ EMU_EXPORT void *dlopen(const char *file, int mode)
 	if (perf_mmap_records_wanted())
 		return dlopen_reporting(file, mode);
 	return NEXT(dlopen)(file, mode);
+}
+
+/* SCM_RIGHTS: an event fd sent to another process of the run reads there what the event counts (the kernel
+ * passes the event's file; here the sender publishes the event's values and the receiver adopts the fd). */
+static void scm_rights_fds(struct msghdr *m, void (*each)(int fd))
+{
+	if (!m || !m->msg_control)
+		return;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len < CMSG_LEN(0))
+			continue;
+		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			each(fd);
+		}
+	}
+}
+
+static void share_fd(int fd)
+{
+	struct emu_event *ev = event_of_fd(fd);
+	if (ev)
+		perf_share(ev);
+}
+
+static void adopt_fd(int fd)
+{
+	struct emu_event *ev;
+	if (!event_of_fd(fd) && fdtab_init() == 0 && fd >= 0 && (size_t)fd < fdtab_len &&
+	    perf_adopt(fd, &ev) == 0)
+		fdtab_set(fd, ev);
+}
+
+EMU_EXPORT ssize_t sendmsg(int s, const struct msghdr *m, int flags)
+{
+	scm_rights_fds((struct msghdr *)m, share_fd);
+	return NEXT(sendmsg)(s, m, flags);
+}
+
+EMU_EXPORT ssize_t recvmsg(int s, struct msghdr *m, int flags)
+{
+	ssize_t r = NEXT(recvmsg)(s, m, flags);
+	if (r >= 0) {
+		int saved = errno;
+		scm_rights_fds(m, adopt_fd);
+		errno = saved;
+	}
+	return r;
 }
 
 /* fork: PERF_RECORD_FORK for the forking thread's events (the child's pid is its tid). */

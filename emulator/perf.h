@@ -47,6 +47,11 @@ void perf_exit_flush(void); /* exit, _exit, exec: inherited counts go to the par
  * their shadows in its context (perf_remote.c). Cheap when there are none. */
 void perf_remote_attach_self(pid_t forked_by);
 void perf_remote_poll_self(void); /* the same, if such an event was opened since the last look */
+/* SCM_RIGHTS: an event's fd is sent to another process (perf_share: its values are published in the run's
+ * shared memory from now on), and a received fd (perf_adopt: 0 and *out for an event of the run, which
+ * reads what its owner publishes; -1 for any other fd). */
+void perf_share(struct emu_event *ev);
+int perf_adopt(int fd, struct emu_event **out);
 
 /* Side-band records (attr.comm / mmap / mmap2 / task) for the events of the calling thread's context, as
  * perf_event_comm, perf_event_mmap and perf_event_task write them; the front end reports what happened. */

@@ -199,12 +199,8 @@ void emu_ring_update_page(struct emu_event *ev)
 	__atomic_store_n(&pg->lock, seq + 2, __ATOMIC_RELEASE);
 }
 
-void emu_event_publish(struct emu_event *ev)
+static void snap_write(struct emu_event_snap *s, const struct emu_event *ev)
 {
-	emu_ring_update_page(ev);
-	struct emu_event_snap *s = ev->snap;
-	if (!s)
-		return;
 	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
 	s->count = total_count(ev, NULL);
 	s->time_enabled = total_enabled(ev);
@@ -212,6 +208,15 @@ void emu_event_publish(struct emu_event *ev)
 	s->lost_total = ev->lost_total;
 	s->error = ev->state == EV_ERROR;
 	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
+}
+
+void emu_event_publish(struct emu_event *ev)
+{
+	emu_ring_update_page(ev);
+	if (ev->snap)
+		snap_write(ev->snap, ev);
+	if (ev->xfile) /* its fd was sent to another process (SCM_RIGHTS, perf_remote.c) */
+		snap_write(&ev->xfile->snap, ev);
 }
 
 /* The buffer records go to: the event's own, or the one SET_OUTPUT redirected it to. */

@@ -49,6 +49,17 @@ struct emu_xsampler {
 	struct perf_event_attr attr;
 };
 
+/* An event whose fd was sent to another process (SCM_RIGHTS), in a block of the run's shared memory: the
+ * owner publishes its values there as for a forked child; a process that receives the fd finds it by the
+ * memfd's inode and reads them (perf_remote.c). ready is EMU_BLOCK_FILE, a sampler's EMU_BLOCK_SAMPLER. */
+enum { EMU_BLOCK_SAMPLER = 1, EMU_BLOCK_FILE = 2 };
+struct emu_xfile {
+	int32_t owner, ready;
+	uint32_t type, pad;
+	uint64_t ino, id, config, read_format;
+	struct emu_event_snap snap;
+};
+
 struct emu_event {
 	int refs;        /* fds referring to it (dup) */
 	int maps;        /* user mappings of its ring buffer: the event lives until the last is unmapped */
@@ -116,6 +127,7 @@ struct emu_event {
 	int comm_exec;           /* the shadow was made at an exec: its COMM says so */
 	uint64_t xs_published;   /* the shadow's count already added to xs->count */
 	int xs_ring_block;       /* the shadow: the block of the buffer it writes (xs->ring_block) */
+	struct emu_xfile *xfile; /* its fd was sent to another process: the values published there */
 };
 
 /* The perf context of one task: every event that counts it. */

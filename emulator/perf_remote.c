@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "perf_priv.h"
@@ -100,7 +101,7 @@ static int xs_publish(struct emu_event *ev)
 	ev->xs = xs;
 	if (ev->output)
 		emu_remote_set_output(ev); /* PERF_FLAG_FD_OUTPUT */
-	__atomic_store_n(&xs->ready, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&xs->ready, EMU_BLOCK_SAMPLER, __ATOMIC_RELEASE);
 	emu_run_block_published();
 	return 0;
 }
@@ -293,6 +294,11 @@ static void unlink_event(struct emu_event *c)
 
 void emu_remote_release(struct emu_event *ev)
 {
+	/* an fd sent to another process keeps the event there (the kernel's file reference): its block stays,
+	 * with the final values, until this process ends (a dead owner's block is free again) */
+	if (ev->xfile && ev->owner_pid == emu_getpid())
+		emu_event_publish(ev);
+	ev->xfile = NULL;
 	if (ev->xs && !ev->shadow) {
 		__atomic_store_n(&ev->xs->ready, 0, __ATOMIC_RELEASE);
 		emu_run_block_release(ev->xs);
@@ -442,7 +448,8 @@ void perf_remote_attach_self(pid_t forked_by)
 	emu_lock();
 	for (unsigned i = 0; i < EMU_RUN_BLOCKS; i++) {
 		struct emu_xsampler *xs = emu_run_block_at(i);
-		if (!xs || !__atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) || xs->owner == emu_getpid())
+		if (!xs || __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) != EMU_BLOCK_SAMPLER ||
+		    xs->owner == emu_getpid())
 			continue;
 		/* perf_event_enable_on_exec: every event of the task's context, of every CPU */
 		if (exec && slot == xs->root_slot && xs->attr.enable_on_exec &&
@@ -482,4 +489,67 @@ void perf_remote_poll_self(void)
 {
 	if (emu_run_blocks_gen() != __atomic_load_n(&blocks_seen, __ATOMIC_RELAXED))
 		perf_remote_attach_self(-1);
+}
+
+/* ------------------------------------------------------------------------- an fd sent over SCM_RIGHTS */
+void perf_share(struct emu_event *ev)
+{
+	struct stat st;
+	emu_lock();
+	/* a group's read needs its members' values too: not published (the receiver reads 0 bytes) */
+	if (!ev->xfile && ev->owner_pid == emu_getpid() && !(ev->attr.read_format & PERF_FORMAT_GROUP) &&
+	    fstat(ev->fd, &st) == 0) {
+		struct emu_xfile *xf = emu_run_block_claim();
+		if (xf) {
+			xf->ino = (uint64_t)st.st_ino;
+			xf->id = ev->id;
+			xf->type = ev->attr.type;
+			xf->config = ev->attr.config;
+			xf->read_format = ev->attr.read_format;
+			ev->xfile = xf;
+			emu_event_publish(ev);
+			__atomic_store_n(&xf->ready, EMU_BLOCK_FILE, __ATOMIC_RELEASE);
+		}
+	}
+	emu_unlock();
+}
+
+int perf_adopt(int fd, struct emu_event **out)
+{
+	struct stat st;
+	char link[64], path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0 || fstat(fd, &st) != 0)
+		return -1;
+	link[n] = 0;
+	if (strncmp(link, "/memfd:perf_event", 17) != 0)
+		return -1; /* not an event's file */
+	struct emu_xfile *found = NULL;
+	for (unsigned i = 0; i < EMU_RUN_BLOCKS && !found; i++) {
+		struct emu_xfile *xf = emu_run_block_at(i);
+		if (xf && __atomic_load_n(&xf->ready, __ATOMIC_ACQUIRE) == EMU_BLOCK_FILE &&
+		    xf->ino == (uint64_t)st.st_ino)
+			found = xf;
+	}
+	if (!found)
+		return -1;
+	struct emu_event *ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return -1;
+	ev->attr.size = sizeof(ev->attr);
+	ev->attr.type = found->type;
+	ev->attr.config = found->config;
+	ev->attr.read_format = found->read_format;
+	ev->id = found->id;
+	ev->fd = fd;
+	ev->refs = 1;
+	ev->owner_pid = found->owner; /* another process's event: read from what it publishes */
+	ev->snap = &found->snap;
+	ev->leader = ev;
+	ev->hw_idx = -1;
+	ev->state = EV_INACTIVE;
+	ev->target = emu_thread_self();
+	*out = ev;
+	return 0;
 }
