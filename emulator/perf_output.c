@@ -107,6 +107,8 @@ int emu_ring_map(struct emu_event *ev, size_t len)
 	ev->map_len = len;
 	ev->data_size = len - page;
 	ev->data_head = 0;
+	if (ev->xs) /* sampling another process: its shadows can map the buffer now (perf_remote.c) */
+		emu_run_block_published();
 	/* cppcheck models the dlsym'd mmap as returning its NULL hint: p is a fresh mapping here. */
 	// cppcheck-suppress nullPointer
 	memset(p, 0, page);

@@ -115,6 +115,8 @@ void emu_remote_set_output(struct emu_event *ev)
 	__atomic_store_n(&xs->fd, to ? to->xs->fd : ev->fd, __ATOMIC_RELAXED);
 	__atomic_store_n(&xs->ring_block, to ? to->xs->ring_block : emu_run_block_index(xs),
 	                 __ATOMIC_RELEASE);
+	if (__atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE))
+		emu_run_block_published(); /* a task that found no buffer to map looks again */
 }
 
 int emu_remote_prepare(struct emu_event *ev)
@@ -484,7 +486,9 @@ void perf_remote_attach_self(pid_t forked_by)
 }
 
 /* An event opened on this process while it runs (perf record -p, or the open racing with its start): looked
- * for when it enters the emulator at a fork, an exit or an rvemu_advance; one load when nothing changed. */
+ * for when it enters the emulator at a fork, an exit or an rvemu_advance; one load when nothing changed. An
+ * event whose buffer was not mapped yet when the task looked is looked at again once it is (the owner's mmap
+ * and SET_OUTPUT move the generation too). */
 void perf_remote_poll_self(void)
 {
 	if (emu_run_blocks_gen() != __atomic_load_n(&blocks_seen, __ATOMIC_RELAXED))

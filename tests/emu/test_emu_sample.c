@@ -770,20 +770,26 @@ static void test_cputime_refresh_exact(void)
 /* Sampling another process (perf record -- cmd, docs/emulator-core.md "Sampling another process"): an event
  * with inherit on a running child process reaches the grandchild it forks; the grandchild's own emulator
  * writes into this process's ring its FORK record, its samples (exact under the virtual clock: 1050000 cycles
- * at a period of 100000) and its EXIT record, in that order, with its pid and tid; the child, which finds the
- * event when it forks, its EXIT last. The event reads what they counted, and polls POLLIN and, with the task
- * and its descendants gone, POLLHUP. */
+ * at a period of 100000) and its EXIT record, in that order, with its pid and tid; the child, which first
+ * looks before the buffer is mapped and finds the event again when it forks, its EXIT last. The event reads
+ * what they counted, and polls POLLIN and, with the task and its descendants gone, POLLHUP. */
 static void test_sample_other_process(void)
 {
-	int go[2];
-	CU_ASSERT_FATAL(pipe(go) == 0);
+	int go[2], ack[2];
+	CU_ASSERT_FATAL(pipe(go) == 0 && pipe(ack) == 0);
 	pid_t child = fork();
 	CU_ASSERT_FATAL(child >= 0);
 	if (child == 0) {
 		char c;
 		close(go[1]);
-		if (read(go[0], &c, 1) != 1) /* the event exists */
+		close(ack[0]);
+		/* the event exists, its buffer is not mapped yet: the child looks (rvemu_advance) and finds
+		 * nothing to write into; it must look again once the buffer is mapped */
+		if (read(go[0], &c, 1) != 1)
 			_exit(3);
+		api.advance(1);
+		if (write(ack[1], "a", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(4);
 		pid_t g = fork();
 		if (g == 0) {
 			hot_virtual_kernel(1000000 + 50000);
@@ -793,17 +799,27 @@ static void test_sample_other_process(void)
 		_exit(g > 0 && waitpid(g, &st, 0) == g && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1);
 	}
 	close(go[0]);
+	close(ack[1]);
 	struct perf_event_attr a;
 	struct ring r;
+	char c;
 	sample_attr(&a, 100000);
 	a.disabled = 0;
 	a.inherit = 1;
 	a.task = 1;
 	a.sample_id_all = 1;
-	int opened = ring_open(&r, &a, child) == 0;
-	CU_ASSERT(opened);
+	r.fd = perf_open(&a, child, -1, -1, 0);
+	CU_ASSERT(r.fd >= 0);
 	CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
+	CU_ASSERT_EQUAL(read(ack[0], &c, 1), 1);
+	r.len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
+	void *map = r.fd >= 0 ? mmap(NULL, r.len, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd, 0) : MAP_FAILED;
+	int opened = map != MAP_FAILED;
+	CU_ASSERT(opened);
+	r.page = map;
+	CU_ASSERT_EQUAL(write(go[1], "y", 1), 1);
 	close(go[1]);
+	close(ack[0]);
 	int st = -1;
 	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
 	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
