@@ -216,7 +216,7 @@ static int xs_task_alive(const struct emu_xsampler *xs)
 		return 1;
 	unsigned n = emu_run_tasks();
 	for (unsigned i = 0; xs->attr.inherit && i < n && i < EMU_RUN_TASKS; i++)
-		if (emu_run_task_live((int)i) && emu_run_descendant((int)i, xs->root_slot, xs->after))
+		if (emu_run_descendant((int)i, xs->root_slot, xs->after) && emu_run_task_live((int)i))
 			return 1;
 	return 0;
 }
