@@ -109,6 +109,23 @@ static void fork_child(void)
 		registered = 1;
 }
 
+/* After exec: the old image's counting events whose fds survived, opened again on the same fds. */
+static void exec_take_events(void)
+{
+	int fd, cpu;
+	struct perf_event_attr a;
+	void *h;
+	while (perf_exec_next(&fd, &cpu, &a, &h) == 0) {
+		struct emu_event *ev = NULL;
+		if (fdtab_init() != 0 || fd < 0 || (size_t)fd >= fdtab_len ||
+		    perf_open(&a, 0, cpu, NULL, 0, 0, fd, &ev) != 0)
+			ev = NULL;
+		perf_exec_restore(ev, h);
+		if (ev)
+			fdtab_set(fd, ev);
+	}
+}
+
 /* Load time: a bad configuration stops the program before it runs on a machine it did not ask for. The
  * perf core's fork handlers are registered after the machine's, so its prepare runs first: lock order
  * maps_lock -> dirs_lock -> perf lock -> bank locks -> thread registry. */
@@ -119,6 +136,7 @@ __attribute__((constructor)) static void fe_constructor(void)
 	atexit(perf_record_exit); /* exit(): the thread calling it ends with the process */
 	fe_trap_install();
 	perf_remote_attach_self(0); /* another process samples this one (perf record -- cmd): after exec */
+	exec_take_events();
 }
 
 /* ------------------------------------------------------------------------------ signal handlers */
@@ -600,25 +618,37 @@ EMU_EXPORT void _Exit(int status)
 EMU_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	perf_exit_flush();
-	return EMU_REAL(execve)(path, argv, envp);
+	perf_exec_handoff();
+	int r = EMU_REAL(execve)(path, argv, envp);
+	perf_exec_failed(); /* still here: the events stay this image's */
+	return r;
 }
 
 EMU_EXPORT int execv(const char *path, char *const argv[])
 {
 	perf_exit_flush();
-	return EMU_REAL(execv)(path, argv);
+	perf_exec_handoff();
+	int r = EMU_REAL(execv)(path, argv);
+	perf_exec_failed(); /* still here: the events stay this image's */
+	return r;
 }
 
 EMU_EXPORT int execvp(const char *file, char *const argv[])
 {
 	perf_exit_flush();
-	return EMU_REAL(execvp)(file, argv);
+	perf_exec_handoff();
+	int r = EMU_REAL(execvp)(file, argv);
+	perf_exec_failed(); /* still here: the events stay this image's */
+	return r;
 }
 
 EMU_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	perf_exit_flush();
-	return EMU_REAL(execvpe)(file, argv, envp);
+	perf_exec_handoff();
+	int r = EMU_REAL(execvpe)(file, argv, envp);
+	perf_exec_failed(); /* still here: the events stay this image's */
+	return r;
 }
 
 /* ----------------------------------------------------------------------------- /proc and /sys files */

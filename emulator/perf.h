@@ -52,6 +52,15 @@ void perf_remote_poll_self(void); /* the same, if such an event was opened since
  * reads what its owner publishes; -1 for any other fd). */
 void perf_share(struct emu_event *ev);
 int perf_adopt(int fd, struct emu_event **out);
+/* exec: the calling thread's counting events whose fds survive exec (no FD_CLOEXEC; singletons, not
+ * sampling) are handed to the new image (perf_exec_handoff before the exec, perf_exec_failed when it
+ * returned); the new image takes them one by one (perf_exec_next: 0 with the fd, the attr to open it with
+ * and a handle, -1 when none is left) and gives each opened event its values (perf_exec_restore; with a NULL
+ * event the handle is just dropped). */
+void perf_exec_handoff(void);
+void perf_exec_failed(void);
+int perf_exec_next(int *fd, int *cpu, struct perf_event_attr *attr, void **handle);
+void perf_exec_restore(struct emu_event *ev, void *handle);
 
 /* Side-band records (attr.comm / mmap / mmap2 / task) for the events of the calling thread's context, as
  * perf_event_comm, perf_event_mmap and perf_event_task write them; the front end reports what happened. */

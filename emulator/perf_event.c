@@ -1011,3 +1011,97 @@ static void sideband_existing(struct emu_event *ev)
 	free(comm);
 	free(maps);
 }
+
+/* ------------------------------------------------------------------------------- events across exec */
+/* The kernel keeps an event across exec (the fd is the event's file, the task the same): it counts on, and
+ * enable_on_exec turns it on. The new image's emulator knows nothing of the old one's, so each counting event
+ * of the exec'ing thread whose fd survives is written to a block of the run's shared memory, and the new
+ * image opens it again on the same fd and adds what it had counted. Sampling events and groups are not handed
+ * over (their fds read as plain files there). */
+void perf_exec_handoff(void)
+{
+	if (!all_events)
+		return;
+	struct emu_thread *t = emu_thread_self();
+	emu_lock();
+	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
+	for (struct emu_event *ev = all_events; ev; ev = ev->next_all) {
+		if (is_foreign(ev) || ev->target != t || is_sampling(ev) || ev->leader != ev || ev->sibling ||
+		    ev->fd < 0)
+			continue;
+		int fl = EMU_REAL(fcntl)(ev->fd, F_GETFD);
+		if (fl < 0 || (fl & FD_CLOEXEC))
+			continue;
+		struct emu_xexec *x = emu_run_block_claim();
+		if (!x)
+			break;
+		uint64_t v[3];
+		struct emu_event one = *ev;
+		one.attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+		emu_read_values(&one, NULL, v, 3); /* with what exited children handed over (inherit) */
+		x->fd = ev->fd;
+		x->cpu = ev->cpu;
+		x->state = ev->state;
+		x->count = v[0];
+		x->time_enabled = v[1];
+		x->time_running = v[2];
+		x->attr = ev->attr;
+		__atomic_store_n(&x->ready, EMU_BLOCK_EXEC, __ATOMIC_RELEASE);
+	}
+	emu_unlock();
+}
+
+static struct emu_xexec *next_handed(void)
+{
+	for (unsigned i = 0; i < EMU_RUN_BLOCKS; i++) {
+		struct emu_xexec *x = emu_run_block_at(i);
+		if (x && __atomic_load_n(&x->ready, __ATOMIC_ACQUIRE) == EMU_BLOCK_EXEC &&
+		    x->owner == emu_getpid())
+			return x;
+	}
+	return NULL;
+}
+
+void perf_exec_failed(void)
+{
+	struct emu_xexec *x;
+	while ((x = next_handed())) {
+		__atomic_store_n(&x->ready, 0, __ATOMIC_RELAXED);
+		emu_run_block_release(x);
+	}
+}
+
+int perf_exec_next(int *fd, int *cpu, struct perf_event_attr *attr, void **handle)
+{
+	struct emu_xexec *x = next_handed();
+	if (!x)
+		return -1;
+	__atomic_store_n(&x->ready, 0, __ATOMIC_RELAXED); /* taken */
+	*fd = x->fd;
+	*cpu = x->cpu;
+	*attr = x->attr;
+	attr->disabled = 1; /* its state comes with its values */
+	*handle = x;
+	return 0;
+}
+
+void perf_exec_restore(struct emu_event *ev, void *handle)
+{
+	struct emu_xexec *x = handle;
+	if (ev) {
+		emu_lock();
+		emu_ctx_sync(ev->target, emu_cycles_of(ev->target), EMU_IP_KERNEL);
+		ev->count += x->count;
+		ev->time_enabled += x->time_enabled;
+		ev->time_running += x->time_running;
+		/* on if it was; enable_on_exec: this exec turns it on, once (perf_event_enable_on_exec) */
+		if (x->state >= EV_INACTIVE || (x->state == EV_OFF && ev->attr.enable_on_exec))
+			ev->state = EV_INACTIVE;
+		ev->attr.enable_on_exec = 0;
+		emu_ctx_schedule(ev->target);
+		emu_event_publish(ev);
+		emu_timer_rearm(ev->target);
+		emu_unlock();
+	}
+	emu_run_block_release(x);
+}

@@ -52,7 +52,15 @@ struct emu_xsampler {
 /* An event whose fd was sent to another process (SCM_RIGHTS), in a block of the run's shared memory: the
  * owner publishes its values there as for a forked child; a process that receives the fd finds it by the
  * memfd's inode and reads them (perf_remote.c). ready is EMU_BLOCK_FILE, a sampler's EMU_BLOCK_SAMPLER. */
-enum { EMU_BLOCK_SAMPLER = 1, EMU_BLOCK_FILE = 2 };
+enum { EMU_BLOCK_SAMPLER = 1, EMU_BLOCK_FILE = 2, EMU_BLOCK_EXEC = 3 };
+/* A counting event of a process that execs, whose fd survives the exec: handed to the new image, which opens
+ * it again on the same fd and goes on from these values (perf_event.c). */
+struct emu_xexec {
+	int32_t owner, ready; /* ready = EMU_BLOCK_EXEC */
+	int32_t fd, cpu, state, pad;
+	uint64_t count, time_enabled, time_running;
+	struct perf_event_attr attr;
+};
 struct emu_xfile {
 	int32_t owner, ready;
 	uint32_t type, pad;

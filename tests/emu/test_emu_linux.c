@@ -1486,6 +1486,40 @@ static void wait_usr2_calls(int n)
 		sched_yield();
 }
 
+/* An event survives exec of the process that opened it (its fd has no FD_CLOEXEC): the new image goes on
+ * counting it from what it had (virtual clock: 1000 cycles before the exec, 500 after it: 1500), with its
+ * times. A child of the test does it: it opens the event, advances, and execs test_emu, which reads it. */
+static void test_event_survives_exec(void)
+{
+#if defined(__riscv)
+	/* not on riscv64: a guest cannot exec a riscv64 program under qemu-user without binfmt_misc
+	 * (docs/riscv64.md) */
+	return;
+#endif
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		struct perf_event_attr a;
+		attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+		a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+		int fd = perf_open(&a, 0, -1, -1, 0);
+		if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0)
+			_exit(4);
+		api.advance(1000);
+		char num[16];
+		snprintf(num, sizeof(num), "%d", fd);
+		setenv("EMU_TEST_EXEC_FD", num, 1);
+		setenv("EMU_TEST_EXEC_WANT", "1500", 1);
+		char *argv[] = {"test_emu", NULL};
+		execv("/proc/self/exe", argv);
+		_exit(5);
+	}
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	CU_ASSERT(WIFEXITED(st));
+	CU_ASSERT_EQUAL(WEXITSTATUS(st), 0);
+}
+
 /* An event fd passed over SCM_RIGHTS (a unix socket) to another process reads there what the event counts:
  * the kernel passes the event's file, and a plain memfd would read 0 bytes. Virtual clock: exactly the 123456
  * cycles the sender advanced after sending it; a read_format with times gives them too. */
@@ -1637,6 +1671,9 @@ void add_linux_suites(void)
 	if (virtual_clock)
 		CU_add_test(s, "an event fd passed over SCM_RIGHTS reads in the receiver (scm_send)",
 		            test_event_fd_over_scm_rights);
+	if (virtual_clock)
+		CU_add_test(s, "an event survives exec and counts on (perf_event_exec)",
+		            test_event_survives_exec);
 }
 
 /* ------------------------------------------------------------------------------------- permissions */
