@@ -119,7 +119,7 @@ static void build_configs(void)
 	}
 	CU_ASSERT(nconfigs < MAX_CONFIGS);
 }
-static const char *self_path;
+const char *self_path; /* argv[0], declared in emu_test.h */
 
 /* Runs self (or argv) with the emulator appended to LD_PRELOAD; returns the exit status, stderr in err. */
 static int run_under_emulator(char *const argv[], const char *model_name, const char *clock, int ssc,
