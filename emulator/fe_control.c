@@ -20,6 +20,7 @@ EMU_EXPORT int rvemu_advance(uint64_t cycles)
 {
 	if (!emu_clock_is_virtual())
 		return -1;
+	perf_remote_poll_self(); /* another process began sampling this one (perf record -p) */
 	perf_advance_self(cycles, (uint64_t)(uintptr_t)__builtin_return_address(0));
 	return 0;
 }

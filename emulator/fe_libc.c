@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -108,6 +109,23 @@ static void fork_child(void)
 		registered = 1;
 }
 
+/* After exec: the old image's counting events whose fds survived, opened again on the same fds. */
+static void exec_take_events(void)
+{
+	int fd, cpu;
+	struct perf_event_attr a;
+	void *h;
+	while (perf_exec_next(&fd, &cpu, &a, &h) == 0) {
+		struct emu_event *ev = NULL;
+		if (fdtab_init() != 0 || fd < 0 || (size_t)fd >= fdtab_len ||
+		    perf_open(&a, 0, cpu, NULL, 0, 0, fd, &ev) != 0)
+			ev = NULL;
+		perf_exec_restore(ev, h);
+		if (ev)
+			fdtab_set(fd, ev);
+	}
+}
+
 /* Load time: a bad configuration stops the program before it runs on a machine it did not ask for. The
  * perf core's fork handlers are registered after the machine's, so its prepare runs first: lock order
  * maps_lock -> dirs_lock -> perf lock -> bank locks -> thread registry. */
@@ -117,6 +135,8 @@ __attribute__((constructor)) static void fe_constructor(void)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(perf_record_exit); /* exit(): the thread calling it ends with the process */
 	fe_trap_install();
+	perf_remote_attach_self(0); /* another process samples this one (perf record -- cmd): after exec */
+	exec_take_events();
 }
 
 /* ------------------------------------------------------------------------------ signal handlers */
@@ -598,25 +618,37 @@ EMU_EXPORT void _Exit(int status)
 EMU_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	perf_exit_flush();
-	return EMU_REAL(execve)(path, argv, envp);
+	perf_exec_handoff();
+	int r = EMU_REAL(execve)(path, argv, envp);
+	perf_exec_failed(); /* still here: the events stay this image's */
+	return r;
 }
 
 EMU_EXPORT int execv(const char *path, char *const argv[])
 {
 	perf_exit_flush();
-	return EMU_REAL(execv)(path, argv);
+	perf_exec_handoff();
+	int r = EMU_REAL(execv)(path, argv);
+	perf_exec_failed(); /* still here: the events stay this image's */
+	return r;
 }
 
 EMU_EXPORT int execvp(const char *file, char *const argv[])
 {
 	perf_exit_flush();
-	return EMU_REAL(execvp)(file, argv);
+	perf_exec_handoff();
+	int r = EMU_REAL(execvp)(file, argv);
+	perf_exec_failed(); /* still here: the events stay this image's */
+	return r;
 }
 
 EMU_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	perf_exit_flush();
-	return EMU_REAL(execvpe)(file, argv, envp);
+	perf_exec_handoff();
+	int r = EMU_REAL(execvpe)(file, argv, envp);
+	perf_exec_failed(); /* still here: the events stay this image's */
+	return r;
 }
 
 /* ----------------------------------------------------------------------------- /proc and /sys files */
@@ -901,7 +933,7 @@ static void *next_fn(void **slot, const char *name)
 	return f;
 }
 #define NEXT(fn) ((__typeof__(&fn))next_fn((void **)&next_##fn, #fn))
-static void *next_dlopen, *next_fork, *next_pthread_create, *next_pthread_exit;
+static void *next_dlopen, *next_fork, *next_pthread_create, *next_pthread_exit, *next_sendmsg, *next_recvmsg;
 
 /* dlopen: the executable mappings of a library it loads (not of one already loaded: no new mapping) are
  * reported as the loader's mmap calls would be in the kernel; ld.so maps them itself, past our mmap.
@@ -929,6 +961,56 @@ EMU_EXPORT void *dlopen(const char *file, int mode)
 	if (perf_mmap_records_wanted())
 		return dlopen_reporting(file, mode);
 	return NEXT(dlopen)(file, mode);
+}
+
+/* SCM_RIGHTS: an event fd sent to another process of the run reads there what the event counts (the kernel
+ * passes the event's file; here the sender publishes the event's values and the receiver adopts the fd). */
+static void scm_rights_fds(struct msghdr *m, void (*each)(int fd))
+{
+	if (!m || !m->msg_control)
+		return;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len < CMSG_LEN(0))
+			continue;
+		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			each(fd);
+		}
+	}
+}
+
+static void share_fd(int fd)
+{
+	struct emu_event *ev = event_of_fd(fd);
+	if (ev)
+		perf_share(ev);
+}
+
+static void adopt_fd(int fd)
+{
+	struct emu_event *ev;
+	if (!event_of_fd(fd) && fdtab_init() == 0 && fd >= 0 && (size_t)fd < fdtab_len &&
+	    perf_adopt(fd, &ev) == 0)
+		fdtab_set(fd, ev);
+}
+
+EMU_EXPORT ssize_t sendmsg(int s, const struct msghdr *m, int flags)
+{
+	scm_rights_fds((struct msghdr *)m, share_fd);
+	return NEXT(sendmsg)(s, m, flags);
+}
+
+EMU_EXPORT ssize_t recvmsg(int s, struct msghdr *m, int flags)
+{
+	ssize_t r = NEXT(recvmsg)(s, m, flags);
+	if (r >= 0) {
+		int saved = errno;
+		scm_rights_fds(m, adopt_fd);
+		errno = saved;
+	}
+	return r;
 }
 
 /* fork: PERF_RECORD_FORK for the forking thread's events (the child's pid is its tid). */

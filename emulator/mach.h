@@ -345,6 +345,22 @@ int emu_run_task_hart(int slot);
 uint64_t emu_run_task_born(int slot);
 /* CPU `cpu` as a proxy (cpu_wide): its cycles are those every task of the run ran on it. */
 struct emu_thread *emu_run_cpu_thread(unsigned cpu);
+uint64_t emu_run_task_execs(int slot); /* execs of the task so far */
+int emu_run_task_live(int slot);       /* registered and not exited */
+/* Blocks of the run's shared memory for the perf core's cross-process state, opaque to the machine: the
+ * first int32 is the owner's pid (0 free; a dead owner's block is free again). NULL without a run / none. */
+#define EMU_RUN_BLOCKS      256
+#define EMU_RUN_BLOCK_BYTES 512
+void *emu_run_block_claim(void); /* zeroed past the owner word */
+void emu_run_block_release(void *block);
+void *emu_run_block_at(unsigned i); /* a claimed block, NULL if free */
+int emu_run_block_index(const void *block);
+void emu_run_block_published(void); /* a claimed block is filled in: the others look again */
+uint64_t emu_run_blocks_gen(void);
+/* A lock word in shared memory (the holder's pid; a dead holder's lock is taken over). */
+void emu_run_word_lock(int32_t *word);
+void emu_run_word_unlock(int32_t *word);
+int emu_run_pid_dead(pid_t pid); /* gone or a zombie */
 
 /* ------------------------------------------------------------------------------------ counter banks */
 /* A counter bank reached through seam 2 (lib/rvhw.h), not through perf_event: registered in

@@ -34,7 +34,7 @@
 #include "mach.h"
 #include "mach_priv.h"
 
-#define RUN_MAGIC  "rvemu-run v1"
+#define RUN_MAGIC  "rvemu-run v2"
 #define RUN_DIR    "/dev/shm/"
 #define RUN_PREFIX "rvemu-run."
 #define RUN_ENV    "RVEMU_RUN_SHM"
@@ -66,7 +66,11 @@ struct emu_run_shared {
 	uint32_t used;    /* slots handed out */
 	uint32_t next_hart;
 	uint64_t seq;
+	uint64_t blocks_gen; /* blocks claimed so far: a process looks at them again when it moved */
 	struct emu_run_task task[EMU_RUN_TASKS];
+	/* the perf core's state shared across processes (an event sampling a task of another process), opaque
+	 * here; the first int32 of a block is its owner's pid, 0 free */
+	unsigned char block[EMU_RUN_BLOCKS][EMU_RUN_BLOCK_BYTES] __attribute__((aligned(64)));
 };
 
 static struct emu_run_shared *run;
@@ -784,4 +788,99 @@ pid_t emu_run_task_tid(int slot)
 {
 	struct emu_run_task *s = slot_at(slot);
 	return s ? s->tid : 0;
+}
+
+uint64_t emu_run_task_execs(int slot)
+{
+	struct emu_run_task *s = slot_at(slot);
+	return s ? __atomic_load_n(&s->exec_gen, __ATOMIC_ACQUIRE) : 0;
+}
+
+int emu_run_task_live(int slot)
+{
+	struct emu_run_task *s = slot_at(slot);
+	/* a task killed without a word (SIGKILL) left its slot live: its process is gone or a zombie */
+	return s && __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_LIVE && !process_dead(s->pid);
+}
+
+/* ------------------------------------------------------------------------------ shared blocks */
+void *emu_run_block_claim(void)
+{
+	emu_run_init();
+	if (!run)
+		return NULL;
+	int32_t me = (int32_t)getpid();
+	for (unsigned i = 0; i < EMU_RUN_BLOCKS; i++) {
+		int32_t *owner = (int32_t *)(void *)run->block[i];
+		int32_t cur = __atomic_load_n(owner, __ATOMIC_ACQUIRE);
+		/* a block whose owner died without releasing it (killed) is free again */
+		if (cur != 0 && (cur == me || !process_dead(cur)))
+			continue;
+		if (!__atomic_compare_exchange_n(owner, &cur, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			continue;
+		memset(run->block[i] + sizeof(int32_t), 0, EMU_RUN_BLOCK_BYTES - sizeof(int32_t));
+		return run->block[i];
+	}
+	return NULL;
+}
+
+void emu_run_block_published(void)
+{
+	if (run)
+		__atomic_fetch_add(&run->blocks_gen, 1, __ATOMIC_RELEASE);
+}
+
+uint64_t emu_run_blocks_gen(void)
+{
+	return run ? __atomic_load_n(&run->blocks_gen, __ATOMIC_ACQUIRE) : 0;
+}
+
+void emu_run_block_release(void *block)
+{
+	if (block)
+		__atomic_store_n((int32_t *)block, 0, __ATOMIC_RELEASE);
+}
+
+void *emu_run_block_at(unsigned i)
+{
+	emu_run_init();
+	if (!run || i >= EMU_RUN_BLOCKS)
+		return NULL;
+	return __atomic_load_n((int32_t *)(void *)run->block[i], __ATOMIC_ACQUIRE) ? run->block[i] : NULL;
+}
+
+int emu_run_block_index(const void *block)
+{
+	if (!run)
+		return -1;
+	const unsigned char *b = block, *first = &run->block[0][0];
+	if (b < first || b >= first + sizeof(run->block))
+		return -1;
+	return (int)((size_t)(b - first) / EMU_RUN_BLOCK_BYTES);
+}
+
+/* A lock word in shared memory: the holder's pid. A holder that died (killed between two stores) is
+ * detected and the lock taken over, as the run's own lock. Held for a few copies only. */
+void emu_run_word_lock(int32_t *word)
+{
+	int32_t me = (int32_t)getpid();
+	for (unsigned spins = 0;; spins++) {
+		int32_t holder = 0;
+		if (__atomic_compare_exchange_n(word, &holder, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+		if (spins % 64 == 63 && holder != me && process_dead(holder))
+			__atomic_compare_exchange_n(word, &holder, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		sched_yield();
+	}
+}
+
+void emu_run_word_unlock(int32_t *word)
+{
+	int32_t me = (int32_t)getpid();
+	__atomic_compare_exchange_n(word, &me, 0, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
+int emu_run_pid_dead(pid_t pid)
+{
+	return process_dead(pid);
 }

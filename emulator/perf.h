@@ -42,6 +42,25 @@ void perf_fork_prepare(void);
 void perf_fork_parent(void);
 void perf_fork_child(void);
 void perf_exit_flush(void); /* exit, _exit, exec: inherited counts go to the parent's events */
+/* Load time (forked_by 0: after exec), fork or thread start (forked_by: the tid of the thread that created
+ * it), or later (-1): the run's events on other processes that sample this task (perf record -- cmd) get
+ * their shadows in its context (perf_remote.c). Cheap when there are none. */
+void perf_remote_attach_self(pid_t forked_by);
+void perf_remote_poll_self(void); /* the same, if such an event was opened since the last look */
+/* SCM_RIGHTS: an event's fd is sent to another process (perf_share: its values are published in the run's
+ * shared memory from now on), and a received fd (perf_adopt: 0 and *out for an event of the run, which
+ * reads what its owner publishes; -1 for any other fd). */
+void perf_share(struct emu_event *ev);
+int perf_adopt(int fd, struct emu_event **out);
+/* exec: the calling thread's counting events whose fds survive exec (no FD_CLOEXEC; singletons, not
+ * sampling) are handed to the new image (perf_exec_handoff before the exec, perf_exec_failed when it
+ * returned); the new image takes them one by one (perf_exec_next: 0 with the fd, the attr to open it with
+ * and a handle, -1 when none is left) and gives each opened event its values (perf_exec_restore; with a NULL
+ * event the handle is just dropped). */
+void perf_exec_handoff(void);
+void perf_exec_failed(void);
+int perf_exec_next(int *fd, int *cpu, struct perf_event_attr *attr, void **handle);
+void perf_exec_restore(struct emu_event *ev, void *handle);
 
 /* Side-band records (attr.comm / mmap / mmap2 / task) for the events of the calling thread's context, as
  * perf_event_comm, perf_event_mmap and perf_event_task write them; the front end reports what happened. */

@@ -208,8 +208,10 @@ static int check_capabilities(const struct perf_event_attr *a, const struct emu_
 		/* the software PMU samples its clocks (hrtimer) on every core; counted faults and switches
 		 * are not sampled by the emulator */
 		if (is_sampling(ev) && a->config != PERF_COUNT_SW_CPU_CLOCK &&
-		    a->config != PERF_COUNT_SW_TASK_CLOCK)
+		    a->config != PERF_COUNT_SW_TASK_CLOCK && a->config != PERF_COUNT_SW_DUMMY)
 			return -EOPNOTSUPP;
+		/* dummy: never counts, so never samples; perf record opens it for the side-band records
+		 * (--delay, -a, ...) */
 	} else if (!emu_cfg()->sscofpmf) {
 		/* riscv_pmu_sbi without Sscofpmf: PERF_PMU_CAP_NO_INTERRUPT and PERF_PMU_CAP_NO_EXCLUDE. */
 		if (has_exclude(a))
@@ -357,7 +359,8 @@ int perf_open(const struct perf_event_attr *uattr, int pid, int cpu, struct emu_
 	} else {
 		emu_ctx_sync(ev->target, emu_cycles_of(ev->target), EMU_IP_KERNEL);
 	}
-	emu_ctx_insert(ev);
+	if (!ev->xs) /* sampling another process: its own emulator counts it (perf_remote.c) */
+		emu_ctx_insert(ev);
 	ev->next_all = all_events;
 	all_events = ev;
 	sideband_track(ev, 1);
@@ -457,7 +460,7 @@ static int apply(struct emu_event *ev, unsigned long req, int group)
 			set_enabled(e, 0);
 		else
 			e->count = 0; /* RESET: the count only, times stay */
-		if (e->rset)
+		if (e->rset || e->xs)
 			emu_remote_follow(e, req); /* and its children's copies (perf_event_for_each_child) */
 	}
 	return 0;
@@ -558,6 +561,8 @@ int perf_set_output(struct emu_event *ev, struct emu_event *to, int to_valid)
 		r = -EINVAL;
 	else
 		ev->output = to->output ? to->output : to;
+	if (!r && ev->xs)
+		emu_remote_set_output(ev); /* the sampled task's shadows write that buffer */
 	emu_unlock();
 	if (!r && to_valid && !is_foreign(ev))
 		sideband_existing(ev);
@@ -808,6 +813,7 @@ void perf_exit_flush(void)
 			__atomic_fetch_add(&e->acc->time_running, e->time_running, __ATOMIC_RELAXED);
 			e->count = e->time_enabled = e->time_running = 0;
 		}
+		emu_remote_shadows_publish(t);
 	}
 	emu_unlock();
 }
@@ -827,6 +833,7 @@ void perf_fork_child(void)
 	emu_lock();
 	inherit_fork_child(parent, child);
 	emu_unlock();
+	perf_remote_attach_self(parent->tid); /* events of other processes sampling it with inherit */
 }
 
 /* ------------------------------------------------------------------------------ user counter reads */
@@ -859,20 +866,15 @@ int perf_user_counter_read(unsigned csr, uint64_t *value)
 }
 
 /* -------------------------------------------------------------------------------- side-band records */
-/* Live events that asked for side-band records: while there are none, the front end's reports cost nothing
- * and never register a thread with the machine (which would give it a hart). */
-static int sideband_events;
-
+/* Live events that asked for side-band records (perf_output.c counts them). */
 static void sideband_track(const struct emu_event *ev, int delta)
 {
-	const struct perf_event_attr *a = &ev->attr;
-	if (a->comm || a->mmap || a->mmap2 || a->mmap_data || a->task)
-		__atomic_add_fetch(&sideband_events, delta, __ATOMIC_RELAXED);
+	emu_sb_track(ev, delta);
 }
 
 static int sideband_wanted(void)
 {
-	return __atomic_load_n(&sideband_events, __ATOMIC_RELAXED) > 0;
+	return emu_sb_wanted();
 }
 
 void perf_record_mmap(const struct perf_mmap_info *m)
@@ -898,23 +900,31 @@ void perf_record_comm(const char *comm, int exec)
 void perf_record_fork(pid_t parent_tid, pid_t pid, pid_t tid)
 {
 	emu_run_task_created(parent_tid, pid, tid); /* the run's table: who made it (inherit) */
-	if (!sideband_wanted())
-		return;
-	struct emu_thread *t = parent_tid == emu_gettid() ? emu_thread_self() : emu_thread_by_tid(parent_tid);
-	if (!t)
-		return;
-	emu_lock();
-	emu_sb_fork(t, pid, tid);
-	emu_unlock();
+	struct emu_thread *t = NULL;
+	if (sideband_wanted())
+		t = parent_tid == emu_gettid() ? emu_thread_self() : emu_thread_by_tid(parent_tid);
+	if (t) {
+		emu_lock();
+		emu_sb_fork(t, pid, tid);
+		emu_unlock();
+	}
+	/* a thread starting (it reports itself): events of other processes sampling it with inherit, after
+	 * its FORK record; a process that forked: such events opened on it meanwhile */
+	if (tid == emu_gettid() && tid != pid)
+		perf_remote_attach_self(parent_tid);
+	else
+		perf_remote_poll_self();
 }
 
 void perf_record_exit(void)
 {
-	emu_run_thread_exit(); /* its final cycles for other processes that count it */
+	perf_remote_poll_self(); /* an event opened on it while it ran gets its EXIT */
+	emu_run_thread_exit();   /* its final cycles for other processes that count it */
 	if (!sideband_wanted())
 		return;
 	struct emu_thread *t = emu_thread_self();
 	emu_lock();
+	emu_remote_shadows_publish(t); /* its last samples before its EXIT */
 	emu_sb_exit(t);
 	emu_unlock();
 }
@@ -974,6 +984,7 @@ void perf_record_mmaps_in(uint64_t lo, uint64_t hi)
 /* The thread's name and executable mappings as they were before the event had a buffer: what exec would
  * have written had the event existed then (perf record names functions by them). Once per event, when it
  * is enabled and has a buffer; /proc is read outside the lock. */
+
 static void sideband_existing(struct emu_event *ev)
 {
 	emu_lock();
@@ -999,4 +1010,98 @@ static void sideband_existing(struct emu_event *ev)
 	emu_unlock();
 	free(comm);
 	free(maps);
+}
+
+/* ------------------------------------------------------------------------------- events across exec */
+/* The kernel keeps an event across exec (the fd is the event's file, the task the same): it counts on, and
+ * enable_on_exec turns it on. The new image's emulator knows nothing of the old one's, so each counting event
+ * of the exec'ing thread whose fd survives is written to a block of the run's shared memory, and the new
+ * image opens it again on the same fd and adds what it had counted. Sampling events and groups are not handed
+ * over (their fds read as plain files there). */
+void perf_exec_handoff(void)
+{
+	if (!all_events)
+		return;
+	struct emu_thread *t = emu_thread_self();
+	emu_lock();
+	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
+	for (struct emu_event *ev = all_events; ev; ev = ev->next_all) {
+		if (is_foreign(ev) || ev->target != t || is_sampling(ev) || ev->leader != ev || ev->sibling ||
+		    ev->fd < 0)
+			continue;
+		int fl = EMU_REAL(fcntl)(ev->fd, F_GETFD);
+		if (fl < 0 || (fl & FD_CLOEXEC))
+			continue;
+		struct emu_xexec *x = emu_run_block_claim();
+		if (!x)
+			break;
+		uint64_t v[3];
+		struct emu_event one = *ev;
+		one.attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+		emu_read_values(&one, NULL, v, 3); /* with what exited children handed over (inherit) */
+		x->fd = ev->fd;
+		x->cpu = ev->cpu;
+		x->state = ev->state;
+		x->count = v[0];
+		x->time_enabled = v[1];
+		x->time_running = v[2];
+		x->attr = ev->attr;
+		__atomic_store_n(&x->ready, EMU_BLOCK_EXEC, __ATOMIC_RELEASE);
+	}
+	emu_unlock();
+}
+
+static struct emu_xexec *next_handed(void)
+{
+	for (unsigned i = 0; i < EMU_RUN_BLOCKS; i++) {
+		struct emu_xexec *x = emu_run_block_at(i);
+		if (x && __atomic_load_n(&x->ready, __ATOMIC_ACQUIRE) == EMU_BLOCK_EXEC &&
+		    x->owner == emu_getpid())
+			return x;
+	}
+	return NULL;
+}
+
+void perf_exec_failed(void)
+{
+	struct emu_xexec *x;
+	while ((x = next_handed())) {
+		__atomic_store_n(&x->ready, 0, __ATOMIC_RELAXED);
+		emu_run_block_release(x);
+	}
+}
+
+int perf_exec_next(int *fd, int *cpu, struct perf_event_attr *attr, void **handle)
+{
+	struct emu_xexec *x = next_handed();
+	if (!x)
+		return -1;
+	__atomic_store_n(&x->ready, 0, __ATOMIC_RELAXED); /* taken */
+	*fd = x->fd;
+	*cpu = x->cpu;
+	*attr = x->attr;
+	attr->disabled = 1; /* its state comes with its values */
+	*handle = x;
+	return 0;
+}
+
+void perf_exec_restore(struct emu_event *ev, void *handle)
+{
+	struct emu_xexec *x = handle;
+	if (ev) {
+		emu_lock();
+		emu_ctx_sync(ev->target, emu_cycles_of(ev->target), EMU_IP_KERNEL);
+		ev->count += x->count;
+		ev->time_enabled += x->time_enabled;
+		ev->time_running += x->time_running;
+		/* on if it was; enable_on_exec: this exec turns it on, once (perf_event_enable_on_exec) */
+		if (x->state >= EV_INACTIVE || (x->state == EV_OFF && ev->attr.enable_on_exec))
+			ev->state = EV_INACTIVE;
+		ev->attr.enable_on_exec = 0;
+		emu_ctx_schedule(ev->target);
+		emu_event_publish(ev);
+		emu_timer_rearm(ev->target);
+		emu_unlock();
+	}
+	emu_run_block_release(x);
 }

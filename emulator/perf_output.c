@@ -107,6 +107,8 @@ int emu_ring_map(struct emu_event *ev, size_t len)
 	ev->map_len = len;
 	ev->data_size = len - page;
 	ev->data_head = 0;
+	if (ev->xs) /* sampling another process: its shadows can map the buffer now (perf_remote.c) */
+		emu_run_block_published();
 	/* cppcheck models the dlsym'd mmap as returning its NULL hint: p is a fresh mapping here. */
 	// cppcheck-suppress nullPointer
 	memset(p, 0, page);
@@ -166,8 +168,8 @@ static int64_t sign_extend(uint64_t v, unsigned width)
 void emu_ring_update_page(struct emu_event *ev)
 {
 	struct perf_event_mmap_page *pg = ev->page;
-	if (!pg)
-		return;
+	if (!pg || ev->shadow)
+		return; /* a shadow writes records into the owner's ring, never its page */
 	int rdpmc = user_read_granted(ev);
 	int on_counter = rdpmc && ev->state == EV_ACTIVE && ev->hw_idx >= 0 &&
 	                 (ev->kind == EK_PROG || EMU_FIXED_COUNTERS_USER_READABLE);
@@ -191,19 +193,16 @@ void emu_ring_update_page(struct emu_event *ev)
 	pg->time_mult = 1000; /* 1 MHz time CSR -> ns */
 	pg->time_zero = 0;
 	pg->time_offset = 0;
-	pg->data_head = ev->data_head;
+	if (!ev->xs) /* sampling another process: the shadows move the head */
+		pg->data_head = ev->data_head;
 	pg->data_offset = ev->map_len - ev->data_size;
 	pg->data_size = ev->data_size;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&pg->lock, seq + 2, __ATOMIC_RELEASE);
 }
 
-void emu_event_publish(struct emu_event *ev)
+static void snap_write(struct emu_event_snap *s, const struct emu_event *ev)
 {
-	emu_ring_update_page(ev);
-	struct emu_event_snap *s = ev->snap;
-	if (!s)
-		return;
 	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
 	s->count = total_count(ev, NULL);
 	s->time_enabled = total_enabled(ev);
@@ -213,10 +212,74 @@ void emu_event_publish(struct emu_event *ev)
 	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
 }
 
+void emu_event_publish(struct emu_event *ev)
+{
+	emu_ring_update_page(ev);
+	if (ev->snap)
+		snap_write(ev->snap, ev);
+	if (ev->xfile) /* its fd was sent to another process (SCM_RIGHTS, perf_remote.c) */
+		snap_write(&ev->xfile->snap, ev);
+}
+
 /* The buffer records go to: the event's own, or the one SET_OUTPUT redirected it to. */
 static struct emu_event *output_of(struct emu_event *ev)
 {
 	return ev->output ? ev->output : ev;
+}
+
+/* A shadow (perf_remote.c) writes the buffer of an event of another process, as do the other tasks that
+ * event reaches: under the buffer's lock word in the run's shared memory, from the page's data_head. */
+/* Whether `xs` still describes the event the shadow was made of (the owner may have closed it and the block
+ * be reused). */
+static int xs_current(const struct emu_event *ev)
+{
+	const struct emu_xsampler *xs = ev->xs;
+	return xs && __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) && xs->id == ev->id;
+}
+
+/* The block whose lock and wakeups go with the buffer a shadow writes (its own, or SET_OUTPUT's). */
+static struct emu_xsampler *ring_block_of(const struct emu_event *rb)
+{
+	struct emu_xsampler *r = emu_run_block_at((unsigned)rb->xs_ring_block);
+	return r ? r : rb->xs;
+}
+
+/* The shadow's count so far, into the event the owner reads. */
+void emu_shadow_publish(struct emu_event *ev)
+{
+	if (!xs_current(ev))
+		return;
+	if (ev->count > ev->xs_published)
+		__atomic_fetch_add(&ev->xs->count, ev->count - ev->xs_published, __ATOMIC_RELAXED);
+	ev->xs_published = ev->count;
+	if (ev->lost_total)
+		__atomic_fetch_add(&ev->xs->lost, ev->lost_total, __ATOMIC_RELAXED);
+	ev->lost_total = 0;
+}
+
+int emu_xring_begin(struct emu_event *rb)
+{
+	if (!rb->shadow)
+		return 0;
+	/* the owner closed or disabled the event: the task's records go nowhere, as a disabled event's */
+	if (!xs_current(rb) || !__atomic_load_n(&rb->xs->enabled, __ATOMIC_ACQUIRE))
+		return -1;
+	emu_run_word_lock(&ring_block_of(rb)->ring_lock);
+	/* the other writers moved the head on: continue from theirs */
+	rb->data_head = __atomic_load_n(&rb->page->data_head, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+void emu_xring_end(struct emu_event *rb)
+{
+	if (!rb->shadow)
+		return;
+	struct emu_xsampler *ring = ring_block_of(rb);
+	if (rb->wakeups)
+		__atomic_fetch_add(&ring->wakeups, rb->wakeups, __ATOMIC_RELEASE);
+	rb->wakeups = 0;
+	emu_run_word_unlock(&ring->ring_lock);
+	emu_shadow_publish(rb);
 }
 
 static void ring_put(struct emu_event *rb, uint64_t *head, const void *src, size_t n)
@@ -538,12 +601,15 @@ void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns, const
 		emu_sample_lost(ev);
 		return;
 	}
+	if (emu_xring_begin(rb))
+		return;
 	size_t size = (parts.n + parts.m) * 8 + (parts.stack_size ? parts.stack_size + 8 : 0);
 	uint64_t lost[3] = {0, ev->id, ev->lost}; /* PERF_RECORD_LOST: header, id, number lost */
 	struct perf_event_header lh = {PERF_RECORD_LOST, 0, sizeof(lost)};
 	memcpy(&lost[0], &lh, sizeof(lh));
 	if (!ring_has_room(rb, size + (ev->lost ? sizeof(lost) : 0))) {
 		emu_sample_lost(ev);
+		emu_xring_end(rb);
 		return;
 	}
 	uint64_t head = rb->data_head, old = head;
@@ -559,6 +625,7 @@ void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns, const
 	ring_commit(rb, head);
 	EMU_STAT_ADD(samples_written, 1);
 	ring_wakeup_check(ev, rb, old);
+	emu_xring_end(rb);
 }
 
 /* perf_log_throttle: PERF_RECORD_THROTTLE / UNTHROTTLE { header, time, id, stream_id }. */
@@ -572,11 +639,14 @@ void emu_ring_write_throttle(struct emu_event *ev, int throttle, uint64_t time_n
 		emu_sample_lost(ev); /* perf_output_begin counts any record a paused buffer drops */
 		return;
 	}
-	if (!rb->page || !rb->data_size || !ring_has_room(rb, sizeof(r)))
+	if (!rb->page || !rb->data_size || emu_xring_begin(rb))
 		return;
-	uint64_t head = rb->data_head;
-	ring_put(rb, &head, r, sizeof(r));
-	ring_commit(rb, head);
+	if (ring_has_room(rb, sizeof(r))) {
+		uint64_t head = rb->data_head;
+		ring_put(rb, &head, r, sizeof(r));
+		ring_commit(rb, head);
+	}
+	emu_xring_end(rb);
 }
 
 /* The time of a record (PERF_SAMPLE_TIME, side-band records): the clock's (emu_clock_record_time). */
@@ -628,8 +698,11 @@ static void sideband_write(struct emu_event *ev, const struct sideband *sb)
 		return;
 	uint64_t id[6];
 	size_t nid = put_sample_id(ev, sb, id), size = (1 + sb->words + nid) * 8;
+	if (emu_xring_begin(rb))
+		return;
 	if (rb->paused || size > 0xffff || !ring_has_room(rb, size)) {
 		emu_sample_lost(ev);
+		emu_xring_end(rb);
 		return;
 	}
 	uint64_t hdr;
@@ -645,9 +718,26 @@ static void sideband_write(struct emu_event *ev, const struct sideband *sb)
 		if (rb->data_head / wm != old / wm)
 			rb->wakeups++;
 	}
+	emu_xring_end(rb);
 }
 
 enum sb_kind { SB_COMM, SB_MMAP, SB_MMAP_DATA, SB_TASK };
+
+/* Live events that asked for side-band records: while there are none, the front end's reports cost nothing
+ * and never register a thread with the machine (which would give it a hart). */
+static int sideband_events;
+
+void emu_sb_track(const struct emu_event *ev, int delta)
+{
+	const struct perf_event_attr *a = &ev->attr;
+	if (a->comm || a->mmap || a->mmap2 || a->mmap_data || a->task)
+		__atomic_add_fetch(&sideband_events, delta, __ATOMIC_RELAXED);
+}
+
+int emu_sb_wanted(void)
+{
+	return __atomic_load_n(&sideband_events, __ATOMIC_RELAXED) > 0;
+}
 
 static int wants(const struct emu_event *ev, enum sb_kind k)
 {
@@ -754,12 +844,23 @@ void emu_sb_comm(struct emu_thread *t, const char *comm, int exec)
 		for_each_sideband_event(t, e, SB_COMM) comm_write(e, comm, exec);
 }
 
-/* PERF_RECORD_FORK for the creating thread's events: ppid and ptid are the creator's pid and tid. */
+/* PERF_RECORD_FORK for the creating thread's events: ppid and ptid are the creator's pid and tid. A shadow
+ * (perf_remote.c) gets it from the forked child itself, before the child's first sample: written here, after
+ * fork returned in the parent, it could come after the child's samples and exec, and perf would give the
+ * child the parent's mappings again. */
 void emu_sb_fork(struct emu_thread *t, pid_t pid, pid_t tid)
 {
 	if (t->perf)
-		for_each_sideband_event(t, e, SB_TASK)
+		for_each_sideband_event(t, e, SB_TASK) if (!e->shadow || tid != pid)
 		    task_write(e, 1, (uint32_t)pid, (uint32_t)t->pid, (uint32_t)tid, (uint32_t)t->tid);
+}
+
+/* The FORK record of the calling process, written by the child into a shadow it inherited. */
+void emu_sb_forked(struct emu_event *ev, pid_t ppid, pid_t ptid)
+{
+	if (sideband_takes(ev, ev->target, SB_TASK))
+		task_write(ev, 1, (uint32_t)ev->target->pid, (uint32_t)ppid, (uint32_t)ev->target->tid,
+		           (uint32_t)ptid);
 }
 
 /* perf_event_exit_task_context: the exiting task's own events get EXIT; ppid and ptid are both the pid of
@@ -843,6 +944,8 @@ char *emu_next_maps_line(char *text, struct perf_mmap_info *m, int *exec)
  * `comm` and `maps` read before). Of per-CPU events, the one on the thread's CPU gets them, once. */
 int emu_sb_existing_due(struct emu_event *ev)
 {
+	if (ev->xs && !ev->shadow)
+		return 0; /* sampling another process: its own emulator writes them (perf_remote.c) */
 	return !ev->sideband_done && output_of(ev)->page &&
 	       (ev->attr.comm || ev->attr.mmap || ev->attr.mmap2 || ev->attr.mmap_data) &&
 	       sideband_takes(ev, ev->target, SB_TASK);
@@ -852,7 +955,7 @@ void emu_sb_existing(struct emu_event *ev, const char *comm, char *maps)
 {
 	ev->sideband_done = 1;
 	if (comm && ev->attr.comm)
-		comm_write(ev, comm, 0);
+		comm_write(ev, comm, ev->comm_exec);
 	struct perf_mmap_info m;
 	int exec;
 	for (char *line = maps; line;) {

@@ -25,6 +25,49 @@ struct emu_event_snap {
 	int32_t error;
 };
 
+/* An event on a task of another process that samples it (`perf record -- cmd`), in the run's shared memory
+ * (a block of mach_run.c): the process that opened it (the owner) publishes it; the sampled task's own
+ * emulator makes a shadow event of it in its context, whose samples and side-band records go into the
+ * owner's ring buffer (the event's memfd, which the shadow maps through /proc/<owner>/fd/<fd>). Every writer
+ * takes ring_lock and continues from the page's data_head, so the tasks of the run that the event reaches
+ * (the root task, its inheriting children) write one ring as the kernel's inherited events do. */
+struct emu_xsampler {
+	int32_t owner; /* the claim word (mach_run.c): the owner's pid */
+	int32_t ready; /* set last: the rest is written */
+	int32_t fd;    /* the event's fd in the owner */
+	int32_t root_slot, cpu;
+	int32_t enabled;   /* the owner's ENABLE / DISABLE (and enable_on_exec taken by the root task) */
+	int32_t ring_lock; /* pid of the process writing the ring, 0 free */
+	int32_t kind;
+	int32_t ring_block; /* the block of the event whose buffer the records go to (SET_OUTPUT): its lock
+	                     * and wakeups; fd is that event's */
+	uint64_t evmask, after, id, period;
+	uint64_t exec_seen; /* the root task's execs when the event was opened (enable_on_exec) */
+	uint64_t wakeups;   /* written by the shadows, taken by the owner's poll */
+	uint64_t count;     /* what the shadows counted, published at samples, exec and exit */
+	uint64_t lost;
+	struct perf_event_attr attr;
+};
+
+/* An event whose fd was sent to another process (SCM_RIGHTS), in a block of the run's shared memory: the
+ * owner publishes its values there as for a forked child; a process that receives the fd finds it by the
+ * memfd's inode and reads them (perf_remote.c). ready is EMU_BLOCK_FILE, a sampler's EMU_BLOCK_SAMPLER. */
+enum { EMU_BLOCK_SAMPLER = 1, EMU_BLOCK_FILE = 2, EMU_BLOCK_EXEC = 3 };
+/* A counting event of a process that execs, whose fd survives the exec: handed to the new image, which opens
+ * it again on the same fd and goes on from these values (perf_event.c). */
+struct emu_xexec {
+	int32_t owner, ready; /* ready = EMU_BLOCK_EXEC */
+	int32_t fd, cpu, state, pad;
+	uint64_t count, time_enabled, time_running;
+	struct perf_event_attr attr;
+};
+struct emu_xfile {
+	int32_t owner, ready;
+	uint32_t type, pad;
+	uint64_t ino, id, config, read_format;
+	struct emu_event_snap snap;
+};
+
 struct emu_event {
 	int refs;        /* fds referring to it (dup) */
 	int maps;        /* user mappings of its ring buffer: the event lives until the last is unmapped */
@@ -87,6 +130,12 @@ struct emu_event {
 	struct emu_event_snap *snap; /* for forked children holding the fd */
 	struct emu_remote_set *rset; /* another process's task: its children's copies (perf_remote.c) */
 	int acc_local;               /* acc is the heap's (a CPU-wide event without inherit), not a mapping */
+	struct emu_xsampler *xs; /* sampling another process's task: the shared description (perf_remote.c) */
+	int shadow;              /* ... and this is the sampled task's copy, writing the owner's ring */
+	int comm_exec;           /* the shadow was made at an exec: its COMM says so */
+	uint64_t xs_published;   /* the shadow's count already added to xs->count */
+	int xs_ring_block;       /* the shadow: the block of the buffer it writes (xs->ring_block) */
+	struct emu_xfile *xfile; /* its fd was sent to another process: the values published there */
 };
 
 /* The perf context of one task: every event that counts it. */
@@ -174,6 +223,14 @@ void emu_sb_mmap(struct emu_thread *t, const struct perf_mmap_info *m);
 void emu_sb_comm(struct emu_thread *t, const char *comm, int exec);
 void emu_sb_fork(struct emu_thread *t, pid_t pid, pid_t tid);
 void emu_sb_exit(struct emu_thread *t);
+void emu_sb_forked(struct emu_event *ev, pid_t ppid, pid_t ptid);
+void emu_sb_track(const struct emu_event *ev, int delta); /* events that want side-band records */
+int emu_sb_wanted(void);
+/* A shadow's writes into another process's buffer (perf_remote.c): the buffer's cross-process lock around a
+ * write, and its count published for the owner. */
+int emu_xring_begin(struct emu_event *rb); /* -1: the owner closed or disabled it, drop */
+void emu_xring_end(struct emu_event *rb);
+void emu_shadow_publish(struct emu_event *ev);
 int emu_sb_existing_due(struct emu_event *ev);
 void emu_sb_existing(struct emu_event *ev, const char *comm, char *maps);
 char *emu_read_proc(const char *path, size_t *len); /* malloc'd, NUL-terminated; NULL if unreadable */
@@ -188,6 +245,9 @@ int emu_remote_prepare(struct emu_event *ev); /* at open, under the lock: 0 or -
 void emu_remote_sync(struct emu_event *ev);   /* enable_on_exec, inherit copies, counts up to now */
 void emu_remote_follow(struct emu_event *ev, unsigned long req); /* ENABLE/DISABLE/RESET to the copies */
 void emu_remote_release(struct emu_event *ev);
+void emu_remote_set_output(struct emu_event *ev); /* SET_OUTPUT / FD_OUTPUT: its ring is ev->output's */
+/* The sampled side: the shadows' counts published (exec, exit). */
+void emu_remote_shadows_publish(struct emu_thread *t);
 
 /* perf_signal.c: overflow signals, sent when the perf lock is released. emu_unlock's second half: leaves the
  * emulated kernel and the re-entry guard, then sends what was queued. */

@@ -17,8 +17,13 @@
  * not when the task is created: a copy made late is credited with what its task counted before (the count
  * source's count from the task's start), so the sum is the kernel's. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "perf_priv.h"
 
@@ -65,12 +70,61 @@ static void task_sync(struct emu_thread *t)
 
 static void find_copies(struct emu_event *ev);
 
+/* A sampling event on another process's task: published for the task's own emulator, which samples it
+ * (its alarm, its PC, its stack) into this event's ring. The event itself is not in any context here. */
+static int xs_publish(struct emu_event *ev)
+{
+	if (ev->target->cpu_wide)
+		return -EOPNOTSUPP; /* CPU-wide sampling is not emulated (docs/emulator-core.md) */
+	struct emu_xsampler *xs = emu_run_block_claim();
+	if (!xs) {
+		static int told;
+		if (!__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
+			fprintf(stderr,
+			        "librvemu: the run's table of events sampling another process is full (%d): "
+			        "perf_event_open fails with ENOMEM\n",
+			        EMU_RUN_BLOCKS);
+		return -ENOMEM;
+	}
+	xs->fd = ev->fd;
+	xs->root_slot = emu_run_slot_of(ev->target);
+	xs->cpu = ev->cpu;
+	xs->enabled = ev->state >= EV_INACTIVE;
+	xs->kind = (int32_t)ev->kind;
+	xs->evmask = ev->evmask;
+	xs->after = emu_run_seq();
+	xs->id = ev->id;
+	xs->period = ev->period;
+	xs->attr = ev->attr;
+	xs->exec_seen = emu_run_task_execs(xs->root_slot);
+	xs->ring_block = emu_run_block_index(xs);
+	ev->xs = xs;
+	if (ev->output)
+		emu_remote_set_output(ev); /* PERF_FLAG_FD_OUTPUT */
+	__atomic_store_n(&xs->ready, EMU_BLOCK_SAMPLER, __ATOMIC_RELEASE);
+	emu_run_block_published();
+	return 0;
+}
+
+void emu_remote_set_output(struct emu_event *ev)
+{
+	const struct emu_event *to = ev->output;
+	struct emu_xsampler *xs = ev->xs;
+	if (to && !to->xs)
+		return; /* not a buffer of the sampled task's: left out */
+	__atomic_store_n(&xs->fd, to ? to->xs->fd : ev->fd, __ATOMIC_RELAXED);
+	__atomic_store_n(&xs->ring_block, to ? to->xs->ring_block : emu_run_block_index(xs),
+	                 __ATOMIC_RELEASE);
+	if (__atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE))
+		emu_run_block_published(); /* a task that found no buffer to map looks again */
+}
+
 int emu_remote_prepare(struct emu_event *ev)
 {
 	if (!ev->target->remote)
 		return 0;
 	if (is_sampling(ev))
-		return -EOPNOTSUPP; /* sampling another process is not emulated yet (docs/emulator-core.md) */
+		return xs_publish(ev);
 	if (ev->attr.inherit || ev->target->cpu_wide) {
 		struct emu_remote_set *s = calloc(1, sizeof(*s));
 		if (!s)
@@ -154,8 +208,38 @@ static void find_copies(struct emu_event *ev)
 	}
 }
 
+/* Whether the task of `slot` or one of its inheriting descendants still runs: an event with none left
+ * polls POLLHUP (perf_poll's is_event_hup). */
+static int xs_task_alive(const struct emu_xsampler *xs)
+{
+	if (emu_run_task_live(xs->root_slot))
+		return 1;
+	unsigned n = emu_run_tasks();
+	for (unsigned i = 0; xs->attr.inherit && i < n && i < EMU_RUN_TASKS; i++)
+		if (emu_run_descendant((int)i, xs->root_slot, xs->after) && emu_run_task_live((int)i))
+			return 1;
+	return 0;
+}
+
+static void xs_sync(struct emu_event *ev)
+{
+	struct emu_xsampler *xs = ev->xs;
+	ev->wakeups += __atomic_exchange_n(&xs->wakeups, 0, __ATOMIC_ACQ_REL);
+	ev->count = __atomic_load_n(&xs->count, __ATOMIC_RELAXED);
+	ev->lost_total = __atomic_load_n(&xs->lost, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&xs->enabled, __ATOMIC_RELAXED) && ev->state < EV_INACTIVE &&
+	    ev->state != EV_ERROR)
+		ev->state = EV_INACTIVE; /* enable_on_exec, taken by the task */
+	if (!xs_task_alive(xs))
+		ev->hup = 1;
+}
+
 void emu_remote_sync(struct emu_event *ev)
 {
+	if (ev->xs) {
+		xs_sync(ev);
+		return;
+	}
 	task_sync(ev->target);
 	struct emu_remote_set *s = ev->rset;
 	if (!s || !ev->acc)
@@ -183,6 +267,10 @@ void emu_remote_sync(struct emu_event *ev)
 
 void emu_remote_follow(struct emu_event *ev, unsigned long req)
 {
+	if (ev->xs && (req == PERF_EVENT_IOC_ENABLE || req == PERF_EVENT_IOC_DISABLE))
+		__atomic_store_n(&ev->xs->enabled, req == PERF_EVENT_IOC_ENABLE, __ATOMIC_RELEASE);
+	else if (ev->xs && req == PERF_EVENT_IOC_RESET)
+		__atomic_store_n(&ev->xs->count, 0, __ATOMIC_RELAXED);
 	struct emu_remote_set *s = ev->rset;
 	for (size_t i = 0; s && i < s->n; i++) {
 		struct emu_event *c = s->copy[i];
@@ -208,6 +296,16 @@ static void unlink_event(struct emu_event *c)
 
 void emu_remote_release(struct emu_event *ev)
 {
+	/* an fd sent to another process keeps the event there (the kernel's file reference): its block stays,
+	 * with the final values, until this process ends (a dead owner's block is free again) */
+	if (ev->xfile && ev->owner_pid == emu_getpid())
+		emu_event_publish(ev);
+	ev->xfile = NULL;
+	if (ev->xs && !ev->shadow) {
+		__atomic_store_n(&ev->xs->ready, 0, __ATOMIC_RELEASE);
+		emu_run_block_release(ev->xs);
+	}
+	ev->xs = NULL;
 	struct emu_remote_set *s = ev->rset;
 	if (!s)
 		return;
@@ -218,4 +316,244 @@ void emu_remote_release(struct emu_event *ev)
 	free(s->copy);
 	free(s);
 	ev->rset = NULL;
+}
+
+/* ------------------------------------------------------------------------------- the sampled side */
+void emu_remote_shadows_publish(struct emu_thread *t)
+{
+	if (!t->perf)
+		return;
+	int any = 0;
+	for_each_group(t->perf, g) for_each_member(g, e) any |= e->shadow;
+	if (!any)
+		return;
+	/* the task leaves (exit, exec): PES records still in its buffer reach the ring first, as the kernel
+	 * drains a task's records when it is scheduled out */
+	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
+	emu_pes_flush(t);
+	for_each_group(t->perf, g) for_each_member(g, e) if (e->shadow) emu_shadow_publish(e);
+}
+
+/* Maps the owner's ring: its event fd is a memfd, reached through /proc/<owner>/fd (the ptrace-access rule
+ * of /proc: the run's processes may count each other). Its size is the mapping the owner made; 0: not yet
+ * mapped, nothing to write into. */
+static void *map_owner_ring(const struct emu_xsampler *xs, size_t *len)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)xs->owner, (int)xs->fd);
+	int fd = EMU_REAL(open)(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	off_t size = EMU_REAL(lseek)(fd, 0, SEEK_END);
+	size_t page = (size_t)EMU_REAL(sysconf)(_SC_PAGESIZE);
+	void *p = NULL;
+	if (size > (off_t)page) {
+		p = EMU_REAL(mmap)(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			p = NULL;
+	}
+	EMU_REAL(close)(fd);
+	*len = (size_t)size;
+	return p;
+}
+
+static struct emu_event *make_shadow(struct emu_xsampler *xs, struct emu_thread *t, int exec)
+{
+	size_t len = 0;
+	void *page = map_owner_ring(xs, &len);
+	if (!page)
+		return NULL;
+	struct emu_event *c = calloc(1, sizeof(*c));
+	if (!c) {
+		EMU_REAL(munmap)(page, len);
+		return NULL;
+	}
+	c->attr = xs->attr;
+	c->attr.enable_on_exec = 0; /* acted on here, once */
+	c->id = xs->id;
+	c->fd = -1;
+	c->kind = (enum emu_ev_kind)xs->kind;
+	c->evmask = xs->evmask;
+	c->target = t;
+	c->cpu = xs->cpu;
+	c->hw_idx = -1;
+	c->leader = c;
+	c->owner_pid = emu_getpid(); /* its context is this process's */
+	c->period = xs->period;
+	c->period_left = (int64_t)xs->period;
+	c->refs = 1;
+	/* The shadow always counts; whether its records are written follows the owner's event (its ENABLE,
+	 * DISABLE, and enable_on_exec taken at the root task's exec): emu_xring_begin. */
+	c->state = EV_INACTIVE;
+	c->page = page;
+	c->map_len = len;
+	c->data_size = len - (size_t)EMU_REAL(sysconf)(_SC_PAGESIZE);
+	c->data_head = __atomic_load_n(&c->page->data_head, __ATOMIC_ACQUIRE);
+	c->xs = xs;
+	c->xs_ring_block = __atomic_load_n(&xs->ring_block, __ATOMIC_ACQUIRE);
+	c->shadow = 1;
+	c->comm_exec = exec;
+	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL); /* it counts from now */
+	emu_ctx_insert(c);
+	emu_ctx_schedule(t);
+	return c;
+}
+
+static int xs_reaches(const struct emu_xsampler *xs, const struct emu_thread *t, int slot)
+{
+	if (xs->cpu >= 0 && (unsigned)xs->cpu != t->hart)
+		return 0; /* event_filter_match: another CPU's event */
+	return slot == xs->root_slot ||
+	       (xs->attr.inherit && emu_run_descendant(slot, xs->root_slot, xs->after));
+}
+
+/* The thread's name and the image's mappings, read before the shadows exist: their COMM and MMAP2 records
+ * come before any sample (perf report names a sample by the records before it). */
+static char *read_self_comm(void)
+{
+	size_t len = 0;
+	char *comm = emu_read_proc("/proc/thread-self/comm", &len);
+	if (comm && len && comm[len - 1] == '\n')
+		comm[len - 1] = 0;
+	return comm;
+}
+
+/* Whether the thread has a shadow of `xs` already (a fork handler racing with the open, a late look). */
+static int has_shadow(const struct emu_thread *t, const struct emu_xsampler *xs)
+{
+	if (t->perf)
+		for_each_group(t->perf, g)
+		    for_each_member(g, e) if (e->shadow && e->xs == xs && e->id == xs->id) return 1;
+	return 0;
+}
+
+/* The run's block generation this process last looked at (perf_remote_poll_self). */
+static uint64_t blocks_seen;
+
+void perf_remote_attach_self(pid_t forked_by)
+{
+	int exec = forked_by == 0;
+	uint64_t gen = emu_run_blocks_gen();
+	int any = 0;
+	for (unsigned i = 0; i < EMU_RUN_BLOCKS && !any; i++)
+		any = emu_run_block_at(i) != NULL;
+	__atomic_store_n(&blocks_seen, gen, __ATOMIC_RELAXED);
+	if (!any)
+		return; /* no thread registered for nothing */
+	struct emu_thread *t = emu_thread_self();
+	int slot = emu_run_slot_of(t);
+	if (slot < 0)
+		return;
+	size_t len = 0;
+	char *comm = exec ? read_self_comm() : NULL,
+	     *maps = exec ? emu_read_proc("/proc/self/maps", &len) : NULL;
+	emu_lock();
+	for (unsigned i = 0; i < EMU_RUN_BLOCKS; i++) {
+		struct emu_xsampler *xs = emu_run_block_at(i);
+		if (!xs || __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) != EMU_BLOCK_SAMPLER ||
+		    xs->owner == emu_getpid())
+			continue;
+		/* perf_event_enable_on_exec: every event of the task's context, of every CPU */
+		if (exec && slot == xs->root_slot && xs->attr.enable_on_exec &&
+		    emu_run_task_execs(slot) > xs->exec_seen)
+			__atomic_store_n(&xs->enabled, 1, __ATOMIC_RELEASE);
+		if (!xs_reaches(xs, t, slot) || has_shadow(t, xs))
+			continue;
+		struct emu_event *c = make_shadow(xs, t, exec);
+		if (!c)
+			continue;
+		emu_sb_track(c, 1); /* never released: it lives as long as its task */
+		if (!exec) {
+			/* a forked child: FORK (perf gives it its parent's name and mappings), unless it is
+			 * the event's own task (created before the open) or a thread (its creator wrote it);
+			 * a task found running (forked_by < 0): nothing, as the kernel writes nothing at an
+			 * open */
+			c->sideband_done = 1;
+			if (forked_by > 0 && t->tid == t->pid && slot != xs->root_slot)
+				emu_sb_forked(c, getppid(), forked_by);
+			continue;
+		}
+		/* what exec writes: COMM (COMM_EXEC) and the new image's executable mappings */
+		char *text = maps ? strdup(maps) : NULL; /* cut in place while read */
+		if (emu_sb_existing_due(c))
+			emu_sb_existing(c, comm, text);
+		free(text);
+	}
+	emu_timer_rearm(t); /* the shadows sample from now */
+	emu_unlock();
+	free(comm);
+	free(maps);
+}
+
+/* An event opened on this process while it runs (perf record -p, or the open racing with its start): looked
+ * for when it enters the emulator at a fork, an exit or an rvemu_advance; one load when nothing changed. An
+ * event whose buffer was not mapped yet when the task looked is looked at again once it is (the owner's mmap
+ * and SET_OUTPUT move the generation too). */
+void perf_remote_poll_self(void)
+{
+	if (emu_run_blocks_gen() != __atomic_load_n(&blocks_seen, __ATOMIC_RELAXED))
+		perf_remote_attach_self(-1);
+}
+
+/* ------------------------------------------------------------------------- an fd sent over SCM_RIGHTS */
+void perf_share(struct emu_event *ev)
+{
+	struct stat st;
+	emu_lock();
+	/* a group's read needs its members' values too: not published (the receiver reads 0 bytes) */
+	if (!ev->xfile && ev->owner_pid == emu_getpid() && !(ev->attr.read_format & PERF_FORMAT_GROUP) &&
+	    fstat(ev->fd, &st) == 0) {
+		struct emu_xfile *xf = emu_run_block_claim();
+		if (xf) {
+			xf->ino = (uint64_t)st.st_ino;
+			xf->id = ev->id;
+			xf->type = ev->attr.type;
+			xf->config = ev->attr.config;
+			xf->read_format = ev->attr.read_format;
+			ev->xfile = xf;
+			emu_event_publish(ev);
+			__atomic_store_n(&xf->ready, EMU_BLOCK_FILE, __ATOMIC_RELEASE);
+		}
+	}
+	emu_unlock();
+}
+
+int perf_adopt(int fd, struct emu_event **out)
+{
+	struct stat st;
+	char link[64], path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0 || fstat(fd, &st) != 0)
+		return -1;
+	link[n] = 0;
+	if (strncmp(link, "/memfd:perf_event", 17) != 0)
+		return -1; /* not an event's file */
+	struct emu_xfile *found = NULL;
+	for (unsigned i = 0; i < EMU_RUN_BLOCKS && !found; i++) {
+		struct emu_xfile *xf = emu_run_block_at(i);
+		if (xf && __atomic_load_n(&xf->ready, __ATOMIC_ACQUIRE) == EMU_BLOCK_FILE &&
+		    xf->ino == (uint64_t)st.st_ino)
+			found = xf;
+	}
+	if (!found)
+		return -1;
+	struct emu_event *ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return -1;
+	ev->attr.size = sizeof(ev->attr);
+	ev->attr.type = found->type;
+	ev->attr.config = found->config;
+	ev->attr.read_format = found->read_format;
+	ev->id = found->id;
+	ev->fd = fd;
+	ev->refs = 1;
+	ev->owner_pid = found->owner; /* another process's event: read from what it publishes */
+	ev->snap = &found->snap;
+	ev->leader = ev;
+	ev->hw_idx = -1;
+	ev->state = EV_INACTIVE;
+	ev->target = emu_thread_self();
+	*out = ev;
+	return 0;
 }

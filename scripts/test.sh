@@ -120,6 +120,11 @@ valgrind_emulator() {
 	vg LD_LIBRARY_PATH="$PREFIX/lib" RVEMU_MODEL=sifive-u74 RVEMU_SSCOFPMF=1 -- "$RVPAPI_BUILD/examples/profil_hot"
 	vg LD_LIBRARY_PATH="$PREFIX/lib" RVEMU_MODEL=cva6 RVEMU_CLOCK=virtual PAPI_EVENTS=PAPI_TOT_CYC,PAPI_TOT_INS \
 		PAPI_OUTPUT_DIRECTORY="$RVPAPI_BUILD/valgrind-hl" -- "$RVPAPI_BUILD/examples/hl_region"
+	# perf record -- cmd: the command's emulator (under valgrind, its fork and exec'd child too) writes the ring of
+	# the events perf holds (perf_remote.c); perf record exits with the command's status
+	echo "== valgrind under perf record: emu/record_child forkexec"
+	"$RVPAPI_BUILD/obj/emulator/rvemu-run" --sscofpmf -- perf record -q -o "$RVPAPI_BUILD/valgrind-record.data" \
+		-e cycles -c 1000000 -- valgrind -q --trace-children=yes --error-exitcode=1 emu/record_child forkexec 2000000 || rc=1
 	return $rc
 }
 [ -x "$top/scripts/build-papi.sh" ] && stage valgrind-emulator valgrind_emulator

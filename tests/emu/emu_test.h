@@ -26,6 +26,7 @@ extern const struct rvemu_model *model; /* the model this child runs */
  * Sscofpmf in the model's isa, or Andes'/T-Head's own); isa_sscofpmf_option: RVEMU_SSCOFPMF=1 adds _sscofpmf
  * to an isa that does not name it */
 extern int virtual_clock, sscofpmf, isa_sscofpmf_option;
+extern const char *self_path; /* the test program's argv[0] (it re-executes itself) */
 /* Virtual clock: cycles from an overflow to its interrupt (RVEMU_IRQ_SKID, default 32). An overflow at the
  * very end of an rvemu_advance is taken in the next one, or at the next system call. */
 static inline uint64_t irq_skid(void)

@@ -119,7 +119,7 @@ static void build_configs(void)
 	}
 	CU_ASSERT(nconfigs < MAX_CONFIGS);
 }
-static const char *self_path;
+const char *self_path; /* argv[0], declared in emu_test.h */
 
 /* Runs self (or argv) with the emulator appended to LD_PRELOAD; returns the exit status, stderr in err. */
 static int run_under_emulator(char *const argv[], const char *model_name, const char *clock, int ssc,
@@ -475,9 +475,32 @@ static int child(void)
 	return run_cunit();
 }
 
+/* The new image of test_emu_linux's "an event survives exec": the event the old image opened on fd
+ * EMU_TEST_EXEC_FD goes on counting here; advance 500 cycles and read it: exit 0 if it reads
+ * EMU_TEST_EXEC_WANT with its times, 2 (and the count on stderr) otherwise. */
+static int exec_probe(void)
+{
+	LOOKUP(advance, rvemu_advance);
+	int fd = atoi(getenv("EMU_TEST_EXEC_FD"));
+	uint64_t want = strtoull(getenv("EMU_TEST_EXEC_WANT") ? getenv("EMU_TEST_EXEC_WANT") : "0", NULL, 0);
+	if (!api.advance)
+		return 3;
+	api.advance(500);
+	uint64_t v[3] = {0, 0, 0};
+	ssize_t n = read(fd, v, sizeof(v));
+	if (n == (ssize_t)sizeof(v) && v[0] == want && v[1] > 0 && v[1] == v[2])
+		return 0;
+	fprintf(stderr, "exec_probe: read %zd bytes, count %llu (want %llu), times %llu %llu\n", n,
+	        (unsigned long long)v[0], (unsigned long long)want, (unsigned long long)v[1],
+	        (unsigned long long)v[2]);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
+	if (getenv("EMU_TEST_EXEC_FD"))
+		return exec_probe();
 	self_path = argv[0];
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;

@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1485,6 +1486,120 @@ static void wait_usr2_calls(int n)
 		sched_yield();
 }
 
+#if !defined(__riscv) /* registered only where the test program can exec itself (below) */
+/* An event survives exec of the process that opened it (its fd has no FD_CLOEXEC): the new image goes on
+ * counting it from what it had (virtual clock: 1000 cycles before the exec, 500 after it: 1500), with its
+ * times. A child of the test does it: it opens the event, advances, and execs test_emu, which reads it. */
+static void test_event_survives_exec(void)
+{
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		struct perf_event_attr a;
+		attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+		a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+		int fd = perf_open(&a, 0, -1, -1, 0);
+		if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0)
+			_exit(4);
+		api.advance(1000);
+		char num[16];
+		snprintf(num, sizeof(num), "%d", fd);
+		setenv("EMU_TEST_EXEC_FD", num, 1);
+		setenv("EMU_TEST_EXEC_WANT", "1500", 1);
+		/* argv[0], not /proc/self/exe: under valgrind that is valgrind's tool */
+		const char *path = self_path && strchr(self_path, '/') ? self_path : "/proc/self/exe";
+		char *argv[] = {(char *)path, NULL};
+		execv(path, argv);
+		_exit(5);
+	}
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	CU_ASSERT(WIFEXITED(st));
+	CU_ASSERT_EQUAL(WEXITSTATUS(st), 0);
+}
+#endif
+
+/* An event fd passed over SCM_RIGHTS (a unix socket) to another process reads there what the event counts:
+ * the kernel passes the event's file, and a plain memfd would read 0 bytes. Virtual clock: exactly the 123456
+ * cycles the sender advanced after sending it; a read_format with times gives them too. */
+static int send_fd(int sock, int fd)
+{
+	char byte = 'e';
+	struct iovec io = {&byte, 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr m = {
+	    .msg_iov = &io, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(fd));
+	return sendmsg(sock, &m, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	char byte;
+	struct iovec io = {&byte, 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = {
+	    .msg_iov = &io, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	if (recvmsg(sock, &m, 0) != 1)
+		return -1;
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	int fd = -1;
+	if (c && c->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+	return fd;
+}
+
+static void test_event_fd_over_scm_rights(void)
+{
+	int sv[2], done[2];
+	CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	CU_ASSERT_FATAL(pipe(done) == 0);
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		close(sv[0]);
+		close(done[1]);
+		int fd = recv_fd(sv[1]);
+		char c;
+		if (fd < 0 || read(done[0], &c, 1) != 1)
+			_exit(10);
+		uint64_t v[3] = {0, 0, 0};
+		ssize_t n = read(fd, v, sizeof(v));
+		/* 0: the count and both times; 2: a wrong count; 3: not the read_format's 24 bytes */
+		_exit(n != (ssize_t)sizeof(v) ? 3 : v[0] != 123456 || v[1] == 0 || v[2] != v[1] ? 2 : 0);
+	}
+	close(sv[1]);
+	close(done[0]);
+	struct perf_event_attr a;
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT(fd >= 0);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	CU_ASSERT_EQUAL(send_fd(sv[0], fd), 0);
+	api.advance(123456);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	CU_ASSERT_EQUAL(write(done[1], "x", 1), 1);
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	CU_ASSERT(WIFEXITED(st));
+	CU_ASSERT_EQUAL(WEXITSTATUS(st), 0);
+	close(fd);
+	close(sv[0]);
+	close(done[1]);
+}
+
 static void test_handlers_behind_trampoline(void)
 {
 	struct sigaction sa, old, now;
@@ -1552,6 +1667,16 @@ void add_linux_suites(void)
 	CU_add_test(s, "mmap, mmap2, mmap_data and mprotect records (perf_event_mmap_match)",
 	            test_sideband_mmap_kinds);
 	CU_add_test(s, "attr size and E2BIG write back VER8 (perf_copy_attr)", test_attr_size);
+	if (virtual_clock)
+		CU_add_test(s, "an event fd passed over SCM_RIGHTS reads in the receiver (scm_send)",
+		            test_event_fd_over_scm_rights);
+#if !defined(__riscv)
+	/* not on riscv64: a guest cannot exec a riscv64 program under qemu-user without binfmt_misc
+	 * (docs/riscv64.md) */
+	if (virtual_clock)
+		CU_add_test(s, "an event survives exec and counts on (perf_event_exec)",
+		            test_event_survives_exec);
+#endif
 }
 
 /* ------------------------------------------------------------------------------------- permissions */

@@ -4,8 +4,11 @@
 # command that forks and execs, exactly under the virtual clock (the sum of each task's ground truth), also
 # CPU-wide (perf stat -a, refused without CAP_PERFMON); a
 # counter on a child killed by SIGKILL reads what it had; perf_event_open on another process follows the
-# ptrace-access rule (EACCES as an unprivileged user on root's process, ESRCH for no process).
-# Env: RVEMU_RUN (rvemu-run), RVEMU_LIB; the workload mproc_child next to this script in the build tree.
+# ptrace-access rule (EACCES as an unprivileged user on root's process, ESRCH for no process). Debian's perf
+# record samples a command, its forked child, its fork+exec'd child and one killed by SIGKILL: perf report
+# names the hot function (and, with -g, its call chain).
+# Env: RVEMU_RUN (rvemu-run), RVEMU_LIB; the workloads mproc_child and record_child next to this script in the
+# build tree.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 run=${RVEMU_RUN:?RVEMU_RUN must name rvemu-run}
@@ -100,5 +103,91 @@ else
 fi
 kill $target 2>/dev/null
 wait $target 2>/dev/null
+
+# 5. perf record -- cmd: the command's own emulator samples it into the ring perf mapped (docs/emulator-core.md
+# "Across processes"); perf report names the hot function by the COMM and MMAP2 records it wrote, also in a
+# forked child and in a child that forked and exec'd. The workload record_child spins in record_hot_<where>.
+rec=${RECORD_CHILD:-$PWD/emu/record_child}
+[ -x "$rec" ] || rec=$here/record_child
+record() { # NAME RVEMU-RUN-OPTIONS... -- PERF-RECORD-OPTIONS... : perf record into $tmp/NAME.data; its exit status
+	local name=$1 opts=() st
+	shift
+	while [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	timeout 300 "$run" "${opts[@]}" -- perf record -q -o "$tmp/$name.data" "$@" >"$tmp/$name.out" 2>&1
+	st=$?
+	[ $st -eq 0 ] || { echo "perf record ($name) exited $st:"; tail -5 "$tmp/$name.out"; }
+	return $st
+}
+# the first line of perf report: "SYMBOL SHARE" of the function with the most samples
+top_symbol() {
+	perf report --stdio --no-children --sort sym -i "$1" 2>/dev/null |
+		awk '/^ +[0-9.]+%/ { sub("%", "", $1); print $NF, $1; exit }'
+}
+# SYMBOL named first, with at least MIN percent of the samples: "SYMBOL ok"
+hot_check() { # FILE SYMBOL MIN
+	top_symbol "$1" | awk -v s="$2" -v m="$3" '{ print ($1 == s && $2 >= m) ? s " ok" : $1 " " $2 "%" }'
+}
+n=50000000 # iterations of the hot loop: about 0.1 s of CPU, 100s of samples at -c 100000
+record main --sscofpmf -- -e cycles -c 100000 -- "$rec" main $n
+check "perf record -e cycles -c 100000 (U74, Sscofpmf) -- cmd: the hot function, >= 90%" "record_hot_main ok" \
+	"$(hot_check "$tmp/main.data" record_hot_main 90)"
+record thread --sscofpmf -- -e cycles -c 100000 -- "$rec" thread $n
+check "perf record -- a command whose thread is hot" "record_hot_thread ok" \
+	"$(hot_check "$tmp/thread.data" record_hot_thread 90)"
+record fork --sscofpmf -- -e cycles -c 100000 -- "$rec" fork $n
+check "perf record -- a command whose forked child is hot" "record_hot_child ok" \
+	"$(hot_check "$tmp/fork.data" record_hot_child 90)"
+# the child's samples carry its own pid, announced by a FORK record from the parent
+check "perf record -- fork: the hot samples are the child's (FORK record, another pid)" "ok" \
+	"$(perf script --show-task-events -F pid,ip,sym -i "$tmp/fork.data" 2>/dev/null | awk '
+		/PERF_RECORD_FORK\(/ { f = $0; sub(/.*PERF_RECORD_FORK\(/, "", f); child = f + 0; next }
+		/record_hot_child/ { hot[$1 + 0]++ }
+		END { for (p in hot) if (p == child && child > 0) { print "ok"; exit } print "child " child }')"
+record forkexec --sscofpmf -- -e cycles -c 100000 -- "$rec" forkexec $n
+check "perf record -- a command whose child forks and execs" "record_hot_exec ok" \
+	"$(hot_check "$tmp/forkexec.data" record_hot_exec 90)"
+check "perf record -- fork+exec: the new image's COMM record has the exec flag" 2 \
+	"$(perf script --show-task-events -i "$tmp/forkexec.data" 2>/dev/null | grep -c 'PERF_RECORD_COMM exec: record_child:')"
+# CVA6: the event on the PES counter (cycles:pp), records drained into the ring; exact PCs
+record pes --model cva6 -- -e cycles:pp -c 100000 -- "$rec" forkexec $n
+check "perf record -e cycles:pp (CVA6, PES) -- fork+exec" "record_hot_exec ok" \
+	"$(hot_check "$tmp/pes.data" record_hot_exec 90)"
+# under the virtual clock the samples are exact: 1000000 + 50000 cycles in the command (its exec goes on with
+# the same event), 300000 in its child: 10 + 3 samples of 100000
+record virt --sscofpmf --clock virtual -- -e cycles -c 100000 -- "$child" adv 1000000 300000 50000
+check "perf record -c 100000 (virtual clock) -- 1050000 + a child's 300000 cycles: samples" 13 \
+	"$(perf script -F period -i "$tmp/virt.data" 2>/dev/null | grep -c .)"
+# --delay: the events start disabled and perf enables them later (ENABLE reaches the command's shadows); the
+# exec's COMM and MMAP2 go to perf's dummy event, whose records share the cycles event's buffer (SET_OUTPUT)
+record delay --sscofpmf -- -D 20 -e cycles -c 100000 -- "$rec" main $n
+check "perf record -D 20 -- cmd (ENABLE later, dummy event's records through SET_OUTPUT)" "record_hot_main ok" \
+	"$(hot_check "$tmp/delay.data" record_hot_main 90)"
+# one CPU: the command and its child write the same ring (one event per CPU), each continuing from the other's
+# head under the ring's lock; both hot functions are there, nothing is overwritten
+record shared --sscofpmf --harts 1 -- -e cycles -c 100000 -- "$rec" both $n
+check "perf record --harts 1 -- parent and child hot at once: both functions, >= 25% each, >= 95% together" "ok" \
+	"$(perf report --stdio --no-children --sort sym -i "$tmp/shared.data" 2>/dev/null | awk '
+		/^ +[0-9.]+%/ { sub("%", "", $1); share[$NF] = $1 }
+		END { m = share["record_hot_main"] + 0; c = share["record_hot_child"] + 0
+		      print (m >= 25 && c >= 25 && m + c >= 95) ? "ok" : "main " m "% child " c "%" }')"
+check "perf record --harts 1: perf reads every record (no lost or bad records)" "0" \
+	"$(perf report --stdio -i "$tmp/shared.data" 2>&1 >/dev/null | grep -ci 'lost\|error\|unprocessable\|invalid')"
+# -g: the call chain of the hot function walked by frame pointers, callee first
+record graph --sscofpmf -- -g -e cycles -c 100000 -- "$rec" fork $n
+check "perf record -g -- fork: the hot function's call chain" "record_hot_child record_middle record_outer main" \
+	"$(perf script -F ip,sym -i "$tmp/graph.data" 2>/dev/null | awk '
+		NF == 0 { if (n >= 4 && c[1] == "record_hot_child") { print c[1], c[2], c[3], c[4]; exit } n = 0; next }
+		{ c[++n] = $2 }')"
+check "perf report -g: the caller graph of the hot function" "ok" \
+	"$(perf report --stdio --no-children -g caller -i "$tmp/graph.data" 2>/dev/null | awk '
+		/record_hot_child/ && /%/ { on = 1; next } on && /---/ { on = 2 }
+		on == 2 { for (i = 1; i <= NF; i++) if ($i ~ /^[a-z_]+$/) seen = seen " " $i }
+		on == 2 && /record_hot_child/ { print (seen ~ / main record_outer record_middle record_hot_child$/ ? "ok" : seen); exit }')"
+
+# 6. a child of the command killed by SIGKILL while sampled: its samples stay in the ring, perf record ends
+record killed --sscofpmf -- -e cycles -c 100000 -- "$rec" killed $n
+check "perf record -- a child killed by SIGKILL: perf record ends, its samples are kept" "record_hot_child ok" \
+	"$(hot_check "$tmp/killed.data" record_hot_child 90)"
 echo "test_emu_mproc: $passes passed, $fails failed"
 [ $fails -eq 0 ]

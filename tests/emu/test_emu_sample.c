@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -766,6 +767,163 @@ static void test_cputime_refresh_exact(void)
 	ring_close(&r);
 }
 
+/* Sampling another process (perf record -- cmd, docs/emulator-core.md "Sampling another process"): an event
+ * with inherit on a running child process reaches the grandchild it forks; the grandchild's own emulator
+ * writes into this process's ring its FORK record, its samples (exact under the virtual clock: 1050000 cycles
+ * at a period of 100000) and its EXIT record, in that order, with its pid and tid; the child, which first
+ * looks before the buffer is mapped and finds the event again when it forks, its EXIT last. The event reads
+ * what they counted, and polls POLLIN and, with the task and its descendants gone, POLLHUP. */
+static void test_sample_other_process(void)
+{
+	int go[2], ack[2];
+	CU_ASSERT_FATAL(pipe(go) == 0 && pipe(ack) == 0);
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		char c;
+		close(go[1]);
+		close(ack[0]);
+		/* the event exists, its buffer is not mapped yet: the child looks (rvemu_advance) and finds
+		 * nothing to write into; it must look again once the buffer is mapped */
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		api.advance(1);
+		if (write(ack[1], "a", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(4);
+		pid_t g = fork();
+		if (g == 0) {
+			hot_virtual_kernel(1000000 + 50000);
+			_exit(0);
+		}
+		int st = 0;
+		_exit(g > 0 && waitpid(g, &st, 0) == g && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1);
+	}
+	close(go[0]);
+	close(ack[1]);
+	struct perf_event_attr a;
+	struct ring r;
+	char c;
+	sample_attr(&a, 100000);
+	a.disabled = 0;
+	a.inherit = 1;
+	a.task = 1;
+	a.sample_id_all = 1;
+	r.fd = perf_open(&a, child, -1, -1, 0);
+	CU_ASSERT(r.fd >= 0);
+	CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
+	CU_ASSERT_EQUAL(read(ack[0], &c, 1), 1);
+	r.len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
+	void *map = r.fd >= 0 ? mmap(NULL, r.len, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd, 0) : MAP_FAILED;
+	int opened = map != MAP_FAILED;
+	CU_ASSERT(opened);
+	r.page = map;
+	CU_ASSERT_EQUAL(write(go[1], "y", 1), 1);
+	close(go[1]);
+	close(ack[0]);
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	if (!opened)
+		return;
+	/* the records: FORK(g, child), the samples, EXIT(g) */
+	const unsigned char *data = (const unsigned char *)r.page + r.page->data_offset;
+	uint64_t size = r.page->data_size, head = __atomic_load_n(&r.page->data_head, __ATOMIC_ACQUIRE),
+	         tail = 0;
+	unsigned forks = 0, exits = 0, samples = 0, in_hot = 0, out_of_order = 0, bad_task = 0, other = 0;
+	uint32_t g = 0, exited[2] = {0, 0};
+	while (tail < head) {
+		unsigned char rec[1024];
+		struct perf_event_header h;
+		for (size_t i = 0; i < sizeof(h); i++)
+			((unsigned char *)&h)[i] = data[(tail + i) % size];
+		if (h.size < sizeof(h) || h.size > sizeof(rec))
+			break;
+		for (size_t i = 0; i < h.size; i++)
+			rec[i] = data[(tail + i) % size];
+		const uint32_t *w = (const uint32_t *)(rec + sizeof(h));
+		const uint64_t *f = (const uint64_t *)(rec + sizeof(h));
+		if (h.type == PERF_RECORD_FORK) { /* {pid, ppid, tid, ptid, time} */
+			forks++;
+			g = w[0];
+			bad_task += w[1] != (uint32_t)child || w[2] != g || w[3] != (uint32_t)child;
+			out_of_order += samples > 0 || exits > 0;
+		} else if (h.type == PERF_RECORD_SAMPLE) { /* {ip, pid/tid, time, period} */
+			samples++;
+			Dl_info info;
+			if (dladdr((void *)(uintptr_t)f[0], &info) && info.dli_sname &&
+			    !strcmp(info.dli_sname, "hot_virtual_kernel"))
+				in_hot++;
+			bad_task += (uint32_t)f[1] != g || (uint32_t)(f[1] >> 32) != g;
+			out_of_order += forks == 0 || exits > 0;
+		} else if (h.type == PERF_RECORD_EXIT) { /* {pid, ppid, tid, ptid, time} */
+			if (exits < 2)
+				exited[exits] = w[0];
+			exits++;
+			bad_task += w[0] != w[2];
+		} else {
+			other++;
+		}
+		tail += h.size;
+	}
+	CU_ASSERT_EQUAL(tail, head);
+	CU_ASSERT_EQUAL(forks, 1);
+	CU_ASSERT_EQUAL(samples, 10);
+	CU_ASSERT_EQUAL(in_hot, 10);
+	CU_ASSERT_EQUAL(exits, 2);
+	CU_ASSERT(exited[0] == g && exited[1] == (uint32_t)child);
+	CU_ASSERT_EQUAL(out_of_order, 0);
+	CU_ASSERT_EQUAL(bad_task, 0);
+	CU_ASSERT_EQUAL(other, 0);
+	CU_ASSERT(g != 0 && g != (uint32_t)child);
+	CU_ASSERT_EQUAL(read_count(r.fd), 1050000);
+	struct pollfd p = {r.fd, POLLIN, 0};
+	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1);
+	CU_ASSERT((p.revents & POLLIN) && (p.revents & POLLHUP));
+	ring_close(&r);
+}
+
+/* Bad input: the run holds EMU_RUN_BLOCKS (256) sampling events on other processes; the next open is ENOMEM
+ * (said once on stderr), and closing one makes room again. */
+static void test_sample_other_process_full(void)
+{
+	int go[2];
+	CU_ASSERT_FATAL(pipe(go) == 0);
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		char c;
+		close(go[1]);
+		_exit(read(go[0], &c, 1) == 0 ? 0 : 1); /* until the parent closes its end */
+	}
+	close(go[0]);
+	static int fd[300];
+	struct perf_event_attr a;
+	sample_attr(&a, 100000);
+	int n = 0, err = 0;
+	while (n < 300) {
+		fd[n] = perf_open(&a, child, -1, -1, 0);
+		if (fd[n] < 0) {
+			err = errno;
+			break;
+		}
+		n++;
+	}
+	CU_ASSERT_EQUAL(n, 256);
+	CU_ASSERT_EQUAL(err, ENOMEM);
+	if (n > 0) {
+		close(fd[--n]);
+		int again = perf_open(&a, child, -1, -1, 0);
+		CU_ASSERT(again >= 0);
+		if (again >= 0)
+			close(again);
+	}
+	while (n > 0)
+		close(fd[--n]);
+	close(go[1]);
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+}
+
 void add_sample_suites(void)
 {
 	if (!sscofpmf)
@@ -782,6 +940,10 @@ void add_sample_suites(void)
 		CU_add_test(s, "skid: overflows in the window share one interrupt",
 		            test_virtual_skid_coalesces);
 		CU_add_test(s, "a sample taken in the emulator is a kernel sample", test_kernel_samples);
+		CU_add_test(s, "another process's child: FORK, its samples, EXIT in our ring",
+		            test_sample_other_process);
+		CU_add_test(s, "sampling events on other processes: 256 per run, then ENOMEM",
+		            test_sample_other_process_full);
 	} else {
 		CU_add_test(s, "cputime: timer samples at the real PC", test_cputime_samples);
 		CU_add_test(s, "cputime: overflow + REFRESH counts exactly", test_cputime_refresh_exact);
