@@ -451,6 +451,7 @@ static bool alarm_take(struct thread_state *ts, uint64_t armed)
  * their sums before a step. */
 struct alarm_watch {
 	uint64_t armed;
+	uint32_t skid; /* read with the fields, inside the sequence check */
 	unsigned n;
 	uint64_t mask[RVEXEC_ALARM_WATCHES], at[RVEXEC_ALARM_WATCHES], before[RVEXEC_ALARM_WATCHES];
 	uint8_t index[RVEXEC_ALARM_WATCHES]; /* alarm_fired_watch of each */
@@ -496,6 +497,7 @@ static void alarm_watch(struct thread_state *ts, struct alarm_watch *w)
 	for (unsigned i = 0; i < RVEXEC_ALARM_WATCHES - 1; i++)
 		add_watch(w, __atomic_load_n(&s->alarm_more_mask[i], __ATOMIC_RELAXED),
 		          __atomic_load_n(&s->alarm_more_at[i], __ATOMIC_RELAXED), i + 1);
+	w->skid = __atomic_load_n(&s->alarm_skid, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&s->alarm_armed, __ATOMIC_RELAXED) != w->armed || w->n == 0) {
 		w->armed = 0;
@@ -553,7 +555,7 @@ static bool alarm_step(struct thread_state *ts, struct alarm_watch *w, const str
 	struct rvexec_slot *s = ts->slot;
 	uint64_t cause = b ? block_pc_at(b, first) : pc;
 	uint64_t cycles = b ? base + block_latency_through(b, first) : ts->counts[RVEXEC_CYCLES];
-	uint32_t skid = __atomic_load_n(&s->alarm_skid, __ATOMIC_RELAXED);
+	uint32_t skid = w->skid;
 	uint64_t armed = w->armed;
 	w->armed = 0;
 	w->n = 0;
