@@ -6,11 +6,18 @@
  *   (the threads end normally);
  * - fork: CALLS calls, then a child that makes CALLS calls and returns from main, then (after reaping it)
  *   CALLS more calls;
+ * - fork-hot: as fork, but the child calls child_hot() instead of work(), THREADS times CALLS (default 1);
+ * - fork-exec PROGRAM ARGS...: CALLS calls, then a child that execs PROGRAM ARGS (execv), then (after reaping
+ *   it: its status must be 0) CALLS more calls;
+ * - exec PROGRAM ARGS...: CALLS calls, then the process execs PROGRAM ARGS (execvp);
+ * - spawn PROGRAM ARGS...: CALLS calls, then posix_spawn PROGRAM ARGS (no fork handlers run), reaped;
+ * - fork-exit: CALLS calls, then a child that makes CALLS calls and ends with _exit(0) (no atexit handlers);
  * - scribble: overwrites rvprof's shared state page, then CALLS calls;
  * - scribble-exit: CALLS calls, overwrites the page, then _exit(3): the agent never gets to write it again.
  * The exit status is 0 (3 for scribble-exit), or 2 on a usage or setup error. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +31,12 @@ static int (*advance)(uint64_t);
 static uint64_t unit, calls;
 
 __attribute__((noinline)) void work(void)
+{
+	advance(unit);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void child_hot(void)
 {
 	advance(unit);
 	__asm__ volatile("" ::: "memory");
@@ -66,7 +79,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		fprintf(stderr,
-		        "usage: prof_cases pthread-exit|fork|scribble|scribble-exit UNIT CALLS [THREADS]\n");
+		        "usage: prof_cases MODE UNIT CALLS [THREADS | PROGRAM ARGS...] (see the source)\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -117,6 +130,60 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "scribble-exit") == 0) {
 		run_calls(NULL);
 		_exit(scribble() == 0 ? 3 : 2);
+	}
+	if (strcmp(mode, "fork-hot") == 0 || strcmp(mode, "fork-exit") == 0) {
+		uint64_t times = argc > 4 ? strtoull(argv[4], NULL, 10) : 1;
+		run_calls(NULL);
+		pid_t pid = fork();
+		if (pid < 0)
+			return 2;
+		if (pid == 0) {
+			if (mode[5] == 'e') {
+				run_calls(NULL);
+				_exit(0); /* no atexit handler: the agent never finishes this child's file */
+			}
+			for (uint64_t i = 0; i < calls * times && i < 1000000; i++)
+				child_hot();
+			return 0;
+		}
+		int status;
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			fprintf(stderr, "prof_cases: the child failed\n");
+			return 2;
+		}
+		run_calls(NULL);
+		return 0;
+	}
+	if ((strcmp(mode, "fork-exec") == 0 || strcmp(mode, "exec") == 0 || strcmp(mode, "spawn") == 0) &&
+	    argc > 4) {
+		run_calls(NULL);
+		if (mode[0] == 'e') {
+			execvp(argv[4], argv + 4);
+			perror("prof_cases: execvp");
+			return 2;
+		}
+		extern char **environ;
+		pid_t pid;
+		if (mode[0] == 's') {
+			if (posix_spawn(&pid, argv[4], NULL, NULL, argv + 4, environ) != 0)
+				return 2;
+		} else {
+			pid = fork();
+			if (pid < 0)
+				return 2;
+			if (pid == 0) {
+				execv(argv[4], argv + 4);
+				perror("prof_cases: execv");
+				_exit(2);
+			}
+		}
+		int status;
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			fprintf(stderr, "prof_cases: the child failed\n");
+			return 2;
+		}
+		run_calls(NULL);
+		return 0;
 	}
 	fprintf(stderr, "prof_cases: unknown mode %s\n", mode);
 	return 2;
