@@ -23,8 +23,8 @@ uint64_t prof_report_samples(const struct prof_report *r);
 struct prof_entry {
 	const char *name;   /* function label ("hot", "[unknown] (libfoo.so)") or stack ("main > f > hot") */
 	const char *module; /* functions: the module; stacks: NULL */
-	const char *comm;   /* the command name ("" when the samples come from one command) */
 	uint64_t samples;
+	const char *comm; /* functions: the command name ("" when the samples come from one command) */
 };
 /* The functions (or stacks), most samples first; ties by name. *n gets the count. Owned by the report;
  * valid until the next call or prof_report_free. */
