@@ -607,7 +607,8 @@ fail:
 }
 
 /* Sampling for this image, in the calling thread (its only one): files sent, sampler started, writer
- * opened, flusher started. Returns 0, or -1 with the reason in `why` (the page says FAILED when it exists). */
+ * opened, flusher started. Returns 0, or -1 with the reason in `why` (the page says FAILED when it exists).
+ */
 static int image_start(int how, pid_t ptid, char *why, size_t len)
 {
 	owner_pid = getpid();
@@ -697,7 +698,8 @@ static void forget_parent(int forked)
 	shm = NULL;
 	writer = NULL;
 	if (!forked)
-		return; /* after a failed exec the other threads' rings are theirs still: drained into the new file */
+		return; /* after a failed exec the other threads' rings are theirs still: drained into the new
+		           file */
 	for (struct ring *r = rings, *next; r; r = next) {
 		next = r->next;
 		munmap(r->rec, RING_SIZE * sizeof(*r->rec));

@@ -160,7 +160,8 @@ static int add_comm(struct perfdata *pd, uint32_t pid, uint32_t tid, int exec, u
 	return pd->err;
 }
 
-static int add_maps(struct perfdata *pd, uint32_t pid, const struct rvsample_map *maps, size_t n, uint64_t time)
+static int add_maps(struct perfdata *pd, uint32_t pid, const struct rvsample_map *maps, size_t n,
+                    uint64_t time)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct rvsample_map *m = &maps[i];
@@ -207,7 +208,8 @@ int perfdata_add_maps(struct perfdata *pd, uint32_t pid, const struct rvsample_m
 }
 
 /* FORK and EXIT share a layout: { header, pid, ppid, tid, ptid, time } and the sample_id trailer. */
-static int add_task(struct perfdata *pd, uint32_t type, uint32_t pid, uint32_t ppid, uint32_t ptid, uint64_t time)
+static int add_task(struct perfdata *pd, uint32_t type, uint32_t pid, uint32_t ppid, uint32_t ptid,
+                    uint64_t time)
 {
 	struct {
 		struct perf_event_header h;
@@ -232,8 +234,8 @@ static int add_task(struct perfdata *pd, uint32_t type, uint32_t pid, uint32_t p
 
 static int new_tid(struct perfdata *pd, uint32_t tid);
 
-int perfdata_add_process(struct perfdata *pd, const struct perfdata_process *p, const struct rvsample_map *maps,
-                         size_t n)
+int perfdata_add_process(struct perfdata *pd, const struct perfdata_process *p,
+                         const struct rvsample_map *maps, size_t n)
 {
 	snprintf(pd->comm, sizeof(pd->comm), "%s", p->comm ? p->comm : "");
 	if (p->forked)

@@ -38,8 +38,8 @@ struct perfdata_process {
 	int forked, execed;
 	uint64_t time;
 };
-int perfdata_add_process(struct perfdata *pd, const struct perfdata_process *p, const struct rvsample_map *maps,
-                         size_t n);
+int perfdata_add_process(struct perfdata *pd, const struct perfdata_process *p,
+                         const struct rvsample_map *maps, size_t n);
 /* PERF_RECORD_EXIT of process pid (child of ppid) at `time`. */
 int perfdata_add_exit(struct perfdata *pd, uint32_t pid, uint32_t ppid, uint64_t time);
 /* One SAMPLE (preceded by a COMM the first time its thread is seen); exact samples get

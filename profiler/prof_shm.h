@@ -15,13 +15,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RVPROF_ENV_SOCK      "RVPROF_SOCK_FD" /* descriptor of the socket to rvprof (images send files there) */
-#define RVPROF_ENV_DIR       "RVPROF_TMPDIR"  /* where the agent creates its unnamed files */
+#define RVPROF_ENV_SOCK "RVPROF_SOCK_FD" /* descriptor of the socket to rvprof (images send files there) */
+#define RVPROF_ENV_DIR  "RVPROF_TMPDIR"  /* where the agent creates its unnamed files */
 /* The process rvprof started; its first image changes it to "0" so that images exec'd or spawned below it
  * know they are followed (RVPROF_INHERIT=1), or removes the whole environment (RVPROF_INHERIT=0). */
 #define RVPROF_ENV_PID       "RVPROF_PID"
-#define RVPROF_ENV_INHERIT   "RVPROF_INHERIT" /* 1: follow forked children and exec'd programs (default) */
-#define RVPROF_ENV_EVENT     "RVPROF_EVENT"  /* PAPI event name */
+#define RVPROF_ENV_INHERIT   "RVPROF_INHERIT"   /* 1: follow forked children and exec'd programs (default) */
+#define RVPROF_ENV_EVENT     "RVPROF_EVENT"     /* PAPI event name */
 #define RVPROF_ENV_THRESHOLD "RVPROF_THRESHOLD" /* events per sample */
 #define RVPROF_ENV_PRECISE   "RVPROF_PRECISE"   /* "auto" (2, else 0 with a note), or 0..3 (required) */
 #define RVPROF_ENV_STACKS    "RVPROF_STACKS"    /* 1: call stacks (RVSAMPLE_STACKS) */

@@ -337,7 +337,7 @@ struct image {
 	struct rvprof_shm s; /* a checked copy of the page, taken when the program has ended */
 	int known;           /* the copy passed prof_shm_check */
 	char why[128];       /* otherwise: what was wrong */
-	uint64_t samples, first_time, last_time;
+	uint64_t samples;
 	int read_error; /* the sample file could not be read (incomplete) */
 };
 
@@ -425,8 +425,8 @@ static void progress_line(const struct images *im, int tty, double secs)
 		fprintf(stderr, "%srvprof: running (the state page was overwritten), %.0f s%s",
 		        tty ? "\r" : "", secs, tty ? "\033[K" : "\n");
 	else if (im->n > 1)
-		fprintf(stderr, "%srvprof: %llu samples in %llu batches, %zu processes, %.0f s%s", tty ? "\r" : "",
-		        n, b, im->n, secs, tty ? "\033[K" : "\n");
+		fprintf(stderr, "%srvprof: %llu samples in %llu batches, %zu processes, %.0f s%s",
+		        tty ? "\r" : "", n, b, im->n, secs, tty ? "\033[K" : "\n");
 	else
 		fprintf(stderr, "%srvprof: %llu samples in %llu batches, %.0f s%s", tty ? "\r" : "", n, b,
 		        secs, tty ? "\033[K" : "\n");
@@ -463,7 +463,8 @@ static int wait_child(pid_t pid, int sock, struct images *im, int progress)
 				fputc('\n', stderr);
 			return status;
 		}
-		if (progress && secs - shown >= (tty ? 0.5 : 5.0)) { /* a line per 5 s when stderr is a file */
+		if (progress &&
+		    secs - shown >= (tty ? 0.5 : 5.0)) { /* a line per 5 s when stderr is a file */
 			progress_line(im, tty, secs);
 			shown = secs;
 		}
@@ -472,7 +473,8 @@ static int wait_child(pid_t pid, int sock, struct images *im, int progress)
 		int pr = poll(&pfd, 1, 100);
 		if (pr < 0 && errno != EINTR)
 			die("poll: %s", strerror(errno));
-		if (pr > 0 && !(pfd.revents & POLLIN)) { /* every agent closed its end: only the wait is left */
+		if (pr > 0 &&
+		    !(pfd.revents & POLLIN)) { /* every agent closed its end: only the wait is left */
 			struct timespec tick = {0, 100 * 1000 * 1000};
 			nanosleep(&tick, NULL);
 		}
@@ -581,7 +583,8 @@ static void print_header(FILE *out, const struct options *o, const struct facts 
 		fprintf(out, ", %d not sampled: %s", s->threads_failed, s->message);
 	fputc('\n', out);
 	if (f->im->n > 1) {
-		fprintf(out, "  processes   %zu program images sampled (children and exec'd programs followed):\n",
+		fprintf(out,
+		        "  processes   %zu program images sampled (children and exec'd programs followed):\n",
 		        f->im->n);
 		for (size_t k = 0; k < f->im->n; k++) {
 			const struct image *g = &f->im->v[k];
@@ -741,7 +744,7 @@ static int read_image(struct reading *rd, struct images *im, size_t k, const cha
 		die("out of memory");
 	prof_report_set_process(rd->rep, syms, comm);
 	uint64_t first = UINT64_MAX, last = 0;
-	int forked = 0, execed = 0, last_of_pid = 1;
+	int last_of_pid = 1;
 	if (rd->pd) {
 		sample_times(path, &first, &last, rd->buf);
 		int earlier = 0;
@@ -751,14 +754,11 @@ static int read_image(struct reading *rd, struct images *im, size_t k, const cha
 			last_of_pid &= im->v[i].pid != g->pid;
 		/* perf record's view: a process it had not seen was forked (or spawned) by its parent; a
 		 * program image after another of the same pid is an exec */
-		forked = !earlier && g->pid != main_pid && g->known;
-		execed = earlier && g->known && g->s.how == RVPROF_HOW_EXECED;
-		struct perfdata_process p = {g->pid,
-		                             g->known ? (uint32_t)g->s.ppid : 0,
+		int forked = !earlier && g->pid != main_pid && g->known;
+		int execed = earlier && g->known && g->s.how == RVPROF_HOW_EXECED;
+		struct perfdata_process p = {g->pid, g->known ? (uint32_t)g->s.ppid : 0,
 		                             g->known ? (uint32_t)(g->s.ptid ? g->s.ptid : g->s.ppid) : 0,
-		                             comm,
-		                             forked,
-		                             execed,
+		                             comm, forked, execed,
 		                             /* before the image's first sample (the first image's: at 0) */
 		                             is_main || first == UINT64_MAX || first < 2 ? 0 : first - 2};
 		perfdata_add_process(rd->pd, &p, maps, nmaps);
@@ -771,7 +771,8 @@ static int read_image(struct reading *rd, struct images *im, size_t k, const cha
 				if (throttle_mark(rd->f, &rd->thr, r) < 0)
 					die("out of memory");
 				if (rd->pd)
-					perfdata_add_throttle(rd->pd, r, (r->flags & RVPROF_REC_THROTTLE) != 0);
+					perfdata_add_throttle(rd->pd, r,
+					                      (r->flags & RVPROF_REC_THROTTLE) != 0);
 				continue;
 			}
 			if (prof_report_add(rd->rep, r) < 0 || tid_set_add(&rd->threads, r->tid) < 0)
@@ -804,15 +805,17 @@ static void image_notes(const struct images *im, const struct image *main_img)
 			continue;
 		const char *comm = g->known ? g->s.comm : "?";
 		if (!g->known)
-			fprintf(stderr, "rvprof: process %u wrote over its state page (%s)\n", g->pid, g->why);
+			fprintf(stderr, "rvprof: process %u wrote over its state page (%s)\n", g->pid,
+			        g->why);
 		else if (g->s.state == RVPROF_FAILED)
 			fprintf(stderr, "rvprof: process %u (%s) was not sampled: %s\n", g->pid, comm,
 			        g->s.message);
 		else if (g->s.state == RVPROF_RUNNING)
-			fprintf(stderr,
-			        "rvprof: process %u (%s) had not ended by exit() or exec when the program ended\n"
-			        "        (still running, or _exit or a signal): its samples were not written\n",
-			        g->pid, comm);
+			fprintf(
+			    stderr,
+			    "rvprof: process %u (%s) had not ended by exit() or exec when the program ended\n"
+			    "        (still running, or _exit or a signal): its samples were not written\n",
+			    g->pid, comm);
 		else if (g->read_error)
 			fprintf(stderr, "rvprof: cannot read the samples of process %u (%s)\n", g->pid, comm);
 	}
@@ -992,10 +995,11 @@ int main(int argc, char **argv)
 		die("out of memory");
 	const char *slash = strrchr(o.argv[0], '/');
 	const char *main_comm = main_img->known && main_img->s.comm[0] ? main_img->s.comm
-	                        : slash                                 ? slash + 1
-	                                                                : o.argv[0];
+	                        : slash                                ? slash + 1
+	                                                               : o.argv[0];
 	if (o.perf_data) {
-		struct perfdata_config pc = {o.event, o.threshold, f.s.precise, o.stacks, main_comm, argc, argv};
+		struct perfdata_config pc = {o.event,   o.threshold, f.s.precise, o.stacks,
+		                             main_comm, argc,        argv};
 		int err = perfdata_open(&rd.pd, o.perf_data, &pc);
 		if (err < 0)
 			die("-o %s: %s", o.perf_data, strerror(-err));

@@ -282,7 +282,7 @@ static void test_report_commands(void)
 	CU_ASSERT_FATAL(e != NULL && nf == 1);
 	CU_ASSERT_STRING_EQUAL(e[0].comm, "");
 	prof_report_set_process(r, s, "child;x"); /* ';' would split the folded frame: replaced */
-	for (size_t i = 60; i < n; i++) /* 10 hot, 20 warm, 10 cold */
+	for (size_t i = 60; i < n; i++)           /* 10 hot, 20 warm, 10 cold */
 		CU_ASSERT_EQUAL(prof_report_add(r, &recs[i]), 0);
 	CU_ASSERT_EQUAL(prof_report_commands(r), 2);
 	CU_ASSERT_EQUAL(prof_report_samples(r), 110);
@@ -487,7 +487,8 @@ static void test_perfdata_processes(void)
 	CU_ASSERT_EQUAL(perfdata_add_exit(pd, parent, 1, 3001), 0);
 	CU_ASSERT_EQUAL(perfdata_close(pd), 0);
 
-	snprintf(cmd, sizeof(cmd), "perf report --stdio -i %s --sort comm,pid,sym 2>/dev/null | grep %% | sed -E 's/ +/ /g'",
+	snprintf(cmd, sizeof(cmd),
+	         "perf report --stdio -i %s --sort comm,pid,sym 2>/dev/null | grep %% | sed -E 's/ +/ /g'",
 	         path);
 	char *out = run(cmd);
 	CU_ASSERT_FATAL(out != NULL);
@@ -514,8 +515,8 @@ static void test_perfdata_processes(void)
 	         "PERF_RECORD_COMM: parentcmd:%u/%u\nPERF_RECORD_FORK(%u:%u):(%u:%u)\n"
 	         "PERF_RECORD_COMM: parentcmd:%u/%u\nPERF_RECORD_COMM exec: other:%u/%u\n"
 	         "PERF_RECORD_EXIT(%u:%u):(%u:%u)\nPERF_RECORD_EXIT(%u:%u):(1:1)\n",
-	         parent, parent, child, child, parent, parent, child, child, child, child, child, child, parent,
-	         parent, parent, parent);
+	         parent, parent, child, child, parent, parent, child, child, child, child, child, child,
+	         parent, parent, parent, parent);
 	CU_ASSERT_STRING_EQUAL(out, expect);
 	free(out);
 	unlink(path);
@@ -590,8 +591,8 @@ static size_t occurrences(const char *hay, const char *needle)
 static void test_flamegraph(void)
 {
 	const struct prof_entry stacks[] = {
-	    {"a;x", NULL, 5, ""}, {"b;y", NULL, 3, ""}, {"a;z", NULL, 2, ""}, {"a", NULL, 1, ""},
-	    {"a;x;<&>", NULL, 1, ""},
+	    {"a;x", NULL, 5, ""}, {"b;y", NULL, 3, ""},     {"a;z", NULL, 2, ""},
+	    {"a", NULL, 1, ""},   {"a;x;<&>", NULL, 1, ""},
 	};
 	char path[256];
 	snprintf(path, sizeof(path), "%s/flame.svg", tmpdir);
@@ -631,7 +632,8 @@ int main(void)
 	CU_add_test(s, "perf.data: perf report and perf script read it back", test_perfdata);
 	CU_add_test(s, "the agent's page: what a program wrote over it is refused", test_shm_check);
 	CU_add_test(s, "report: samples of several commands named by command", test_report_commands);
-	CU_add_test(s, "perf.data: FORK, COMM exec, EXIT: perf report names each process", test_perfdata_processes);
+	CU_add_test(s, "perf.data: FORK, COMM exec, EXIT: perf report names each process",
+	            test_perfdata_processes);
 	int rc = cunit_run_all();
 	char path[256];
 	snprintf(path, sizeof(path), "%s/out.folded", tmpdir);
