@@ -12,6 +12,9 @@
  * - exec PROGRAM ARGS...: CALLS calls, then the process execs PROGRAM ARGS (execvp);
  * - spawn PROGRAM ARGS...: CALLS calls, then posix_spawn PROGRAM ARGS (no fork handlers run), reaped;
  * - fork-exit: CALLS calls, then a child that makes CALLS calls and ends with _exit(0) (no atexit handlers);
+ * - fork-threads: CALLS calls, then a child that starts THREADS threads of CALLS calls each and joins them;
+ * - thread-fork: a thread makes CALLS calls, then forks a child that calls child_hot() CALLS times; the thread
+ *   reaps it, then main joins the thread;
  * - scribble: overwrites rvprof's shared state page, then CALLS calls;
  * - scribble-exit: CALLS calls, overwrites the page, then _exit(3): the agent never gets to write it again.
  * The exit status is 0 (3 for scribble-exit), or 2 on a usage or setup error. */
@@ -48,6 +51,49 @@ static void *run_calls(void *arg)
 	for (uint64_t i = 0; i < calls; i++)
 		work();
 	return NULL;
+}
+
+/* Forks a child that runs `child` (then returns from main's caller: exit()), reaps it. 0, or -1. */
+static int fork_and_reap(void (*child)(void))
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		child();
+		exit(0);
+	}
+	int status;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "prof_cases: the child failed\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int nthreads;
+
+static void child_threads(void)
+{
+	pthread_t t[64];
+	int n = nthreads < 64 ? nthreads : 64;
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, run_calls, NULL) != 0)
+			exit(2);
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+}
+
+static void child_hot_calls(void)
+{
+	for (uint64_t i = 0; i < calls; i++)
+		child_hot();
+}
+
+static void *thread_forks(void *arg)
+{
+	run_calls(arg);
+	return (void *)(intptr_t)fork_and_reap(child_hot_calls);
 }
 
 /* The agent's state page: a shared mapping of one page that starts with RVPROF_SHM_MAGIC. Found through
@@ -184,6 +230,18 @@ int main(int argc, char **argv)
 		}
 		run_calls(NULL);
 		return 0;
+	}
+	if (strcmp(mode, "fork-threads") == 0 && argc == 5) {
+		nthreads = atoi(argv[4]);
+		run_calls(NULL);
+		return fork_and_reap(child_threads) == 0 ? 0 : 2;
+	}
+	if (strcmp(mode, "thread-fork") == 0) {
+		pthread_t t;
+		void *ret;
+		if (pthread_create(&t, NULL, thread_forks, NULL) != 0 || pthread_join(t, &ret) != 0)
+			return 2;
+		return ret == NULL ? 0 : 2;
 	}
 	fprintf(stderr, "prof_cases: unknown mode %s\n", mode);
 	return 2;

@@ -210,6 +210,8 @@ CLOCK=cputime prof -c 50000 -- "$W" --spin 200000 100
 l=$(hist 1)
 if [ "$(rc)" = 0 ] && [[ $l =~ hot_kernel ]]; then ok "CPU-time clock: hot_kernel first ($l)"; else
 	bad "CPU-time clock: hot_kernel first" "$(cat "$work/out" "$work/err")"; fi
+check "CPU-time clock: no sample charged to the emulator (time in it is the kernel's, issue 20 item 9)" bash -c \
+	"! grep -qE 'librvemu|\(ioctl|ioctl \(' '$work/out'"
 check "CPU-time clock: the header says what emulated counts mean" \
 	grep -qE '^  emulated +model cva6, CPU-time clock: counts are synthetic' "$work/out"
 
@@ -354,6 +356,25 @@ check "posix_spawn: status 0, prof_workload's 100 samples (spawned), the program
 	"[ \"\$(cat '$work/rc')\" = 0 ] && grep -qE '^ +pid [0-9]+ +prof_workload +100 samples  spawned by [0-9]+, exec.d$' '$work/out' &&
 	 grep -qE '^ +20 +16\.67% +#+ +prof_cases: work' '$work/out'"
 check "posix_spawn: perf.data has a FORK record for the spawned process" test "$(records "$work/perf-sp.data" FORK)" = 1
+
+# threads in a child: every thread of the child is sampled, under the child's pid
+prof -c 100000 -o "$work/perf-ft.data" -- "$C" fork-threads 100000 10 3
+tids=$(perf script -i "$work/perf-ft.data" -F pid,tid 2> /dev/null | awk '{ split($1, a, "/"); n[a[1]]++; t[a[1] "/" a[2]]++ }
+	END { for (k in t) { split(k, a, "/"); c[a[1]]++ } for (p in n) print n[p] "/" c[p] }' | sort -n | paste -sd, -)
+check "fork-threads: the child's 3 threads sampled: 5 threads in all (got '$(sed -nE 's/^  threads +//p' "$work/out")')" \
+	grep -qE '^  threads +5 sampled$' "$work/out"
+check "fork-threads: perf.data: the parent's 10 samples in 1 thread, the child's 30 in 3 (got '$tids')" \
+	test "$tids" = "10/1,30/3"
+# a thread forks: the child is sampled, and its FORK record names that thread as the one that forked
+prof -c 100000 -o "$work/perf-tf.data" -- "$C" thread-fork 100000 10
+fork_rec=$(perf report -D -i "$work/perf-tf.data" 2> /dev/null | sed -nE 's/.*PERF_RECORD_FORK\(([0-9]+):[0-9]+\):\(([0-9]+):([0-9]+)\).*/\1 \2 \3/p')
+read -r c_pid p_pid p_tid <<< "${fork_rec:-x x x}"
+thread_tid=$(perf script -i "$work/perf-tf.data" -F pid,tid,ip,sym 2> /dev/null | awk '/ work/ { print $1; exit }')
+check "thread-fork: status 0, child_hot 10 and work 10 (got $(rc))" bash -c \
+	"[ '$(rc)' = 0 ] && grep -qE '^ +10 +50\.00% +#+ +child_hot \(prof_cases\)$' '$work/out' &&
+	 grep -qE '^ +10 +50\.00% +#+ +work \(prof_cases\)$' '$work/out'"
+check "thread-fork: FORK($c_pid from $p_pid:$p_tid): the forking thread is the one that ran work() ($thread_tid)" \
+	bash -c "[ '$p_pid/$p_tid' = '$thread_tid' ] && [ '$p_tid' != '$p_pid' ]"
 
 # a child that ends with _exit (no atexit): said so, the parent's profile whole
 prof -c 100000 -- "$C" fork-exit 100000 10
