@@ -73,6 +73,7 @@ static int stacks;
 static char out_path[4096];
 static int inherit;      /* follow forked children and exec'd programs */
 static int sock_fd = -1; /* to rvprof: every image sends its two files there */
+static long front_pid;   /* rvprof's pid: the socket's peer */
 static char tmp_dir[4096];
 static pid_t forking_tid; /* the thread that is forking (the child's ptid) */
 
@@ -535,10 +536,28 @@ static int unnamed_file(void)
 	return fd;
 }
 
+/* 1 when sock_fd is still rvprof's socket: a Unix socket of our type whose peer is rvprof (a program may
+ * close the descriptor, and its number may then name another socket: nothing must be sent there). */
+static int socket_is_rvprofs(void)
+{
+	int type = 0;
+	socklen_t len = sizeof(type);
+	struct ucred peer;
+	socklen_t plen = sizeof(peer);
+	return sock_fd >= 0 && getsockopt(sock_fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+	       type == SOCK_SEQPACKET && getsockopt(sock_fd, SOL_SOCKET, SO_PEERCRED, &peer, &plen) == 0 &&
+	       (long)peer.pid == front_pid;
+}
+
 /* The image's state page and sample file, created and sent to rvprof (the page first filled in: who this
  * image is). Returns the sample file's descriptor, or -1 with the reason in `why`. */
 static int image_files(int how, pid_t ptid, char *why, size_t len)
 {
+	if (!socket_is_rvprofs()) {
+		snprintf(why, len, "descriptor %d (%s) is no longer rvprof's socket: the program closed it",
+		         sock_fd, RVPROF_ENV_SOCK);
+		return -1;
+	}
 	int shm_fd = unnamed_file(), out_fd = unnamed_file();
 	if (shm_fd < 0 || out_fd < 0) {
 		snprintf(why, len, "cannot create the state and sample files in %.256s: %s", tmp_dir,
@@ -677,13 +696,16 @@ static int image_start(int how, pid_t ptid, char *why, size_t len)
 	return 0;
 }
 
-/* An image other than the first could not sample: it runs on unsampled, and its page (if any) says why. */
+/* An image other than the first could not sample: it runs on unsampled, and its page says why (rvprof prints
+ * it); without a page (rvprof cannot be reached) stderr does. */
 static void image_not_sampled(const char *why)
 {
 	if (shm) {
 		snprintf(mine.message, sizeof(mine.message), "%s", why);
 		memcpy(shm->message, mine.message, sizeof(shm->message));
 		__atomic_store_n(&shm->state, RVPROF_FAILED, __ATOMIC_RELEASE);
+	} else {
+		fprintf(stderr, "rvprof agent: process %ld not sampled: %s\n", (long)getpid(), why);
 	}
 	active = 0;
 }
@@ -922,10 +944,7 @@ static void init_failed(int first, const char *fmt, ...)
 	va_end(ap);
 	if (first)
 		fail("%s", msg);
-	if (shm)
-		image_not_sampled(msg);
-	else
-		fprintf(stderr, "rvprof agent: process %ld not sampled: %s\n", (long)getpid(), msg);
+	image_not_sampled(msg);
 }
 
 __attribute__((constructor)) static void agent_init(void)
@@ -939,7 +958,8 @@ __attribute__((constructor)) static void agent_init(void)
 	const char *inh = env(RVPROF_ENV_INHERIT);
 	inherit = !inh || strcmp(inh, "0") != 0;
 	sock_fd = env_fd(RVPROF_ENV_SOCK);
-	const char *dir = env(RVPROF_ENV_DIR);
+	const char *dir = env(RVPROF_ENV_DIR), *front = env(RVPROF_ENV_FRONT);
+	front_pid = front ? strtol(front, NULL, 10) : 0;
 	snprintf(tmp_dir, sizeof(tmp_dir), "%s", dir ? dir : "");
 	const char *ev = env(RVPROF_ENV_EVENT), *th = env(RVPROF_ENV_THRESHOLD),
 	           *pr = env(RVPROF_ENV_PRECISE), *st = env(RVPROF_ENV_STACKS);
@@ -951,6 +971,7 @@ __attribute__((constructor)) static void agent_init(void)
 		/* only this process: an image it execs must not take over */
 		unsetenv(RVPROF_ENV_PID);
 		unsetenv(RVPROF_ENV_SOCK);
+		unsetenv(RVPROF_ENV_FRONT);
 	}
 	if (sock_fd < 0) {
 		init_failed(first, "%s: not a descriptor number (rvprof sets it)", RVPROF_ENV_SOCK);

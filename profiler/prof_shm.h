@@ -17,6 +17,9 @@
 
 #define RVPROF_ENV_SOCK "RVPROF_SOCK_FD" /* descriptor of the socket to rvprof (images send files there) */
 #define RVPROF_ENV_DIR  "RVPROF_TMPDIR"  /* where the agent creates its unnamed files */
+/* rvprof's pid: the agent sends only to a socket whose peer it is (the program may have closed the socket and
+ * reused its number for another one) */
+#define RVPROF_ENV_FRONT "RVPROF_FRONT_PID"
 /* The process rvprof started; its first image changes it to "0" so that images exec'd or spawned below it
  * know they are followed (RVPROF_INHERIT=1), or removes the whole environment (RVPROF_INHERIT=0). */
 #define RVPROF_ENV_PID       "RVPROF_PID"

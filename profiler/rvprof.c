@@ -307,6 +307,8 @@ static void run_child(const struct options *o, const char *agent, const char *di
 	snprintf(buf, sizeof(buf), "%d", sock_fd);
 	setenv_or_die(RVPROF_ENV_SOCK, buf);
 	setenv_or_die(RVPROF_ENV_DIR, dir);
+	snprintf(buf, sizeof(buf), "%ld", (long)getppid());
+	setenv_or_die(RVPROF_ENV_FRONT, buf);
 	setenv_or_die(RVPROF_ENV_INHERIT, o->inherit ? "1" : "0");
 	setenv_or_die(RVPROF_ENV_EVENT, o->event);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->threshold);

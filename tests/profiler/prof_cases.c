@@ -13,8 +13,10 @@
  * - spawn PROGRAM ARGS...: CALLS calls, then posix_spawn PROGRAM ARGS (no fork handlers run), reaped;
  * - fork-exit: CALLS calls, then a child that makes CALLS calls and ends with _exit(0) (no atexit handlers);
  * - fork-threads: CALLS calls, then a child that starts THREADS threads of CALLS calls each and joins them;
- * - thread-fork: a thread makes CALLS calls, then forks a child that calls child_hot() CALLS times; the thread
- *   reaps it, then main joins the thread;
+ * - reuse-fork: closes rvprof's socket (RVPROF_SOCK_FD), puts another Unix socket of the same type on its
+ *   number, then as fork-hot; the exit status is 3 if anything arrived on that socket;
+ * - thread-fork: a thread makes CALLS calls, then forks a child that calls child_hot() CALLS times; the
+ * thread reaps it, then main joins the thread;
  * - scribble: overwrites rvprof's shared state page, then CALLS calls;
  * - scribble-exit: CALLS calls, overwrites the page, then _exit(3): the agent never gets to write it again.
  * The exit status is 0 (3 for scribble-exit), or 2 on a usage or setup error. */
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -230,6 +233,17 @@ int main(int argc, char **argv)
 		}
 		run_calls(NULL);
 		return 0;
+	}
+	if (strcmp(mode, "reuse-fork") == 0) {
+		const char *fd_s = getenv(RVPROF_ENV_SOCK);
+		int fd = fd_s ? atoi(fd_s) : -1, sv[2];
+		if (fd < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) != 0 || dup2(sv[1], fd) != fd)
+			return 2;
+		run_calls(NULL);
+		if (fork_and_reap(child_hot_calls) != 0)
+			return 2;
+		char byte;
+		return recv(sv[0], &byte, 1, MSG_DONTWAIT) >= 0 ? 3 : 0;
 	}
 	if (strcmp(mode, "fork-threads") == 0 && argc == 5) {
 		nthreads = atoi(argv[4]);

@@ -376,6 +376,15 @@ check "thread-fork: status 0, child_hot 10 and work 10 (got $(rc))" bash -c \
 check "thread-fork: FORK($c_pid from $p_pid:$p_tid): the forking thread is the one that ran work() ($thread_tid)" \
 	bash -c "[ '$p_pid/$p_tid' = '$thread_tid' ] && [ '$p_tid' != '$p_pid' ]"
 
+# the program closed rvprof's socket and put another socket on its number: a child sends nothing there, runs on
+# unsampled, and says why; the program's own profile is whole
+prof -c 100000 -- "$C" reuse-fork 100000 10
+check "socket replaced: nothing sent to the program's socket, status 0 (got $(rc): 3 means something was)" test "$(rc)" = 0
+check "socket replaced: the child says it is not sampled, and why" \
+	grep -qE "^rvprof agent: process [0-9]+ not sampled: descriptor [0-9]+ \(RVPROF_SOCK_FD\) is no longer rvprof's socket" "$work/err"
+check "socket replaced: the program's 10 samples in work(), the child's none" bash -c \
+	"grep -qE '^ +10 +100\.00% +#+ +work \(prof_cases\)$' '$work/out' && ! grep -q child_hot '$work/out'"
+
 # a child that ends with _exit (no atexit): said so, the parent's profile whole
 prof -c 100000 -- "$C" fork-exit 100000 10
 check "fork + _exit: status 0, the parent's 20 samples" bash -c \
