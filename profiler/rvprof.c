@@ -90,7 +90,7 @@ static void usage(FILE *out)
 	    "Exit status: the program's (128+N if it was killed by signal N); 125 when rvprof fails (bad\n"
 	    "option, unknown event, unwritable output, sampling refused), 126 when the program cannot be\n"
 	    "run, 127 when it is not found. SIGTERM and SIGHUP sent to rvprof go to the program. rvprof\n"
-	    "ends when the program does: children still running then keep only what they had written.\n"
+	    "ends when the program does: children still running then are left out (it says so).\n"
 	    "\n"
 	    "Under the emulator (rvemu-run --model cva6 -- rvprof ...) counts and samples are synthetic;\n"
 	    "the report says so. See rvprof(1).\n",
