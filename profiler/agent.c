@@ -85,6 +85,7 @@ static sem_t wake;
 static pthread_t flusher;
 static int flusher_running;
 static volatile int stopping;
+static volatile int flusher_pause; /* the flusher ends (fork: see there), to be started again */
 static __thread struct thread_state self = {NULL, PAPI_NULL, NULL};
 
 /* Adds n to a count: the agent's own, then the page's copy of it. */
@@ -277,7 +278,8 @@ static void *flusher_main(void *arg)
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals belong to the program's threads */
-	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
+	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&flusher_pause, __ATOMIC_ACQUIRE)) {
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += ALONE_CHECK_MS * 1000000L;
@@ -625,6 +627,15 @@ fail:
 	return -1;
 }
 
+static int start_flusher(void)
+{
+	pthread_create_fn next = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	if (!next || next(&flusher, NULL, flusher_main, NULL) != 0)
+		return -1;
+	flusher_running = 1;
+	return 0;
+}
+
 /* Sampling for this image, in the calling thread (its only one): files sent, sampler started, writer
  * opened, flusher started. Returns 0, or -1 with the reason in `why` (the page says FAILED when it exists).
  */
@@ -682,15 +693,13 @@ static int image_start(int how, pid_t ptid, char *why, size_t len)
 	}
 	stopping = 0;
 	write_error = 0;
-	pthread_create_fn next = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
-	if (!next || next(&flusher, NULL, flusher_main, NULL) != 0) {
+	if (start_flusher() != 0) {
 		snprintf(why, len, "cannot start the flusher thread");
 		thread_stop();
 		rvsample_writer_close(writer);
 		writer = NULL;
 		return -1;
 	}
-	flusher_running = 1;
 	active = 1;
 	__atomic_store_n(&shm->state, RVPROF_RUNNING, __ATOMIC_RELEASE);
 	return 0;
@@ -760,9 +769,16 @@ static void child_after_fork(void)
 	flusher_running = 0; /* the flusher thread was not copied */
 }
 
+static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER; /* one fork at a time pauses the flusher */
+
 /* fork, interposed: the child starts sampling once fork has returned in it. Not in the fork handler above:
  * other libraries' handlers (the emulator's, under rvemu-run) may still hold their locks there, and
- * starting a sampler needs them. Under rvemu-run the emulator's fork calls this one (RTLD_NEXT). */
+ * starting a sampler needs them. Under rvemu-run the emulator's fork calls this one (RTLD_NEXT).
+ * The flusher thread is ended across a fork, and started again in the parent (and the child starts its own):
+ * the program is then single-threaded when it forks if it was before rvprof. qemu-user 7.2 (the riscv64
+ * build's tests) aborts a forked child that creates a thread while a thread of its parent (here: the flusher)
+ * holds the vCPU index the new thread gets (plugins/core.c: qemu_plugin_vcpu_init_hook: assertion failed), so
+ * the child's own flusher could not start otherwise. */
 EXPORT pid_t fork(void)
 {
 	typedef pid_t (*fork_fn)(void);
@@ -771,9 +787,23 @@ EXPORT pid_t fork(void)
 		errno = ENOSYS;
 		return -1;
 	}
+	pthread_mutex_lock(&fork_lock);
+	int paused = 0;
+	if (active && getpid() == owner_pid && flusher_running && !pthread_equal(pthread_self(), flusher)) {
+		__atomic_store_n(&flusher_pause, 1, __ATOMIC_RELEASE);
+		sem_post(&wake);
+		pthread_join(flusher, NULL);
+		flusher_running = 0;
+		paused = 1;
+	}
 	pid_t r = next();
+	int saved = errno;
+	__atomic_store_n(&flusher_pause, 0, __ATOMIC_RELEASE);
+	if (r != 0 && paused && active && start_flusher() != 0)
+		shm_message("cannot start the flusher thread again after fork: records are written at exit");
+	pthread_mutex_unlock(&fork_lock); /* the child's copy too: the calling thread holds it */
+	errno = saved;
 	if (r == 0 && fork_child_pending) {
-		int saved = errno;
 		fork_child_pending = 0;
 		forget_parent(1);
 		sem_destroy(&wake);
