@@ -280,10 +280,12 @@ perf_by() { perf report --stdio --no-children -g none -i "$2" --sort "$1" 2> /de
 # records FILE TYPE: how many PERF_RECORD_TYPE records perf report -D finds (COMM exec counted as "COMM exec")
 records() { perf report -D -i "$1" 2> /dev/null | grep -cE "^[0-9]+ 0x[0-9a-f]+ \[0x[0-9a-f]+\]: PERF_RECORD_$2[:(]"; }
 # fork: the child returns from main (exit() flushes its copies of stdio buffers): it is sampled too
-prof -c 100000 -o "$work/perf-fork.data" -- "$C" fork 100000 10
+prof --progress -c 100000 -o "$work/perf-fork.data" -- "$C" fork 100000 10
 check "fork: the program's status 0 passes through (got $(rc))" test "$(rc)" = 0
 check "fork: the parent's 20 and the child's 10 samples, all in work()" \
 	grep -qE '^ +30 +100\.00% +#+ +work \(prof_cases\)$' "$work/out"
+check "fork: --progress counts every process (got '$(tail -1 "$work/err")')" \
+	grep -qE '^rvprof: 30 samples in [0-9]+ batches, 2 processes, ' "$work/err"
 check "fork: the header lists both processes (20 and 10 samples, the child forked by the parent)" bash -c \
 	"grep -qE '^  processes +2 program images sampled' '$work/out' &&
 	 grep -qE '^ +pid ([0-9]+) +prof_cases +20 samples  started by rvprof$' '$work/out' &&
