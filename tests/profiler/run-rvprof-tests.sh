@@ -352,6 +352,14 @@ check "exec: no message that the program ended without exit()" bash -c "! grep -
 by=$(perf_by pid,comm "$work/perf-x.data" | awk '{ print $2, $3 }' | sort | uniq | wc -l)
 check "exec: perf report: one pid, two commands (got $by pid+command pairs)" test "$by" = 2
 
+# an exec that fails: the program sees exec's errno (its perror), samples on in new files, its status passes through
+prof -c 100000 -- "$C" exec 100000 10 /nonexistent/prog
+check "failed exec: the program's status 2 and its errno (got $(rc): '$(head -1 "$work/err")')" bash -c \
+	"[ '$(rc)' = 2 ] && grep -qx 'prof_cases: execvp: No such file or directory' '$work/err'"
+check "failed exec: the samples before it kept, the image resumed" bash -c \
+	"grep -qE '^ +10 +100\.00% +#+ +work \(prof_cases\)$' '$work/out' &&
+	 grep -qE '^ +pid [0-9]+ +prof_cases +0 samples  the same program again \(its exec failed\)$' '$work/out'"
+
 # posix_spawn: no fork handler runs, the spawned program's constructor starts its sampling
 prof -c 100000 -o "$work/perf-sp.data" -- "$C" spawn 100000 10 "$W" 100000 10
 check "posix_spawn: status 0, prof_workload's 100 samples (spawned), the program's 20" bash -c \
