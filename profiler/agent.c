@@ -5,10 +5,10 @@
  * does, also every child a sampled image forks and every program exec'd or spawned below it), the agent
  * creates the image's state page and sample file, sends them to rvprof over its socket, creates a PAPI
  * EventSet with the chosen event and samples it with librvsample in the image's first thread;
- * pthread_create is interposed so every new thread does the same. A forked child starts its own sampling in
- * the fork handler (its copies of the parent's samplers, rings, page and writer are forgotten: they belong
- * to the parent); an exec'd image in the constructor. exec* is interposed so the image's file is complete
- * before the process becomes another program.
+ * pthread_create is interposed so every new thread does the same. A forked child starts its own sampling
+ * when the interposed fork() returns in it (its copies of the parent's samplers, rings, page and writer are
+ * forgotten: they belong to the parent); an exec'd image in the constructor. exec* is interposed so the
+ * image's file is complete before the process becomes another program.
  *
  * Records arrive in signal-handler context (rvsample's on_batch): they are copied into the thread's own ring,
  * and a flusher thread moves them to the sample file (rvsample writer) whenever a ring is half full, and at
