@@ -109,6 +109,8 @@ int perfdata_open(struct perfdata **out, const char *path, const struct perfdata
 	a->mmap = 1;
 	a->comm = 1;
 	a->mmap2 = 1;
+	a->task = 1;      /* FORK and EXIT records */
+	a->comm_exec = 1; /* COMM records of an exec carry PERF_RECORD_MISC_COMM_EXEC */
 	a->sample_id_all = 1;
 	a->precise_ip = (unsigned)(cfg->precise < 0 ? 0 : cfg->precise > 3 ? 3 : cfg->precise);
 
@@ -136,7 +138,7 @@ static size_t pad8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-static int add_comm(struct perfdata *pd, uint32_t pid, uint32_t tid)
+static int add_comm(struct perfdata *pd, uint32_t pid, uint32_t tid, int exec, uint64_t time)
 {
 	struct {
 		struct perf_event_header h;
@@ -146,17 +148,20 @@ static int add_comm(struct perfdata *pd, uint32_t pid, uint32_t tid)
 	} rec;
 	memset(&rec, 0, sizeof(rec));
 	rec.h.type = PERF_RECORD_COMM;
+	rec.h.misc = exec ? PERF_RECORD_MISC_COMM_EXEC : 0;
 	rec.h.size = sizeof(rec);
 	rec.pid = pid;
 	rec.tid = tid;
 	memcpy(rec.comm, pd->comm, sizeof(rec.comm) - 1);
 	rec.id.pid = pid;
 	rec.id.tid = tid;
+	rec.id.time = time;
 	put_record(pd, &rec, sizeof(rec));
 	return pd->err;
 }
 
-int perfdata_add_maps(struct perfdata *pd, uint32_t pid, const struct rvsample_map *maps, size_t n)
+static int add_maps(struct perfdata *pd, uint32_t pid, const struct rvsample_map *maps, size_t n,
+                    uint64_t time)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct rvsample_map *m = &maps[i];
@@ -190,11 +195,60 @@ int perfdata_add_maps(struct perfdata *pd, uint32_t pid, const struct rvsample_m
 		p += sizeof(prot);
 		memcpy(p, m->path, name_len);
 		p += pad8(name_len + 1);
-		struct sample_id id = {pid, pid, 0};
+		struct sample_id id = {pid, pid, time};
 		memcpy(p, &id, sizeof(id));
 		put_record(pd, buf, size);
 	}
 	return pd->err;
+}
+
+int perfdata_add_maps(struct perfdata *pd, uint32_t pid, const struct rvsample_map *maps, size_t n)
+{
+	return add_maps(pd, pid, maps, n, 0);
+}
+
+/* FORK and EXIT share a layout: { header, pid, ppid, tid, ptid, time } and the sample_id trailer. */
+static int add_task(struct perfdata *pd, uint32_t type, uint32_t pid, uint32_t ppid, uint32_t ptid,
+                    uint64_t time)
+{
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, ppid, tid, ptid;
+		uint64_t time;
+		struct sample_id id;
+	} rec;
+	memset(&rec, 0, sizeof(rec));
+	rec.h.type = type;
+	rec.h.size = sizeof(rec);
+	rec.pid = pid;
+	rec.ppid = ppid;
+	rec.tid = pid;
+	rec.ptid = ptid ? ptid : ppid;
+	rec.time = time;
+	rec.id.pid = pid;
+	rec.id.tid = pid;
+	rec.id.time = time;
+	put_record(pd, &rec, sizeof(rec));
+	return pd->err;
+}
+
+static int new_tid(struct perfdata *pd, uint32_t tid);
+
+int perfdata_add_process(struct perfdata *pd, const struct perfdata_process *p,
+                         const struct rvsample_map *maps, size_t n)
+{
+	snprintf(pd->comm, sizeof(pd->comm), "%s", p->comm ? p->comm : "");
+	if (p->forked)
+		add_task(pd, PERF_RECORD_FORK, p->pid, p->ppid, p->ptid, p->time);
+	if (new_tid(pd, p->pid) < 0 && !pd->err)
+		pd->err = -ENOMEM;
+	add_comm(pd, p->pid, p->pid, p->execed, p->time);
+	return add_maps(pd, p->pid, maps, n, p->time);
+}
+
+int perfdata_add_exit(struct perfdata *pd, uint32_t pid, uint32_t ppid, uint64_t time)
+{
+	return add_task(pd, PERF_RECORD_EXIT, pid, ppid, ppid, time);
 }
 
 /* Returns 1 when tid is new (and remembers it), 0 when already seen, -1 on out of memory. */
@@ -235,7 +289,7 @@ int perfdata_add_sample(struct perfdata *pd, const struct rvsample_record *r)
 	if (fresh < 0)
 		return pd->err ? pd->err : (pd->err = -ENOMEM);
 	if (fresh)
-		add_comm(pd, r->pid, r->tid);
+		add_comm(pd, r->pid, r->tid, 0, r->time_ns);
 	uint64_t buf[6 + 1 + 1 + RVSAMPLE_MAX_FRAMES];
 	size_t n = 0;
 	struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 0};

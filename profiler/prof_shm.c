@@ -27,6 +27,14 @@ int prof_shm_check(const struct rvprof_shm *s, char *why, size_t len)
 		bad = "threads not sampled", v = s->threads_failed;
 	else if (s->children < 0)
 		bad = "children", v = s->children;
+	else if (s->pid <= 0 || s->ppid < 0 || s->ptid < 0)
+		bad = "pid", v = s->pid <= 0 ? s->pid : s->ppid < 0 ? s->ppid : s->ptid;
+	else if (s->how < RVPROF_HOW_STARTED || s->how > RVPROF_HOW_RESUMED)
+		bad = "how", v = s->how;
+	else if (s->exec_end != 0 && s->exec_end != 1)
+		bad = "exec_end", v = s->exec_end;
+	else if (!memchr(s->comm, 0, sizeof(s->comm)))
+		bad = "comm", v = sizeof(s->comm);
 	else if (s->overwritten > 1)
 		bad = "overwritten", v = s->overwritten;
 	else if (s->exact > s->samples + s->dropped)
@@ -37,8 +45,8 @@ int prof_shm_check(const struct rvprof_shm *s, char *why, size_t len)
 		bad = "message", v = sizeof(s->message);
 	if (!bad)
 		return 0;
-	if (strcmp(bad, "message") == 0)
-		snprintf(why, len, "its message is not a string");
+	if (strcmp(bad, "message") == 0 || strcmp(bad, "comm") == 0)
+		snprintf(why, len, "its %s is not a string", bad);
 	else if (strcmp(bad, "magic") == 0)
 		snprintf(why, len, "magic 0x%llx, not 0x%x", (unsigned long long)v, RVPROF_SHM_MAGIC);
 	else

@@ -1,33 +1,50 @@
 /* SPDX-License-Identifier: MIT */
 /* What rvprof (the front end) and its agent (librvprof-agent.so, preloaded into the profiled program) share:
- * the environment variables the front end sets, and a small file both map: the agent publishes its state and
- * running counts there (the progress line), and its error message when it cannot sample.
+ * the environment variables the front end sets, a socket, and per process image (the program, every child it
+ * forks, every program exec'd or spawned below it) two files: a small state file both map, where the agent
+ * publishes the image's state, who it is (pid, parent, command name) and its running counts (the progress
+ * line), and its error message when it cannot sample; and the image's sample file (rvsample format).
  *
- * Both files (this state and the sample file) have no name: the front end creates them unlinked (O_TMPFILE)
- * and passes their descriptors, so nothing is left in $TMPDIR whatever happens to either process, SIGKILL
- * included. The page lives in the profiled program's address space, so the program can overwrite it: the
- * agent keeps its own counts and writes them all again at exit, and the front end checks what it reads. */
+ * Both files have no name: the agent creates them unlinked (O_TMPFILE in rvprof's $TMPDIR, else memfd) and
+ * sends their descriptors to rvprof over the socket (SCM_RIGHTS) before it samples, so nothing is left in
+ * $TMPDIR whatever happens to either process, SIGKILL included. The page lives in the profiled program's
+ * address space, so the program can overwrite it: the agent keeps its own counts and writes them all again
+ * at exit, and the front end checks what it reads. */
 #ifndef RVPROF_SHM_H
 #define RVPROF_SHM_H
 #include <stddef.h>
 #include <stdint.h>
 
-#define RVPROF_ENV_SHM       "RVPROF_SHM_FD" /* descriptor of the shared state file (the agent closes it) */
-#define RVPROF_ENV_OUT       "RVPROF_OUT_FD" /* descriptor of the sample file (rvsample format; closed too) */
-#define RVPROF_ENV_PID       "RVPROF_PID"    /* the profiled process: children and exec'd programs are not */
-#define RVPROF_ENV_EVENT     "RVPROF_EVENT"  /* PAPI event name */
+#define RVPROF_ENV_SOCK "RVPROF_SOCK_FD" /* descriptor of the socket to rvprof (images send files there) */
+#define RVPROF_ENV_DIR  "RVPROF_TMPDIR"  /* where the agent creates its unnamed files */
+/* rvprof's pid: the agent sends only to a socket whose peer it is (the program may have closed the socket and
+ * reused its number for another one) */
+#define RVPROF_ENV_FRONT "RVPROF_FRONT_PID"
+/* The process rvprof started; its first image changes it to "0" so that images exec'd or spawned below it
+ * know they are followed (RVPROF_INHERIT=1), or removes the whole environment (RVPROF_INHERIT=0). */
+#define RVPROF_ENV_PID       "RVPROF_PID"
+#define RVPROF_ENV_INHERIT   "RVPROF_INHERIT"   /* 1: follow forked children and exec'd programs (default) */
+#define RVPROF_ENV_EVENT     "RVPROF_EVENT"     /* PAPI event name */
 #define RVPROF_ENV_THRESHOLD "RVPROF_THRESHOLD" /* events per sample */
 #define RVPROF_ENV_PRECISE   "RVPROF_PRECISE"   /* "auto" (2, else 0 with a note), or 0..3 (required) */
 #define RVPROF_ENV_STACKS    "RVPROF_STACKS"    /* 1: call stacks (RVSAMPLE_STACKS) */
 
 #define RVPROF_SHM_MAGIC   0x72767066u /* "rvpf" */
-#define RVPROF_SHM_VERSION 2
+#define RVPROF_SHM_VERSION 3
 
 enum rvprof_state {
 	RVPROF_NOT_STARTED = 0, /* the agent never ran in the program (static binary, setuid, ...) */
 	RVPROF_RUNNING = 1,
 	RVPROF_FAILED = 2, /* the agent could not sample: message says why; the program was stopped */
 	RVPROF_DONE = 3,   /* the sample file is complete */
+};
+
+/* How a process image came to be sampled. */
+enum rvprof_how {
+	RVPROF_HOW_STARTED = 0, /* the program rvprof started */
+	RVPROF_HOW_FORKED = 1,  /* a child forked by a sampled image (ptid: the thread that forked) */
+	RVPROF_HOW_EXECED = 2,  /* an image exec'd by a sampled process, or spawned without fork below it */
+	RVPROF_HOW_RESUMED = 3, /* the same image again after an exec* that failed */
 };
 
 /* The agent's exit status when it stops the program because it cannot sample (the front end reports the
@@ -41,7 +58,12 @@ struct rvprof_shm {
 	int32_t precise_refused; /* 1: precise sampling was asked for by default and refused by the PMU */
 	int32_t threads;         /* threads sampled */
 	int32_t threads_failed;  /* threads the agent could not sample (message holds the first reason) */
-	int32_t children;        /* processes the program forked: not profiled (not followed) */
+	int32_t children;        /* processes this image forked (not followed with RVPROF_INHERIT=0) */
+	/* who: written once, before the descriptors are sent */
+	int32_t pid, ppid, ptid; /* ptid: the parent's thread that forked (forked images), else 0 */
+	int32_t how;             /* enum rvprof_how */
+	int32_t exec_end;        /* 1: the image ended by exec* (its sample file is complete) */
+	char comm[16];           /* the command name (/proc/self/comm) when the image started */
 	/* running counts, updated as batches arrive (the progress line) */
 	uint64_t samples, batches;
 	/* totals (rvsample_get_stats), added when each thread's sampler stops */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Aggregation for rvprof (report.h). Functions are keyed by "module\tname" so equal names in two modules
- * stay apart; stacks by their folded form. */
+/* Aggregation for rvprof (report.h). Functions are keyed by "comm\tmodule\tname" so equal names in two
+ * modules (or commands) stay apart; stacks by their folded form behind "comm;". The command is shown only
+ * when there is more than one. */
 #include "report.h"
 #include "rvsample.h"
 #include "symbols.h"
@@ -22,7 +23,8 @@ struct prof_report {
 	struct prof_symbols *syms;
 	int stacks;
 	uint64_t samples;
-	struct counts funcs, folded;
+	struct counts funcs, folded, comms;
+	char comm[64]; /* of the samples being added, without ';', '\t' or newlines */
 	struct prof_entry *entries;
 	char **labels; /* storage behind entries */
 	size_t nentries;
@@ -97,35 +99,52 @@ static void folded_label(const struct prof_sym *sym, char *buf, size_t len)
 			*p = '_';
 }
 
+void prof_report_set_process(struct prof_report *r, struct prof_symbols *syms, const char *comm)
+{
+	r->syms = syms;
+	snprintf(r->comm, sizeof(r->comm), "%s", comm ? comm : "");
+	for (char *p = r->comm; *p; p++)
+		if (*p == ';' || *p == '\t' || *p == '\n' || *p == '\r')
+			*p = '_';
+}
+
+size_t prof_report_commands(const struct prof_report *r)
+{
+	return r->comms.n;
+}
+
 int prof_report_add(struct prof_report *r, const struct rvsample_record *rec)
 {
 	struct prof_sym sym;
 	char key[1024], label[512];
 	prof_symbols_resolve(r->syms, rec->pc, &sym);
 	prof_sym_label(&sym, label, sizeof(label));
-	snprintf(key, sizeof(key), "%s\t%s", sym.path ? sym.module : "", label);
+	snprintf(key, sizeof(key), "%s\t%s\t%s", r->comm, sym.path ? sym.module : "", label);
 	int rc = counts_add(&r->funcs, key, 1);
+	if (rc == 0)
+		rc = counts_add(&r->comms, r->comm, 1);
 	if (rc < 0)
 		return rc;
 	r->samples++;
 
 	/* folded: root first. frames[0] is the sampled PC; the others are return addresses, so the call is
 	 * the instruction before (pc - 1 stays inside the calling function even after a noreturn call). */
-	char stack[RVSAMPLE_MAX_FRAMES * 128 + 16];
+	char stack[RVSAMPLE_MAX_FRAMES * 128 + 96];
 	uint32_t nf = r->stacks ? rec->nframes : 0;
 	if (nf > RVSAMPLE_MAX_FRAMES)
 		nf = RVSAMPLE_MAX_FRAMES;
+	int at = snprintf(stack, sizeof(stack), "%s;", r->comm);
+	size_t base = at > 0 ? (size_t)at : 0;
 	if (nf == 0) {
-		folded_label(&sym, stack, sizeof(stack));
+		folded_label(&sym, stack + base, sizeof(stack) - base);
 	} else {
-		size_t len = 0;
-		stack[0] = 0;
+		size_t len = base;
 		for (uint32_t i = nf; i-- > 0;) {
 			struct prof_sym fs;
 			prof_symbols_resolve(r->syms, i == 0 ? rec->frames[0] : rec->frames[i] - 1, &fs);
 			char fl[128];
 			folded_label(&fs, fl, sizeof(fl));
-			int w = snprintf(stack + len, sizeof(stack) - len, "%s%s", len ? ";" : "", fl);
+			int w = snprintf(stack + len, sizeof(stack) - len, "%s%s", len > base ? ";" : "", fl);
 			if (w < 0 || (size_t)w >= sizeof(stack) - len)
 				break;
 			len += (size_t)w;
@@ -144,7 +163,8 @@ static int cmp_entry(const void *a, const void *b)
 	const struct prof_entry *x = a, *y = b;
 	if (x->samples != y->samples)
 		return x->samples > y->samples ? -1 : 1;
-	return strcmp(x->name, y->name);
+	int c = strcmp(x->name, y->name);
+	return c ? c : strcmp(x->comm, y->comm);
 }
 
 static void clear_entries(struct prof_report *r)
@@ -175,13 +195,22 @@ static const struct prof_entry *entries(struct prof_report *r, const struct coun
 		r->labels[r->nentries] = k;
 		struct prof_entry *e = &r->entries[r->nentries++];
 		e->samples = c->slots[i].count;
+		/* the command: the key's first field, shown only when there are several */
+		char *sep = strchr(k, funcs ? '\t' : ';');
+		*sep = 0;
+		e->comm = r->comms.n > 1 ? k : sep;
+		char *rest = sep + 1;
+		if (r->comms.n > 1 && !funcs) {
+			*sep = ';'; /* folded: the command is the root frame */
+			rest = k;
+		}
 		if (funcs) {
-			char *tab = strchr(k, '\t');
+			char *tab = strchr(rest, '\t');
 			*tab = 0;
-			e->module = k;
+			e->module = rest;
 			e->name = tab + 1;
 		} else {
-			e->name = k;
+			e->name = rest;
 		}
 	}
 	qsort(r->entries, r->nentries, sizeof(*r->entries), cmp_entry);
@@ -216,15 +245,18 @@ void prof_report_print(struct prof_report *r, FILE *out, size_t top, int bar_wid
 	}
 	size_t shown = top && top < n ? top : n;
 	fprintf(out, "\nhot functions (%zu of %zu, by samples):\n", shown, n);
-	fprintf(out, "%10s %7s  %-*s  %s\n", "samples", "%", bar_width, "", "function (module)");
+	int commands = r->comms.n > 1;
+	fprintf(out, "%10s %7s  %-*s  %s%s\n", "samples", "%", bar_width, "", commands ? "command: " : "",
+	        "function (module)");
 	for (size_t i = 0; i < shown; i++) {
 		double share = (double)e[i].samples / (double)r->samples;
 		fprintf(out, "%10llu %6.2f%%  ", (unsigned long long)e[i].samples, 100.0 * share);
 		bar(out, share, bar_width);
+		fprintf(out, "  %s%s", e[i].comm, commands ? ": " : "");
 		if (e[i].module[0] && strncmp(e[i].name, "[unknown]", 9) != 0)
-			fprintf(out, "  %s (%s)\n", e[i].name, e[i].module);
+			fprintf(out, "%s (%s)\n", e[i].name, e[i].module);
 		else
-			fprintf(out, "  %s\n", e[i].name);
+			fprintf(out, "%s\n", e[i].name);
 	}
 	if (shown < n) {
 		uint64_t rest = 0;
@@ -278,5 +310,6 @@ void prof_report_free(struct prof_report *r)
 	clear_entries(r);
 	counts_free(&r->funcs);
 	counts_free(&r->folded);
+	counts_free(&r->comms);
 	free(r);
 }

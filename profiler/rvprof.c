@@ -19,7 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -45,6 +48,7 @@ struct options {
 	size_t top;
 	int precise;  /* -1 auto */
 	int progress; /* -1 auto: when stderr is a terminal */
+	int inherit;  /* follow forked children and exec'd programs */
 	char **argv;
 	int argc;
 };
@@ -58,7 +62,9 @@ static void usage(FILE *out)
 	    "Runs program with sampling on one event and prints its hot functions: every THRESHOLD events\n"
 	    "a sample records where the program was. On a core with Precise Event Sampling (PES, e.g.\n"
 	    "CVA6) the sampled PC is the instruction that caused the event (no skid) and samples arrive a\n"
-	    "hardware buffer at a time. Every thread the program creates is sampled.\n"
+	    "hardware buffer at a time. Every thread the program creates is sampled, and, as perf record\n"
+	    "does, every child it forks and every program exec'd below it: one profile, each process\n"
+	    "named by its command (the report's command column when there are several).\n"
 	    "\n"
 	    "Options:\n"
 	    "  -e, --event EVENT      PAPI preset or native event to sample (default " DEFAULT_EVENT ")\n"
@@ -75,14 +81,16 @@ static void usage(FILE *out)
 	    "      --precise LEVEL    perf's precise_ip, 0-3, required: fail if the PMU refuses it\n"
 	    "                         (default: 2 on a PES core, otherwise 0 with a note)\n"
 	    "      --no-precise       sample with skid (precise_ip 0) even on a PES core\n"
+	    "  -i, --no-inherit       sample only the process rvprof starts (as perf record -i): its\n"
+	    "                         children and the programs it execs are not followed\n"
 	    "      --progress         show a progress line on stderr (default: when stderr is a terminal)\n"
 	    "      --no-progress      never show it\n"
 	    "  -h, --help             show this text\n"
 	    "\n"
 	    "Exit status: the program's (128+N if it was killed by signal N); 125 when rvprof fails (bad\n"
 	    "option, unknown event, unwritable output, sampling refused), 126 when the program cannot be\n"
-	    "run, 127 when it is not found. SIGTERM and SIGHUP sent to rvprof go to the program. Children\n"
-	    "the program forks are not profiled.\n"
+	    "run, 127 when it is not found. SIGTERM and SIGHUP sent to rvprof go to the program. rvprof\n"
+	    "ends when the program does: children still running then are left out (it says so).\n"
 	    "\n"
 	    "Under the emulator (rvemu-run --model cva6 -- rvprof ...) counts and samples are synthetic;\n"
 	    "the report says so. See rvprof(1).\n",
@@ -137,15 +145,16 @@ static void parse(int argc, char **argv, struct options *o)
 	    {"no-precise", no_argument, NULL, OPT_NO_PRECISE},
 	    {"progress", no_argument, NULL, OPT_PROGRESS},
 	    {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+	    {"no-inherit", no_argument, NULL, 'i'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	*o = (struct options){
-	    DEFAULT_EVENT, DEFAULT_THRESHOLD, 0, NULL, NULL, NULL, DEFAULT_TOP, -1, -1, NULL, 0};
+	    DEFAULT_EVENT, DEFAULT_THRESHOLD, 0, NULL, NULL, NULL, DEFAULT_TOP, -1, -1, 1, NULL, 0};
 	opterr = 0;
 	int c;
 	/* "+": stop at the program's name, so its own options are left alone */
-	while ((c = getopt_long(argc, argv, "+:e:c:go:h", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:c:go:ih", longs, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (!*optarg)
@@ -157,6 +166,9 @@ static void parse(int argc, char **argv, struct options *o)
 			break;
 		case 'g':
 			o->stacks = 1;
+			break;
+		case 'i':
+			o->inherit = 0;
 			break;
 		case 'o':
 			o->perf_data = optarg;
@@ -268,19 +280,6 @@ static int unnamed_file(const char *dir, const char *what)
 	return fd;
 }
 
-static struct rvprof_shm *make_shm(int fd)
-{
-	if (ftruncate(fd, sizeof(struct rvprof_shm)) != 0)
-		die("cannot size the state file: %s", strerror(errno));
-	void *m = mmap(NULL, sizeof(struct rvprof_shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED)
-		die("cannot map the state file: %s", strerror(errno));
-	struct rvprof_shm *s = m;
-	s->magic = RVPROF_SHM_MAGIC;
-	s->version = RVPROF_SHM_VERSION;
-	return s;
-}
-
 static void setenv_or_die(const char *name, const char *value)
 {
 	if (setenv(name, value, 1) != 0)
@@ -288,11 +287,11 @@ static void setenv_or_die(const char *name, const char *value)
 }
 
 /* Child: the environment for the agent, then the program. An exec failure goes back through `errfd`. */
-static void run_child(const struct options *o, const char *agent, int shm_fd, int out_fd, int errfd)
+static void run_child(const struct options *o, const char *agent, const char *dir, int sock_fd, int errfd)
 {
 	char buf[64];
-	/* the agent gets both files as descriptors (it closes them before main) */
-	if (fcntl(shm_fd, F_SETFD, 0) != 0 || fcntl(out_fd, F_SETFD, 0) != 0)
+	/* the agent's socket stays open across exec (every image sends its files there) */
+	if (fcntl(sock_fd, F_SETFD, 0) != 0)
 		_exit(EXIT_RVPROF);
 	const char *pre = getenv("LD_PRELOAD");
 	size_t len = (pre ? strlen(pre) + 1 : 0) + strlen(agent) + 1;
@@ -305,10 +304,12 @@ static void run_child(const struct options *o, const char *agent, int shm_fd, in
 	free(preload);
 	snprintf(buf, sizeof(buf), "%ld", (long)getpid());
 	setenv_or_die(RVPROF_ENV_PID, buf);
-	snprintf(buf, sizeof(buf), "%d", shm_fd);
-	setenv_or_die(RVPROF_ENV_SHM, buf);
-	snprintf(buf, sizeof(buf), "%d", out_fd);
-	setenv_or_die(RVPROF_ENV_OUT, buf);
+	snprintf(buf, sizeof(buf), "%d", sock_fd);
+	setenv_or_die(RVPROF_ENV_SOCK, buf);
+	setenv_or_die(RVPROF_ENV_DIR, dir);
+	snprintf(buf, sizeof(buf), "%ld", (long)getppid());
+	setenv_or_die(RVPROF_ENV_FRONT, buf);
+	setenv_or_die(RVPROF_ENV_INHERIT, o->inherit ? "1" : "0");
 	setenv_or_die(RVPROF_ENV_EVENT, o->event);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->threshold);
 	setenv_or_die(RVPROF_ENV_THRESHOLD, buf);
@@ -330,53 +331,155 @@ static void run_child(const struct options *o, const char *agent, int shm_fd, in
 	_exit(e == ENOENT ? EXIT_NOTFOUND : EXIT_CANNOT);
 }
 
-static void progress_line(const struct rvprof_shm *s, int tty, double secs)
+/* A process image the agent sampled (prof_shm.h): its page, mapped, and its sample file. */
+struct image {
+	struct rvprof_shm *page;
+	int out_fd;
+	uint32_t pid;        /* as the message said (the page may be overwritten) */
+	struct rvprof_shm s; /* a checked copy of the page, taken when the program has ended */
+	int known;           /* the copy passed prof_shm_check */
+	char why[128];       /* otherwise: what was wrong */
+	uint64_t samples;
+	int read_error; /* the sample file could not be read (incomplete) */
+};
+
+struct images {
+	struct image *v;
+	size_t n, cap;
+	int broken; /* a message that was not an image's (left out) */
+};
+
+/* Takes every message waiting on the agents' socket: one per image, its pid and two descriptors. */
+static void receive_images(int sock, struct images *im)
 {
-	unsigned long long n = __atomic_load_n(&s->samples, __ATOMIC_RELAXED);
-	unsigned long long b = __atomic_load_n(&s->batches, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&s->magic, __ATOMIC_RELAXED) != RVPROF_SHM_MAGIC) /* the program wrote over it */
+	for (;;) {
+		uint32_t pid = 0;
+		int fds[2] = {-1, -1};
+		char ctl[CMSG_SPACE(sizeof(fds))];
+		struct iovec iov = {&pid, sizeof(pid)};
+		struct msghdr msg;
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		msg.msg_control = ctl;
+		msg.msg_controllen = sizeof(ctl);
+		ssize_t got = recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return;
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+		size_t nfds = 0;
+		if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+			nfds = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			memcpy(fds, CMSG_DATA(cm), (nfds > 2 ? 2 : nfds) * sizeof(int));
+		}
+		void *m = MAP_FAILED;
+		if (got == (ssize_t)sizeof(pid) && nfds == 2 && !(msg.msg_flags & MSG_CTRUNC))
+			m = mmap(NULL, sizeof(struct rvprof_shm), PROT_READ, MAP_SHARED, fds[0], 0);
+		if (fds[0] >= 0)
+			close(fds[0]);
+		if (m == MAP_FAILED) {
+			if (fds[1] >= 0)
+				close(fds[1]);
+			im->broken++;
+			continue;
+		}
+		if (im->n == im->cap) {
+			size_t cap = im->cap ? im->cap * 2 : 8;
+			struct image *v = realloc(im->v, cap * sizeof(*v));
+			if (!v)
+				die("out of memory");
+			im->v = v;
+			im->cap = cap;
+		}
+		struct image *g = &im->v[im->n++];
+		memset(g, 0, sizeof(*g));
+		g->page = m;
+		g->out_fd = fds[1];
+		g->pid = pid;
+	}
+}
+
+/* The image rvprof started (its first), or NULL when the agent never ran in it. */
+static struct image *first_image(struct images *im, pid_t pid)
+{
+	for (size_t i = 0; i < im->n; i++)
+		if (im->v[i].pid == (uint32_t)pid && im->v[i].page->how == RVPROF_HOW_STARTED)
+			return &im->v[i];
+	return NULL;
+}
+
+static void progress_line(const struct images *im, int tty, double secs)
+{
+	unsigned long long n = 0, b = 0;
+	int overwritten = 0;
+	for (size_t i = 0; i < im->n; i++) {
+		const struct rvprof_shm *s = im->v[i].page;
+		if (__atomic_load_n(&s->magic, __ATOMIC_RELAXED) != RVPROF_SHM_MAGIC) {
+			overwritten = 1; /* the program wrote over it */
+			continue;
+		}
+		n += __atomic_load_n(&s->samples, __ATOMIC_RELAXED);
+		b += __atomic_load_n(&s->batches, __ATOMIC_RELAXED);
+	}
+	if (overwritten && im->n == 1)
 		fprintf(stderr, "%srvprof: running (the state page was overwritten), %.0f s%s",
 		        tty ? "\r" : "", secs, tty ? "\033[K" : "\n");
+	else if (im->n > 1)
+		fprintf(stderr, "%srvprof: %llu samples in %llu batches, %zu processes, %.0f s%s",
+		        tty ? "\r" : "", n, b, im->n, secs, tty ? "\033[K" : "\n");
 	else
 		fprintf(stderr, "%srvprof: %llu samples in %llu batches, %.0f s%s", tty ? "\r" : "", n, b,
 		        secs, tty ? "\033[K" : "\n");
 	fflush(stderr);
 }
 
-static int wait_child(pid_t pid, const struct rvprof_shm *s, int progress)
+/* Waits for the program, taking the images' files as they arrive (so no agent waits for room on the
+ * socket), and showing progress if asked. */
+static int wait_child(pid_t pid, int sock, struct images *im, int progress)
 {
 	int status, tty = isatty(STDERR_FILENO);
-	if (!progress) {
-		while (waitpid(pid, &status, 0) < 0)
-			if (errno != EINTR)
-				die("waitpid: %s", strerror(errno));
-		return status;
-	}
-	struct timespec t0, now, tick = {0, 100 * 1000 * 1000};
+	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	double shown = 0;
 	for (;;) {
+		receive_images(sock, im);
 		pid_t r = waitpid(pid, &status, WNOHANG);
 		if (r < 0 && errno != EINTR)
 			die("waitpid: %s", strerror(errno));
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		double secs = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
 		if (r == pid) {
-			if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == RVPROF_FAILED) {
+			receive_images(sock, im); /* what came after the last look */
+			if (!progress)
+				return status;
+			const struct image *f = first_image(im, pid);
+			if (f && __atomic_load_n(&f->page->state, __ATOMIC_ACQUIRE) == RVPROF_FAILED) {
 				if (tty && shown > 0)
 					fputs("\r\033[K", stderr); /* the error says it all */
 				return status;
 			}
-			progress_line(s, tty, secs); /* the final count */
+			progress_line(im, tty, secs); /* the final count */
 			if (tty)
 				fputc('\n', stderr);
 			return status;
 		}
-		if (secs - shown >= (tty ? 0.5 : 5.0)) { /* a line per 5 s when stderr is a file */
-			progress_line(s, tty, secs);
+		if (progress &&
+		    secs - shown >= (tty ? 0.5 : 5.0)) { /* a line per 5 s when stderr is a file */
+			progress_line(im, tty, secs);
 			shown = secs;
 		}
-		nanosleep(&tick, NULL);
+		/* a message from an agent, or 100 ms: then whether the program has ended */
+		struct pollfd pfd = {sock, POLLIN, 0};
+		int pr = poll(&pfd, 1, 100);
+		if (pr < 0 && errno != EINTR)
+			die("poll: %s", strerror(errno));
+		if (pr > 0 &&
+		    !(pfd.revents & POLLIN)) { /* every agent closed its end: only the wait is left */
+			struct timespec tick = {0, 100 * 1000 * 1000};
+			nanosleep(&tick, NULL);
+		}
 	}
 }
 
@@ -387,7 +490,29 @@ struct facts {
 	uint64_t samples, exact;
 	uint64_t throttles, unthrottled; /* marks in the sample file */
 	double throttled_ms;             /* the sum of the THROTTLE..UNTHROTTLE intervals */
+	const struct images *im;         /* every image, for the processes line */
 };
+
+static const char *how_text(const struct images *im, size_t k, char *buf, size_t len)
+{
+	const struct image *g = &im->v[k];
+	const struct rvprof_shm *s = &g->s;
+	if (!g->known)
+		snprintf(buf, len, "(its state page was overwritten: %s)", g->why);
+	else if (s->how == RVPROF_HOW_STARTED)
+		snprintf(buf, len, "started by rvprof");
+	else if (s->how == RVPROF_HOW_FORKED)
+		snprintf(buf, len, "forked by %d", s->ppid);
+	else if (s->how == RVPROF_HOW_RESUMED)
+		snprintf(buf, len, "the same program again (its exec failed)");
+	else {
+		int execed = 0; /* an earlier image of the same pid: this one is what it exec'd */
+		for (size_t i = 0; i < k; i++)
+			execed |= im->v[i].pid == g->pid;
+		snprintf(buf, len, execed ? "exec'd" : "spawned by %d, exec'd", s->ppid);
+	}
+	return buf;
+}
 
 static void print_header(FILE *out, const struct options *o, const struct facts *f, pid_t pid)
 {
@@ -459,10 +584,24 @@ static void print_header(FILE *out, const struct options *o, const struct facts 
 	if (s->threads_failed)
 		fprintf(out, ", %d not sampled: %s", s->threads_failed, s->message);
 	fputc('\n', out);
-	if (s->children)
+	if (f->im->n > 1) {
 		fprintf(out,
-		        "  children    %d forked, not profiled: rvprof samples the process it started, not "
-		        "its children\n",
+		        "  processes   %zu program images sampled (children and exec'd programs followed):\n",
+		        f->im->n);
+		for (size_t k = 0; k < f->im->n; k++) {
+			const struct image *g = &f->im->v[k];
+			char how[256];
+			fprintf(out, "              pid %-7u %-16s %8llu samples  %s%s%s\n", g->pid,
+			        g->known ? g->s.comm : "?", (unsigned long long)g->samples,
+			        how_text(f->im, k, how, sizeof(how)),
+			        g->known && g->s.state == RVPROF_FAILED ? ", not sampled: " : "",
+			        g->known && g->s.state == RVPROF_FAILED ? g->s.message : "");
+		}
+	}
+	if (s->children && !o->inherit)
+		fprintf(out,
+		        "  children    %d forked, not profiled (--no-inherit): rvprof sampled the process it "
+		        "started only\n",
 		        s->children);
 	const char *(*model)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "rvemu_model_name");
 	if (model) {
@@ -556,6 +695,134 @@ static int throttle_mark(struct facts *f, struct throttle_state *t, const struct
 	return 0;
 }
 
+/* The records of one image's sample file, into the report, the header's facts and perf.data. */
+struct reading {
+	struct prof_report *rep;
+	struct perfdata *pd;
+	struct facts *f;
+	struct throttle_state thr;
+	struct tid_set threads;
+	struct rvsample_record *buf;
+};
+
+/* The earliest and latest sample times of an open sample file (then rewound by reopening). */
+static void sample_times(const char *path, uint64_t *first, uint64_t *last, struct rvsample_record *buf)
+{
+	struct rvsample_file_info info;
+	rvsample_reader_t *r = NULL;
+	*first = UINT64_MAX;
+	*last = 0;
+	if (rvsample_reader_open(&r, path, &info) < 0)
+		return;
+	ssize_t n;
+	while ((n = rvsample_reader_read(r, buf, 256)) > 0)
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i].time_ns < *first)
+				*first = buf[i].time_ns;
+			if (buf[i].time_ns > *last)
+				*last = buf[i].time_ns;
+		}
+	rvsample_reader_close(r);
+}
+
+/* Reads image k of `im` (its file must be complete). Returns 0, or the reader's error. */
+static int read_image(struct reading *rd, struct images *im, size_t k, const char *comm, int is_main,
+                      uint32_t main_pid)
+{
+	struct image *g = &im->v[k];
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", g->out_fd);
+	struct rvsample_file_info info;
+	rvsample_reader_t *reader = NULL;
+	int err = rvsample_reader_open(&reader, path, &info);
+	if (err < 0)
+		return err;
+	if (is_main && !rd->f->counts_known)
+		rd->f->s.precise = info.precise; /* the file's header: written once, at the start */
+	size_t nmaps = 0;
+	const struct rvsample_map *maps = rvsample_reader_maps(reader, &nmaps);
+	struct prof_symbols *syms = prof_symbols_new(maps, nmaps);
+	if (!syms)
+		die("out of memory");
+	prof_report_set_process(rd->rep, syms, comm);
+	uint64_t first = UINT64_MAX, last = 0;
+	int last_of_pid = 1;
+	if (rd->pd) {
+		sample_times(path, &first, &last, rd->buf);
+		int earlier = 0;
+		for (size_t i = 0; i < k; i++)
+			earlier |= im->v[i].pid == g->pid;
+		for (size_t i = k + 1; i < im->n; i++)
+			last_of_pid &= im->v[i].pid != g->pid;
+		/* perf record's view: a process it had not seen was forked (or spawned) by its parent; a
+		 * program image after another of the same pid is an exec */
+		int forked = !earlier && g->pid != main_pid && g->known;
+		int execed = earlier && g->known && g->s.how == RVPROF_HOW_EXECED;
+		struct perfdata_process p = {g->pid, g->known ? (uint32_t)g->s.ppid : 0,
+		                             g->known ? (uint32_t)(g->s.ptid ? g->s.ptid : g->s.ppid) : 0,
+		                             comm, forked, execed,
+		                             /* before the image's first sample (the first image's: at 0) */
+		                             is_main || first == UINT64_MAX || first < 2 ? 0 : first - 2};
+		perfdata_add_process(rd->pd, &p, maps, nmaps);
+	}
+	ssize_t n;
+	while ((n = rvsample_reader_read(reader, rd->buf, 256)) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			const struct rvsample_record *r = &rd->buf[i];
+			if (r->flags & (RVPROF_REC_THROTTLE | RVPROF_REC_UNTHROTTLE)) {
+				if (throttle_mark(rd->f, &rd->thr, r) < 0)
+					die("out of memory");
+				if (rd->pd)
+					perfdata_add_throttle(rd->pd, r,
+					                      (r->flags & RVPROF_REC_THROTTLE) != 0);
+				continue;
+			}
+			if (prof_report_add(rd->rep, r) < 0 || tid_set_add(&rd->threads, r->tid) < 0)
+				die("out of memory");
+			rd->f->samples++;
+			g->samples++;
+			rd->f->exact += (r->flags & RVSAMPLE_F_EXACT) != 0;
+			if (rd->pd)
+				perfdata_add_sample(rd->pd, r);
+		}
+	}
+	if (n < 0)
+		fprintf(stderr, "rvprof: reading the samples of process %u stopped early: %s\n", g->pid,
+		        sample_error((int)n, path));
+	/* the process ended (not by exec, and no image of it follows): EXIT, as the kernel reports it */
+	if (rd->pd && last_of_pid && g->known && g->s.state == RVPROF_DONE && !g->s.exec_end)
+		perfdata_add_exit(rd->pd, g->pid, (uint32_t)g->s.ppid, last == 0 ? 0 : last + 1);
+	prof_report_set_process(rd->rep, NULL, comm);
+	prof_symbols_free(syms);
+	rvsample_reader_close(reader);
+	return 0;
+}
+
+/* Notes on the images other than the first (the first's are rvprof's main messages). */
+static void image_notes(const struct images *im, const struct image *main_img)
+{
+	for (size_t k = 0; k < im->n; k++) {
+		const struct image *g = &im->v[k];
+		if (g == main_img)
+			continue;
+		const char *comm = g->known ? g->s.comm : "?";
+		if (!g->known)
+			fprintf(stderr, "rvprof: process %u wrote over its state page (%s)\n", g->pid,
+			        g->why);
+		else if (g->s.state == RVPROF_FAILED)
+			fprintf(stderr, "rvprof: process %u (%s) was not sampled: %s\n", g->pid, comm,
+			        g->s.message);
+		else if (g->s.state == RVPROF_RUNNING)
+			fprintf(
+			    stderr,
+			    "rvprof: process %u (%s) had not ended by exit() or exec when the program ended\n"
+			    "        (still running, or _exit or a signal): its samples were not written\n",
+			    g->pid, comm);
+		else if (g->read_error)
+			fprintf(stderr, "rvprof: cannot read the samples of process %u (%s)\n", g->pid, comm);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -566,10 +833,19 @@ int main(int argc, char **argv)
 	char agent[PATH_MAX];
 	find_agent(agent, sizeof(agent));
 
+	/* the agents create their files in TMPDIR: it must take one before the program runs */
 	const char *tmp = getenv("TMPDIR");
 	const char *dir = tmp && *tmp ? tmp : "/tmp";
-	int shm_fd = unnamed_file(dir, "state file"), out_fd = unnamed_file(dir, "sample file");
-	struct rvprof_shm *s = make_shm(shm_fd);
+	close(unnamed_file(dir, "state file"));
+	/* two descriptors per process image are held until the program ends */
+	struct rlimit nofile;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+		die("socketpair: %s", strerror(errno));
 
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) != 0)
@@ -580,10 +856,11 @@ int main(int argc, char **argv)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
 		close(pipefd[0]);
-		run_child(&o, agent, shm_fd, out_fd, pipefd[1]);
+		close(sv[0]);
+		run_child(&o, agent, dir, sv[1], pipefd[1]);
 	}
 	close(pipefd[1]);
-	close(shm_fd); /* mapped */
+	close(sv[1]); /* the program's images hold it */
 	/* Ctrl-C and Ctrl-\ are for the program; rvprof reports what it got (as time(1) does) */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
@@ -599,16 +876,34 @@ int main(int argc, char **argv)
 	while ((got = read(pipefd[0], &exec_errno, sizeof(exec_errno))) < 0 && errno == EINTR)
 		;
 	close(pipefd[0]);
-	int status = wait_child(pid, s, o.progress);
+	struct images im;
+	memset(&im, 0, sizeof(im));
+	int status = wait_child(pid, sv[0], &im, o.progress);
 	child_pid = 0;
+	close(sv[0]); /* children still running: their later images are not taken */
 	int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
+	/* one snapshot of every page, checked, then used */
+	struct image *main_img = NULL;
+	for (size_t k = 0; k < im.n; k++) {
+		struct image *g = &im.v[k];
+		memcpy(&g->s, g->page, sizeof(g->s));
+		munmap(g->page, sizeof(*g->page));
+		g->page = NULL;
+		g->known = prof_shm_check(&g->s, g->why, sizeof(g->why)) == 0;
+		if (!main_img && g->pid == (uint32_t)pid)
+			main_img = g;
+	}
 	struct facts f;
 	memset(&f, 0, sizeof(f));
-	memcpy(&f.s, s, sizeof(f.s)); /* one snapshot, checked, then used */
-	char why[128];
-	f.counts_known = prof_shm_check(&f.s, why, sizeof(why)) == 0;
-	int state = f.counts_known ? f.s.state : -1;
+	f.im = &im;
+	char why[128] = "";
+	if (main_img) {
+		f.s = main_img->s;
+		f.counts_known = main_img->known;
+		snprintf(why, sizeof(why), "%s", main_img->why);
+	}
+	int state = !main_img ? RVPROF_NOT_STARTED : f.counts_known ? f.s.state : -1;
 
 	int failed = 0;
 	if (got == (ssize_t)sizeof(exec_errno)) {
@@ -617,6 +912,8 @@ int main(int argc, char **argv)
 	} else if (state == RVPROF_FAILED) {
 		fprintf(stderr, "rvprof: %s\n", f.s.message);
 		failed = EXIT_RVPROF;
+	} else if (state == RVPROF_NOT_STARTED && rc == RVPROF_AGENT_EXIT) {
+		failed = EXIT_RVPROF; /* the agent could not reach rvprof: it said why on stderr */
 	} else if (state == RVPROF_NOT_STARTED) {
 		fprintf(stderr,
 		        "rvprof: the sampling agent did not run in %s (a statically linked or setuid "
@@ -643,96 +940,101 @@ int main(int argc, char **argv)
 	if (failed)
 		return failed;
 
-	struct rvsample_file_info info;
-	rvsample_reader_t *reader = NULL;
-	char out_path[64];
-	snprintf(out_path, sizeof(out_path), "/proc/self/fd/%d", out_fd);
-	int err = rvsample_reader_open(&reader, out_path, &info);
-	if (err < 0) {
-		/* a program that ended without exit() left no complete file: its status is what matters */
-		if (state >= 0 && state != RVPROF_RUNNING)
-			fprintf(stderr, "rvprof: cannot read the samples: %s\n", sample_error(err, out_path));
-		else if (state < 0)
-			fprintf(stderr,
-			        "rvprof: and the sample file is incomplete (%s): the program ended without "
-			        "exit()\n"
-			        "        (_exit, a signal or exec), or the agent could not sample: nothing "
-			        "to show\n",
-			        sample_error(err, out_path));
-		/* ended without exit(), or cannot tell (the page was overwritten): the program's status
-		 * stands */
-		return state == RVPROF_RUNNING || state < 0 ? rc : EXIT_RVPROF;
+	/* the program's own image first: without its samples there is nothing to show */
+	char main_path[64];
+	snprintf(main_path, sizeof(main_path), "/proc/self/fd/%d", main_img->out_fd);
+	{
+		struct rvsample_file_info info;
+		rvsample_reader_t *probe = NULL;
+		int err = rvsample_reader_open(&probe, main_path, &info);
+		if (err < 0) {
+			/* a program that ended without exit() left no complete file: its status is what
+			 * matters */
+			if (state >= 0 && state != RVPROF_RUNNING)
+				fprintf(stderr, "rvprof: cannot read the samples: %s\n",
+				        sample_error(err, main_path));
+			else if (state < 0)
+				fprintf(stderr,
+				        "rvprof: and the sample file is incomplete (%s): the program ended "
+				        "without exit()\n"
+				        "        (_exit, a signal or exec), or the agent could not sample: "
+				        "nothing to show\n",
+				        sample_error(err, main_path));
+			/* ended without exit(), or cannot tell (the page was overwritten): the program's
+			 * status stands */
+			return state == RVPROF_RUNNING || state < 0 ? rc : EXIT_RVPROF;
+		}
+		rvsample_reader_close(probe);
 	}
-	if (!f.counts_known) {
-		f.s.precise = info.precise; /* the file's header: written once, at the start */
+	/* the counts of the other images, added to the header's */
+	for (size_t k = 0; k < im.n; k++) {
+		const struct image *g = &im.v[k];
+		if (g == main_img)
+			continue;
+		if (!g->known) {
+			f.counts_known = 0;
+			continue;
+		}
+		f.s.lost += g->s.lost;
+		f.s.dropped += g->s.dropped;
+		f.s.interrupts += g->s.interrupts;
+		f.s.at_stop += g->s.at_stop;
+		f.s.threads += g->s.threads;
+		f.s.threads_failed += g->s.threads_failed;
+		f.s.children += g->s.children;
+	}
+	if (!f.counts_known)
 		fprintf(stderr,
-		        "rvprof: the header shows what the sample file holds; lost, dropped, interrupt "
+		        "rvprof: the header shows what the sample files hold; lost, dropped, interrupt "
 		        "and throttle\n"
 		        "        counts are unknown\n");
-	}
-	size_t nmaps = 0;
-	const struct rvsample_map *maps = rvsample_reader_maps(reader, &nmaps);
-	struct prof_symbols *syms = prof_symbols_new(maps, nmaps);
-	struct prof_report *rep = syms ? prof_report_new(syms, o.stacks) : NULL;
-	if (!rep)
+	struct reading rd;
+	memset(&rd, 0, sizeof(rd));
+	rd.f = &f;
+	rd.rep = prof_report_new(NULL, o.stacks);
+	rd.buf = calloc(256, sizeof(*rd.buf));
+	if (!rd.rep || !rd.buf)
 		die("out of memory");
-	struct perfdata *pd = NULL;
+	const char *slash = strrchr(o.argv[0], '/');
+	const char *main_comm = main_img->known && main_img->s.comm[0] ? main_img->s.comm
+	                        : slash                                ? slash + 1
+	                                                               : o.argv[0];
 	if (o.perf_data) {
-		const char *slash = strrchr(o.argv[0], '/');
-		struct perfdata_config pc = {
-		    o.event, o.threshold, f.s.precise, o.stacks, slash ? slash + 1 : o.argv[0], argc, argv};
-		err = perfdata_open(&pd, o.perf_data, &pc);
+		struct perfdata_config pc = {o.event,   o.threshold, f.s.precise, o.stacks,
+		                             main_comm, argc,        argv};
+		int err = perfdata_open(&rd.pd, o.perf_data, &pc);
 		if (err < 0)
 			die("-o %s: %s", o.perf_data, strerror(-err));
-		perfdata_add_maps(pd, (uint32_t)pid, maps, nmaps);
 	}
-	struct rvsample_record *buf = calloc(256, sizeof(*buf));
-	struct throttle_state thr;
-	struct tid_set threads;
-	memset(&thr, 0, sizeof(thr));
-	memset(&threads, 0, sizeof(threads));
-	if (!buf)
-		die("out of memory");
-	ssize_t n;
-	while ((n = rvsample_reader_read(reader, buf, 256)) > 0) {
-		for (ssize_t i = 0; i < n; i++) {
-			const struct rvsample_record *r = &buf[i];
-			if (r->flags & (RVPROF_REC_THROTTLE | RVPROF_REC_UNTHROTTLE)) {
-				if (throttle_mark(&f, &thr, r) < 0)
-					die("out of memory");
-				if (pd)
-					perfdata_add_throttle(pd, r, (r->flags & RVPROF_REC_THROTTLE) != 0);
-				continue;
-			}
-			if (prof_report_add(rep, r) < 0 || tid_set_add(&threads, r->tid) < 0)
-				die("out of memory");
-			f.samples++;
-			f.exact += (r->flags & RVSAMPLE_F_EXACT) != 0;
-			if (pd)
-				perfdata_add_sample(pd, r);
-		}
+	for (size_t k = 0; k < im.n; k++) {
+		struct image *g = &im.v[k];
+		int is_main = g == main_img;
+		if (!is_main && (!g->known || g->s.state != RVPROF_DONE))
+			continue; /* not sampled, or no complete file: said below */
+		int err = read_image(&rd, &im, k, is_main ? main_comm : g->s.comm, is_main, (uint32_t)pid);
+		if (err < 0)
+			g->read_error = 1;
 	}
-	if (n < 0)
-		fprintf(stderr, "rvprof: reading the samples stopped early: %s\n",
-		        sample_error((int)n, out_path));
-	free(buf);
+	image_notes(&im, main_img);
 	if (!f.counts_known)
-		f.s.threads = (int32_t)threads.n;
-	free(threads.tid);
-	free(thr.tids.tid);
-	free(thr.since);
+		f.s.threads = (int32_t)rd.threads.n;
+	free(rd.buf);
+	free(rd.threads.tid);
+	free(rd.thr.tids.tid);
+	free(rd.thr.since);
 	int status_out = rc;
-	if (pd) {
+	if (rd.pd) {
 		if (f.counts_known)
-			perfdata_add_lost(pd, (uint32_t)pid, f.s.lost);
-		err = perfdata_close(pd);
+			perfdata_add_lost(rd.pd, (uint32_t)pid, f.s.lost);
+		int err = perfdata_close(rd.pd);
 		if (err < 0) {
 			fprintf(stderr, "rvprof: writing %s failed: %s\n", o.perf_data, strerror(-err));
 			status_out = EXIT_RVPROF;
 		}
 	}
+	struct prof_report *rep = rd.rep;
 	if (o.folded) {
-		err = prof_report_write_folded(rep, o.folded);
+		int err = prof_report_write_folded(rep, o.folded);
 		if (err < 0) {
 			fprintf(stderr, "rvprof: writing %s failed: %s\n", o.folded, strerror(-err));
 			status_out = EXIT_RVPROF;
@@ -745,7 +1047,7 @@ int main(int argc, char **argv)
 		char title[512];
 		snprintf(title, sizeof(title), "rvprof %s: %s, a sample every %llu", o.argv[0], o.event,
 		         (unsigned long long)o.threshold);
-		err = stacks ? prof_flamegraph_write(stacks, nstacks, title, o.svg) : -ENOMEM;
+		int err = stacks ? prof_flamegraph_write(stacks, nstacks, title, o.svg) : -ENOMEM;
 		if (err == -EINVAL) {
 			svg_empty = 1; /* no samples: nothing to draw, and the report says so */
 		} else if (err < 0) {
@@ -769,8 +1071,8 @@ int main(int argc, char **argv)
 		printf("flame graph written to %s (open it in a web browser)\n", o.svg);
 	fflush(stdout);
 	prof_report_free(rep);
-	prof_symbols_free(syms);
-	rvsample_reader_close(reader);
-	close(out_fd);
+	for (size_t k = 0; k < im.n; k++)
+		close(im.v[k].out_fd);
+	free(im.v);
 	return status_out;
 }

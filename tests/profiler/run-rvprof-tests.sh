@@ -4,7 +4,8 @@
 # under the installed emulator. With the virtual clock every count is exact: 10 iterations of 7 + 2 + 1
 # units of 100000 cycles, sampled every 100000 cycles, are exactly 70 samples in hot_kernel, 20 in
 # warm_kernel, 10 in cold_kernel. Checked: rvprof's report, perf report and perf script on its perf.data,
-# its folded stacks, call stacks (-g), threads, a CPU-time run, bad input and exit statuses.
+# its folded stacks, call stacks (-g), threads, children (fork, exec, posix_spawn: tests/profiler/prof_cases.c),
+# --no-inherit, a CPU-time run, bad input and exit statuses.
 # Env: PREFIX (default build/prefix); RVPROF, RVEMU_RUN override the programs; CC.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -209,6 +210,8 @@ CLOCK=cputime prof -c 50000 -- "$W" --spin 200000 100
 l=$(hist 1)
 if [ "$(rc)" = 0 ] && [[ $l =~ hot_kernel ]]; then ok "CPU-time clock: hot_kernel first ($l)"; else
 	bad "CPU-time clock: hot_kernel first" "$(cat "$work/out" "$work/err")"; fi
+check "CPU-time clock: no sample charged to the emulator (time in it is the kernel's, issue 20 item 9)" bash -c \
+	"! grep -qE 'librvemu|\(ioctl|ioctl \(' '$work/out'"
 check "CPU-time clock: the header says what emulated counts mean" \
 	grep -qE '^  emulated +model cva6, CPU-time clock: counts are synthetic' "$work/out"
 
@@ -270,14 +273,158 @@ check "pthread_exit in main: 30 samples, all in work(), 4 threads sampled" bash 
 tids=$(perf script -i "$work/perf-px.data" -F tid 2> /dev/null | sort | uniq -c | awk '{ print $1 }' | paste -sd, -)
 check "pthread_exit in main: perf.data has 3 threads of 10 samples (got $tids)" test "$tids" = 10,10,10
 
-# fork: the child returns from main (exit() flushes its copies of stdio buffers); the parent's profile is whole
-prof -c 100000 -o "$work/perf-fork.data" -- "$C" fork 100000 10
+# ---- children, followed as perf record follows them (issue 17): one profile, each process with its pid and
+# command; perf report reads the same from the perf.data (FORK, COMM, MMAP2, EXIT records)
+# perf_by SORT FILE: perf report's "share key..." lines, sorted by SORT (e.g. comm,sym or pid)
+perf_by() { perf report --stdio --no-children -g none -i "$2" --sort "$1" 2> /dev/null | awk '!/^#/ && /%/' | sed -E 's/ +/ /g; s/^ //'; }
+# records FILE TYPE: how many PERF_RECORD_TYPE records perf report -D finds (COMM exec counted as "COMM exec")
+records() { perf report -D -i "$1" 2> /dev/null | grep -cE "^[0-9]+ 0x[0-9a-f]+ \[0x[0-9a-f]+\]: PERF_RECORD_$2[:(]"; }
+# fork: the child returns from main (exit() flushes its copies of stdio buffers): it is sampled too
+prof --progress -c 100000 -o "$work/perf-fork.data" -- "$C" fork 100000 10
 check "fork: the program's status 0 passes through (got $(rc))" test "$(rc)" = 0
-check "fork: the parent's 20 samples, all in work()" grep -qE '^ +20 +100\.00% +#+ +work \(prof_cases\)$' "$work/out"
-check "fork: the header says the child was not profiled" \
-	grep -qE '^  children +1 forked, not profiled' "$work/out"
-check "fork: perf report reads the 20 samples" bash -c \
-	"perf report --stdio -i '$work/perf-fork.data' 2>/dev/null | grep -q '^# Samples: 20 '"
+check "fork: the parent's 20 and the child's 10 samples, all in work()" \
+	grep -qE '^ +30 +100\.00% +#+ +work \(prof_cases\)$' "$work/out"
+check "fork: --progress counts every process (got '$(tail -1 "$work/err")')" \
+	grep -qE '^rvprof: 30 samples in [0-9]+ batches, 2 processes, ' "$work/err"
+check "fork: the header lists both processes (20 and 10 samples, the child forked by the parent)" bash -c \
+	"grep -qE '^  processes +2 program images sampled' '$work/out' &&
+	 grep -qE '^ +pid ([0-9]+) +prof_cases +20 samples  started by rvprof$' '$work/out' &&
+	 grep -qE '^ +pid [0-9]+ +prof_cases +10 samples  forked by [0-9]+$' '$work/out'"
+pids=$(perf_by pid "$work/perf-fork.data" | awk '{ print $1 }' | paste -sd, -)
+check "fork: perf report by pid: 66.67% and 33.33% (got '$pids')" test "$pids" = "66.67%,33.33%"
+recs="$(records "$work/perf-fork.data" FORK) $(records "$work/perf-fork.data" COMM) $(records "$work/perf-fork.data" EXIT)"
+check "fork: perf.data has 1 FORK, 2 COMM and 2 EXIT records (got $recs)" test "$recs" = "1 2 2"
+# the FORK record names the parent's pid, the child's pid is the one of its samples
+fork_rec=$(perf report -D -i "$work/perf-fork.data" 2> /dev/null | sed -nE 's/.*PERF_RECORD_FORK\(([0-9]+):[0-9]+\):\(([0-9]+):[0-9]+\).*/\1 \2/p')
+child_pid=${fork_rec% *} parent_pid=${fork_rec#* }
+per_pid=$(perf script -i "$work/perf-fork.data" -F pid 2> /dev/null | awk -v c="$child_pid" -v p="$parent_pid" \
+	'$1 == c { nc++ } $1 == p { np++ } END { print nc + 0, np + 0 }')
+check "fork: FORK($child_pid from $parent_pid): the child's pid has 10 samples, the parent's 20 (got $per_pid)" \
+	bash -c "[ -n '$fork_rec' ] && [ '$per_pid' = '10 20' ]"
+
+# the child runs another function: named under the child, in the report and in perf report
+prof -c 100000 -o "$work/perf-fh.data" --folded "$work/folded-fh" -- "$C" fork-hot 100000 10 3
+check "fork-hot: status 0 (got $(rc))" test "$(rc)" = 0
+check "fork-hot: child_hot 30 samples (the child's), work 20 (the parent's)" bash -c \
+	"grep -qE '^ +30 +60\.00% +#+ +child_hot \(prof_cases\)$' '$work/out' &&
+	 grep -qE '^ +20 +40\.00% +#+ +work \(prof_cases\)$' '$work/out'"
+by=$(perf_by pid,sym "$work/perf-fh.data" | paste -sd'|' -)
+check "fork-hot: perf report names child_hot in the child's pid, work in the parent's (got '$by')" \
+	bash -c "[[ '$by' =~ ^60\.00%\ ([0-9]+):prof_cases\ \[\.\]\ child_hot\|40\.00%\ ([0-9]+):prof_cases\ \[\.\]\ work$ ]] &&
+	[ \"\${BASH_REMATCH[1]}\" != \"\${BASH_REMATCH[2]}\" ]"
+check "fork-hot: one command, so the folded stacks have no command frame" bash -c \
+	"grep -qx 'child_hot 30' '$work/folded-fh' && grep -qx 'work 20' '$work/folded-fh'"
+
+# fork + exec of another program: its functions under its own command name
+prof -c 100000 -o "$work/perf-fx.data" --folded "$work/folded-fx" --svg "$work/flame-fx.svg" -- \
+	"$C" fork-exec 100000 10 "$W" 100000 10
+check "fork-exec: status 0 (got $(rc))" test "$(rc)" = 0
+if grep -qE '^ +70 +58\.33% +#+ +prof_workload: hot_kernel \(prof_workload\)$' "$work/out" &&
+	grep -qE '^ +20 +16\.67% +#+ +prof_cases: work \(prof_cases\)$' "$work/out" &&
+	grep -qE '^ +20 +16\.67% +#+ +prof_workload: warm_kernel \(prof_workload\)$' "$work/out"; then
+	ok "fork-exec: the report names prof_workload: hot_kernel 70, prof_cases: work 20 (command column)"
+else
+	bad "fork-exec: the report names each command's functions" "$(cat "$work/out" "$work/err")"
+fi
+check "fork-exec: three images: the program, its child, what the child exec'd (0 + 100 samples)" bash -c \
+	"grep -qE '^  processes +3 program images sampled' '$work/out' &&
+	 grep -qE '^ +pid [0-9]+ +prof_cases +0 samples  forked by [0-9]+$' '$work/out' &&
+	 grep -qE '^ +pid [0-9]+ +prof_workload +100 samples  exec.d$' '$work/out'"
+by=$(perf_by comm,sym "$work/perf-fx.data" | head -2 | paste -sd'|' -)
+check "fork-exec: perf report names hot_kernel under prof_workload (got '$by')" \
+	test "$by" = "58.33% prof_workload [.] hot_kernel|16.67% prof_cases [.] work"
+check "fork-exec: perf.data: the exec is a COMM record with PERF_RECORD_MISC_COMM_EXEC" bash -c \
+	"perf report -D -i '$work/perf-fx.data' 2>/dev/null | grep -qE 'PERF_RECORD_COMM exec: prof_workload:'"
+check "fork-exec: folded stacks: the command as the root frame, counts sum to 120" bash -c \
+	"folded_ok() { $(declare -f folded_ok | tail -n +2); }; folded_ok '$work/folded-fx' 120 &&
+	 grep -qx 'prof_workload;hot_kernel 70' '$work/folded-fx' && grep -qx 'prof_cases;work 20' '$work/folded-fx'"
+check "fork-exec: the flame graph has a box per command" bash -c \
+	"grep -q '<title>prof_workload (100 samples' '$work/flame-fx.svg' && grep -q '<title>prof_cases (20 samples' '$work/flame-fx.svg'"
+
+# the program execs itself into another: the same pid, two commands
+prof -c 100000 -o "$work/perf-x.data" -- "$C" exec 100000 10 "$W" 100000 10
+check "exec: status 0 (got $(rc))" test "$(rc)" = 0
+check "exec: 10 samples before the exec (prof_cases: work), 100 after (prof_workload)" bash -c \
+	"grep -qE '^ +10 +9\.09% +#+ +prof_cases: work \(prof_cases\)$' '$work/out' &&
+	 grep -qE '^ +70 +63\.64% +#+ +prof_workload: hot_kernel \(prof_workload\)$' '$work/out' &&
+	 grep -qE '^ +pid ([0-9]+) +prof_workload +100 samples  exec.d$' '$work/out'"
+check "exec: no message that the program ended without exit()" bash -c "! grep -q 'without exit' '$work/err'"
+by=$(perf_by pid,comm "$work/perf-x.data" | awk '{ print $2, $3 }' | sort | uniq | wc -l)
+check "exec: perf report: one pid, two commands (got $by pid+command pairs)" test "$by" = 2
+
+# an exec that fails: the program sees exec's errno (its perror), samples on in new files, its status passes through
+prof -c 100000 -- "$C" exec 100000 10 /nonexistent/prog
+check "failed exec: the program's status 2 and its errno (got $(rc): '$(head -1 "$work/err")')" bash -c \
+	"[ '$(rc)' = 2 ] && grep -qx 'prof_cases: execvp: No such file or directory' '$work/err'"
+check "failed exec: the samples before it kept, the image resumed" bash -c \
+	"grep -qE '^ +10 +100\.00% +#+ +work \(prof_cases\)$' '$work/out' &&
+	 grep -qE '^ +pid [0-9]+ +prof_cases +0 samples  the same program again \(its exec failed\)$' '$work/out'"
+
+# posix_spawn: no fork handler runs, the spawned program's constructor starts its sampling
+prof -c 100000 -o "$work/perf-sp.data" -- "$C" spawn 100000 10 "$W" 100000 10
+check "posix_spawn: status 0, prof_workload's 100 samples (spawned), the program's 20" bash -c \
+	"[ \"\$(cat '$work/rc')\" = 0 ] && grep -qE '^ +pid [0-9]+ +prof_workload +100 samples  spawned by [0-9]+, exec.d$' '$work/out' &&
+	 grep -qE '^ +20 +16\.67% +#+ +prof_cases: work' '$work/out'"
+check "posix_spawn: perf.data has a FORK record for the spawned process" test "$(records "$work/perf-sp.data" FORK)" = 1
+
+# threads in a child: every thread of the child is sampled, under the child's pid
+prof -c 100000 -o "$work/perf-ft.data" -- "$C" fork-threads 100000 10 3
+tids=$(perf script -i "$work/perf-ft.data" -F pid,tid 2> /dev/null | awk '{ split($1, a, "/"); n[a[1]]++; t[a[1] "/" a[2]]++ }
+	END { for (k in t) { split(k, a, "/"); c[a[1]]++ } for (p in n) print n[p] "/" c[p] }' | sort -n | paste -sd, -)
+check "fork-threads: the child's 3 threads sampled: 5 threads in all (got '$(sed -nE 's/^  threads +//p' "$work/out")')" \
+	grep -qE '^  threads +5 sampled$' "$work/out"
+check "fork-threads: perf.data: the parent's 10 samples in 1 thread, the child's 30 in 3 (got '$tids')" \
+	test "$tids" = "10/1,30/3"
+# a thread forks: the child is sampled, and its FORK record names that thread as the one that forked
+prof -c 100000 -o "$work/perf-tf.data" -- "$C" thread-fork 100000 10
+fork_rec=$(perf report -D -i "$work/perf-tf.data" 2> /dev/null | sed -nE 's/.*PERF_RECORD_FORK\(([0-9]+):[0-9]+\):\(([0-9]+):([0-9]+)\).*/\1 \2 \3/p')
+read -r c_pid p_pid p_tid <<< "${fork_rec:-x x x}"
+thread_tid=$(perf script -i "$work/perf-tf.data" -F pid,tid,ip,sym 2> /dev/null | awk '/ work/ { print $1; exit }')
+check "thread-fork: status 0, child_hot 10 and work 10 (got $(rc))" bash -c \
+	"[ '$(rc)' = 0 ] && grep -qE '^ +10 +50\.00% +#+ +child_hot \(prof_cases\)$' '$work/out' &&
+	 grep -qE '^ +10 +50\.00% +#+ +work \(prof_cases\)$' '$work/out'"
+check "thread-fork: FORK($c_pid from $p_pid:$p_tid): the forking thread is the one that ran work() ($thread_tid)" \
+	bash -c "[ '$p_pid/$p_tid' = '$thread_tid' ] && [ '$p_tid' != '$p_pid' ]"
+
+# the program closed rvprof's socket and put another socket on its number: a child sends nothing there, runs on
+# unsampled, and says why; the program's own profile is whole
+prof -c 100000 -- "$C" reuse-fork 100000 10
+check "socket replaced: nothing sent to the program's socket, status 0 (got $(rc): 3 means something was)" test "$(rc)" = 0
+check "socket replaced: the child says it is not sampled, and why" \
+	grep -qE "^rvprof agent: process [0-9]+ not sampled: descriptor [0-9]+ \(RVPROF_SOCK_FD\) is no longer rvprof's socket" "$work/err"
+check "socket replaced: the program's 10 samples in work(), the child's none" bash -c \
+	"grep -qE '^ +10 +100\.00% +#+ +work \(prof_cases\)$' '$work/out' && ! grep -q child_hot '$work/out'"
+
+# a child that ends with _exit (no atexit): said so, the parent's profile whole
+prof -c 100000 -- "$C" fork-exit 100000 10
+check "fork + _exit: status 0, the parent's 20 samples" bash -c \
+	"[ \"\$(cat '$work/rc')\" = 0 ] && grep -qE '^ +20 +100\.00% +#+ +work \(prof_cases\)$' '$work/out'"
+check "fork + _exit: a note says the child's samples were not written" \
+	grep -qE '^rvprof: process [0-9]+ \(prof_cases\) had not ended by exit\(\) or exec' "$work/err"
+
+# a child program that fails: the program's own status (2: its child failed) passes through
+prof -c 100000 -- "$C" fork-exec 100000 10 /bin/false
+check "fork-exec of a failing program: the program's status 2 passes through (got $(rc))" test "$(rc)" = 2
+
+# --no-inherit (-i, perf record's name): only the process rvprof starts, as before issue 17
+prof -i -c 100000 -o "$work/perf-fork-i.data" -- "$C" fork 100000 10
+check "-i: fork: status 0 (got $(rc))" test "$(rc)" = 0
+check "-i: fork: the parent's 20 samples only, all in work()" grep -qE '^ +20 +100\.00% +#+ +work \(prof_cases\)$' "$work/out"
+check "-i: fork: the header says the child was not profiled" \
+	grep -qE '^  children +1 forked, not profiled \(--no-inherit\)' "$work/out"
+nfork=$(records "$work/perf-fork-i.data" FORK)
+check "-i: fork: perf report reads the 20 samples, one process (FORK records: $nfork)" bash -c \
+	"perf report --stdio -i '$work/perf-fork-i.data' 2>/dev/null | grep -q '^# Samples: 20 ' && [ '$nfork' = 0 ]"
+prof --no-inherit -c 100000 -- "$C" exec 100000 10 "$W" 100000 10
+check "--no-inherit: exec: the 10 samples before it kept (the file finished at exec), none after" bash -c \
+	"[ \"\$(cat '$work/rc')\" = 0 ] && grep -qE '^ +10 +100\.00% +#+ +work \(prof_cases\)$' '$work/out' &&
+	 ! grep -q 'processes' '$work/out'"
+
+# PES with a threshold far below what the machine delivers (issue 20 item 2): throttled per drain, ends
+prof -c 10 -o "$work/perf-pes10.data" -- "$W" 100000 10
+npes=$(sed -nE 's/^  throttled +([0-9]+) times.*/\1/p' "$work/out")
+check "-c 10 with PES on CVA6: ends (status $(rc)), throttled (got '${npes:-none}' times)" bash -c \
+	"[ '$(rc)' = 0 ] && [ '${npes:-0}' -gt 0 ]"
 
 # throttling (U74 with Sscofpmf, an overflow per event): shown in the header, written to perf.data
 MODEL=sifive-u74 EMU_ARGS=--sscofpmf prof -c 1 -o "$work/perf-thr.data" -- "$W" 100000 10
@@ -342,8 +489,8 @@ check "rvprof got SIGTERM: TMPDIR holds nothing" test -z "$(ls -A "$work/tmp")"
 "$RVPROF" --help > "$work/help"
 check "--help exits 0" test $? = 0
 missing=""
-for o in -e --event -c --count -g --call-graph -o --output --folded --top --precise --no-precise --progress \
-	--no-progress -h --help; do
+for o in -e --event -c --count -g --call-graph -o --output --folded --svg --top --precise --no-precise \
+	-i --no-inherit --progress --no-progress -h --help; do
 	grep -qE "(^|[ ,])$o([ ,]|$)" "$work/help" || missing="$missing $o"
 done
 check "--help describes every option${missing:+ (missing:$missing)}" test -z "$missing"

@@ -262,6 +262,68 @@ static void test_report(void)
 	prof_symbols_free(s);
 }
 
+/* Samples of two commands (a program and what its child exec'd): functions and folded stacks are kept per
+ * command and name it; the same function in two commands stays two entries. One command: no names. */
+static void test_report_commands(void)
+{
+	size_t n = make_records(recs, 1);
+	struct prof_symbols *s = prof_symbols_new(maps, nmaps);
+	struct prof_report *r = prof_report_new(NULL, 1);
+	CU_ASSERT_FATAL(s != NULL && r != NULL);
+	prof_report_set_process(r, s, "parent");
+	for (size_t i = 0; i < 70; i++) /* the hot samples */
+		CU_ASSERT_EQUAL(prof_report_add(r, &recs[i]), 0);
+	CU_ASSERT_EQUAL(prof_report_commands(r), 1);
+	size_t nf;
+	const struct prof_entry *e = prof_report_stacks(r, &nf);
+	CU_ASSERT_FATAL(e != NULL && nf == 1);
+	CU_ASSERT_STRING_EQUAL(e[0].name, "prof_unit_outer;prof_unit_mid;prof_unit_hot");
+	e = prof_report_functions(r, &nf);
+	CU_ASSERT_FATAL(e != NULL && nf == 1);
+	CU_ASSERT_STRING_EQUAL(e[0].comm, "");
+	prof_report_set_process(r, s, "child;x"); /* ';' would split the folded frame: replaced */
+	for (size_t i = 60; i < n; i++)           /* 10 hot, 20 warm, 10 cold */
+		CU_ASSERT_EQUAL(prof_report_add(r, &recs[i]), 0);
+	CU_ASSERT_EQUAL(prof_report_commands(r), 2);
+	CU_ASSERT_EQUAL(prof_report_samples(r), 110);
+	e = prof_report_functions(r, &nf);
+	CU_ASSERT_FATAL(e != NULL && nf == 4);
+	CU_ASSERT_STRING_EQUAL(e[0].comm, "parent");
+	CU_ASSERT_STRING_EQUAL(e[0].name, "prof_unit_hot");
+	CU_ASSERT_EQUAL(e[0].samples, 70);
+	CU_ASSERT_STRING_EQUAL(e[1].comm, "child_x");
+	CU_ASSERT_STRING_EQUAL(e[1].name, "prof_unit_warm");
+	CU_ASSERT_EQUAL(e[1].samples, 20);
+	CU_ASSERT_STRING_EQUAL(e[2].comm, "child_x"); /* 10 each: by name */
+	CU_ASSERT_STRING_EQUAL(e[2].name, "prof_unit_cold");
+	CU_ASSERT_STRING_EQUAL(e[3].comm, "child_x");
+	CU_ASSERT_STRING_EQUAL(e[3].name, "prof_unit_hot");
+	CU_ASSERT_EQUAL(e[3].samples, 10);
+	CU_ASSERT_STRING_EQUAL(e[0].module, exe_base());
+	e = prof_report_stacks(r, &nf);
+	CU_ASSERT_FATAL(e != NULL && nf == 4);
+	CU_ASSERT_STRING_EQUAL(e[0].name, "parent;prof_unit_outer;prof_unit_mid;prof_unit_hot");
+	CU_ASSERT_STRING_EQUAL(e[1].name, "child_x;prof_unit_outer;prof_unit_warm");
+	/* the printed histogram has the command column */
+	char path[256];
+	snprintf(path, sizeof(path), "%s/report.txt", tmpdir);
+	FILE *f = fopen(path, "w+");
+	CU_ASSERT_FATAL(f != NULL);
+	prof_report_print(r, f, 0, 10);
+	rewind(f);
+	char text[4096];
+	size_t len = fread(text, 1, sizeof(text) - 1, f);
+	text[len] = 0;
+	fclose(f);
+	unlink(path);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "command: function (module)"));
+	char want[256];
+	snprintf(want, sizeof(want), "  child_x: prof_unit_hot (%s)\n", exe_base());
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
+	prof_report_free(r);
+	prof_symbols_free(s);
+}
+
 /* Runs a command, returns its whole stdout (malloc'd) or NULL. */
 static char *run(const char *cmd)
 {
@@ -384,6 +446,82 @@ static void test_perfdata(void)
 	unlink(path);
 }
 
+/* Three process images, as rvprof writes them: the program (pid P), a child it forked (P+1, 10 samples)
+ * that then exec'd "other" (20 samples). perf report must name each sample's command and pid, and see
+ * FORK, COMM (exec), MMAP2 and EXIT records. The child's pid is made up: perf does not check it. */
+static void test_perfdata_processes(void)
+{
+	char path[256], cmd[512];
+	snprintf(path, sizeof(path), "%s/perf-proc.data", tmpdir);
+	char *argv[] = {"test_prof_units"};
+	struct perfdata_config cfg = {"PAPI_TOT_CYC", 100000, 0, 0, "parentcmd", 1, argv};
+	struct perfdata *pd;
+	CU_ASSERT_FATAL(perfdata_open(&pd, path, &cfg) == 0);
+	uint32_t parent = (uint32_t)getpid(), child = parent + 1;
+	make_records(recs, 0);
+	struct perfdata_process p = {parent, 1, 0, "parentcmd", 0, 0, 0};
+	CU_ASSERT_EQUAL(perfdata_add_process(pd, &p, maps, nmaps), 0);
+	for (int i = 0; i < 30; i++) { /* 30 samples of the parent: warm */
+		struct rvsample_record r = recs[75];
+		r.time_ns = 100 + (uint64_t)i;
+		r.tid = parent;
+		CU_ASSERT_EQUAL(perfdata_add_sample(pd, &r), 0);
+	}
+	struct perfdata_process c = {child, parent, parent, "parentcmd", 1, 0, 1000};
+	CU_ASSERT_EQUAL(perfdata_add_process(pd, &c, maps, nmaps), 0);
+	for (int i = 0; i < 10; i++) { /* the child before exec: cold */
+		struct rvsample_record r = recs[95];
+		r.pid = r.tid = child;
+		r.time_ns = 1001 + (uint64_t)i;
+		CU_ASSERT_EQUAL(perfdata_add_sample(pd, &r), 0);
+	}
+	struct perfdata_process x = {child, parent, 0, "other", 0, 1, 2000};
+	CU_ASSERT_EQUAL(perfdata_add_process(pd, &x, maps, nmaps), 0);
+	for (int i = 0; i < 20; i++) { /* what it exec'd: hot */
+		struct rvsample_record r = recs[0];
+		r.pid = r.tid = child;
+		r.time_ns = 2001 + (uint64_t)i;
+		CU_ASSERT_EQUAL(perfdata_add_sample(pd, &r), 0);
+	}
+	CU_ASSERT_EQUAL(perfdata_add_exit(pd, child, parent, 3000), 0);
+	CU_ASSERT_EQUAL(perfdata_add_exit(pd, parent, 1, 3001), 0);
+	CU_ASSERT_EQUAL(perfdata_close(pd), 0);
+
+	snprintf(cmd, sizeof(cmd),
+	         "perf report --stdio -i %s --sort comm,pid,sym 2>/dev/null | grep %% | sed -E 's/ +/ /g'",
+	         path);
+	char *out = run(cmd);
+	CU_ASSERT_FATAL(out != NULL);
+	printf("\n%s", out);
+	char want[3][128];
+	/* the command column is the sample's command at its time; pid:command names the thread's last */
+	snprintf(want[0], sizeof(want[0]), " 50.00%% parentcmd %u:parentcmd [.] prof_unit_warm\n", parent);
+	snprintf(want[1], sizeof(want[1]), " 33.33%% other %u:other [.] prof_unit_hot\n", child);
+	snprintf(want[2], sizeof(want[2]), " 16.67%% parentcmd %u:other [.] prof_unit_cold\n", child);
+	for (int k = 0; k < 3; k++)
+		if (!strstr(out, want[k])) {
+			printf("  missing: '%s'\n", want[k]);
+			CU_FAIL("perf report does not name a command's samples");
+		}
+	free(out);
+	snprintf(cmd, sizeof(cmd),
+	         "perf report -D -i %s 2>/dev/null | grep -E 'PERF_RECORD_(FORK|EXIT|COMM)' | "
+	         "sed -E 's/^[0-9]+ 0x[0-9a-f]+ \\[0x[0-9a-f]+\\]: //'",
+	         path);
+	out = run(cmd);
+	CU_ASSERT_FATAL(out != NULL);
+	char expect[512];
+	snprintf(expect, sizeof(expect),
+	         "PERF_RECORD_COMM: parentcmd:%u/%u\nPERF_RECORD_FORK(%u:%u):(%u:%u)\n"
+	         "PERF_RECORD_COMM: parentcmd:%u/%u\nPERF_RECORD_COMM exec: other:%u/%u\n"
+	         "PERF_RECORD_EXIT(%u:%u):(%u:%u)\nPERF_RECORD_EXIT(%u:%u):(1:1)\n",
+	         parent, parent, child, child, parent, parent, child, child, child, child, child, child,
+	         parent, parent, parent, parent);
+	CU_ASSERT_STRING_EQUAL(out, expect);
+	free(out);
+	unlink(path);
+}
+
 /* The front end's check of the agent's page (prof_shm_check): a program may write anything over it. */
 static void test_shm_check(void)
 {
@@ -397,6 +535,10 @@ static void test_shm_check(void)
 	s.threads = 1;
 	s.samples = s.exact = 100;
 	s.at_stop = 36;
+	s.pid = 1234;
+	s.ppid = 1;
+	s.how = RVPROF_HOW_FORKED;
+	snprintf(s.comm, sizeof(s.comm), "prog");
 	CU_ASSERT_EQUAL(prof_shm_check(&s, why, sizeof(why)), 0);
 	struct rvprof_shm bad = s;
 	bad.precise = 0x41414141;
@@ -415,6 +557,22 @@ static void test_shm_check(void)
 	memset(bad.message, 'x', sizeof(bad.message));
 	CU_ASSERT_EQUAL(prof_shm_check(&bad, why, sizeof(why)), -1);
 	CU_ASSERT_STRING_EQUAL(why, "its message is not a string");
+	/* who the image is: a pid, a known way it came, a command name that is a string */
+	bad = s;
+	bad.pid = 0;
+	CU_ASSERT_EQUAL(prof_shm_check(&bad, why, sizeof(why)), -1);
+	CU_ASSERT_STRING_EQUAL(why, "pid 0");
+	bad = s;
+	bad.how = 9;
+	CU_ASSERT_EQUAL(prof_shm_check(&bad, why, sizeof(why)), -1);
+	CU_ASSERT_STRING_EQUAL(why, "how 9");
+	bad = s;
+	bad.exec_end = 2;
+	CU_ASSERT_EQUAL(prof_shm_check(&bad, why, sizeof(why)), -1);
+	bad = s;
+	memset(bad.comm, 'c', sizeof(bad.comm));
+	CU_ASSERT_EQUAL(prof_shm_check(&bad, why, sizeof(why)), -1);
+	CU_ASSERT_STRING_EQUAL(why, "its comm is not a string");
 	memset(&bad, 'A', sizeof(bad)); /* what a program that scribbles over it leaves */
 	CU_ASSERT_EQUAL(prof_shm_check(&bad, why, sizeof(why)), -1);
 	CU_ASSERT_STRING_EQUAL(why, "magic 0x41414141, not 0x72767066");
@@ -433,7 +591,8 @@ static size_t occurrences(const char *hay, const char *needle)
 static void test_flamegraph(void)
 {
 	const struct prof_entry stacks[] = {
-	    {"a;x", NULL, 5}, {"b;y", NULL, 3}, {"a;z", NULL, 2}, {"a", NULL, 1}, {"a;x;<&>", NULL, 1},
+	    {"a;x", NULL, 5, ""}, {"b;y", NULL, 3, ""},     {"a;z", NULL, 2, ""},
+	    {"a", NULL, 1, ""},   {"a;x;<&>", NULL, 1, ""},
 	};
 	char path[256];
 	snprintf(path, sizeof(path), "%s/flame.svg", tmpdir);
@@ -454,7 +613,7 @@ static void test_flamegraph(void)
 	CU_ASSERT_EQUAL(occurrences(svg, "<rect x="), 7); /* a, x, <&>, z, b, y and the background */
 	CU_ASSERT_PTR_NOT_NULL(strstr(svg, "</svg>\n"));
 	unlink(path);
-	const struct prof_entry none[] = {{"a", NULL, 0}};
+	const struct prof_entry none[] = {{"a", NULL, 0, ""}};
 	CU_ASSERT_EQUAL(prof_flamegraph_write(none, 1, "t", path), -EINVAL);
 	CU_ASSERT_EQUAL(access(path, F_OK), -1);
 	snprintf(path, sizeof(path), "%s/no/such/dir/flame.svg", tmpdir);
@@ -472,6 +631,9 @@ int main(void)
 	CU_add_test(s, "flame graph: frames merged by their callers, names escaped", test_flamegraph);
 	CU_add_test(s, "perf.data: perf report and perf script read it back", test_perfdata);
 	CU_add_test(s, "the agent's page: what a program wrote over it is refused", test_shm_check);
+	CU_add_test(s, "report: samples of several commands named by command", test_report_commands);
+	CU_add_test(s, "perf.data: FORK, COMM exec, EXIT: perf report names each process",
+	            test_perfdata_processes);
 	int rc = cunit_run_all();
 	char path[256];
 	snprintf(path, sizeof(path), "%s/out.folded", tmpdir);

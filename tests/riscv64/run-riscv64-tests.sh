@@ -8,7 +8,8 @@
 #     tests/papi/run-papi-examples.sh (hl_region, profil_hot on PES and Sscofpmf), the same scripts as on x86_64;
 #   - the CUnit programs of the riscv64 build tree, each configuration started directly under the emulator (a guest
 #     cannot execve another riscv64 program without binfmt_misc, so the programs' own re-execution is not used);
-#   - rvprof on examples/prof_workload.c (exact sample counts, call stacks naming the program's functions);
+#   - rvprof on examples/prof_workload.c (exact sample counts, call stacks naming the program's functions) and on
+#     a program that forks (the child followed);
 #   - the side-by-side table: per model, presets available, the virtual-clock counts of hl_region, the profile's
 #     hot function, x86_64 (the papi stage's results) next to riscv64; any difference fails.
 # Prints ok/FAIL lines and "riscv64: ..." summary lines; exit status 1 if anything failed.
@@ -218,6 +219,20 @@ rvprof stacks --model sifive-u74 --sscofpmf -- -g -c 100000 --folded "$work/rvpr
 grep -qE '(^|;)main;run_iterations;compute_step;hot_kernel 69$' "$work/rvprof-folded" &&
 	grep -qE '(^|;)main;run_iterations;compute_step;warm_kernel 20$' "$work/rvprof-folded"
 verdict "rvprof -g stacks" $(($? != 0)) "U74 (Sscofpmf), want main;run_iterations;compute_step;hot_kernel 69: $(paste -sd, "$work/rvprof-folded")"
+# children followed (issue 17): prof_cases (riscv64) forks a child that calls child_hot() 30 times while the parent
+# calls work() 20 times; the child is sampled under its own pid. Under qemu-user 7.2 a forked child that creates a
+# thread while its parent has a second one aborts (plugins/core.c: qemu_plugin_vcpu_init_hook); the agent ends
+# its flusher thread across fork (profiler/agent.c), which this also checks.
+"$host-gcc" -std=c11 -O2 -g -pthread -I"$top/profiler" "$top/tests/profiler/prof_cases.c" -o "$work/prof_cases" -ldl ||
+	bad "cannot build prof_cases for riscv64"
+RVEMU_IRQ_SKID=32 "$prefix/bin/rvemu-run" --model cva6 --clock virtual -- "$prefix/bin/rvprof" -c 100000 -- \
+	qemu-riscv64 -L "${RISCV64_SYSROOT:-/usr/riscv64-linux-gnu}" "$work/prof_cases" fork-hot 100000 10 3 \
+	>"$work/rvprof-fork.txt" 2>"$work/rvprof-fork.err"
+fork_rc=$?
+[ "$fork_rc" = 0 ] && [[ $(hist "$work/rvprof-fork.txt" 1) =~ ^\ *30\ +60.00%\ +#+\ +child_hot\ \(prof_cases\)$ ]] &&
+	[[ $(hist "$work/rvprof-fork.txt" 2) =~ ^\ *20\ +40.00%\ +#+\ +work\ \(prof_cases\)$ ]] &&
+	grep -qE '^ +pid [0-9]+ +[^ ]+ +30 samples  forked by [0-9]+$' "$work/rvprof-fork.txt"
+verdict "rvprof fork" $(($? != 0)) "status $fork_rc, want child_hot 30 in the forked child, work 20: $(hist "$work/rvprof-fork.txt" 1 | xargs); $(hist "$work/rvprof-fork.txt" 2 | xargs)"
 
 wait "${papi_pids[@]}"
 judge_papi
