@@ -578,7 +578,8 @@ def test_inherit(args):
     binary = build(args, "inherit.c", "inherit", ["-O2"])
     got = {}
     for n in (100000, 300000):
-        out = emulator_run(args, lib, binary, [str(n)], "inherit")
+        # user mode only (inherit.c): the U74 filters privilege modes with Sscofpmf, as the SBI PMU does
+        out = emulator_run(args, lib, binary, [str(n)], "inherit", qemu_env=("RVEMU_SSCOFPMF=1",))
         m = re.search(r"instructions (\d+)", out)
         if not m:
             raise SystemExit(f"test_exec: inherit printed: {out}")
