@@ -718,7 +718,8 @@ static void test_shared_cycle_counter(void)
  * under stress-ng --cpu 2..8, plain and ASan (0.12-0.37%); the largest single gap seen in ~100 runs was
  * 113000 cycles (75 us). The 1% limit is ~67 us per overflow on average: one gap near a whole period (the
  * 2.1% once seen in check-asan at load 10 is 10^7 of ~4.5*10^8 cycles) is not the delivery and must be
- * explained, not allowed; the line printed says whether a signal was deferred (re-entry guard) meanwhile. */
+ * explained, not allowed; the line printed says whether the event was throttled or a signal deferred
+ * (re-entry guard). */
 static int refresh_fd = -1;
 static volatile unsigned refresh_signals;
 
@@ -766,10 +767,10 @@ static void test_cputime_refresh_exact(void)
 	uint64_t lost = truth > count ? truth - count : 0;
 	printf(
 	    "\n  overflow + REFRESH, period 10^7: %u signals, counted %llu of %llu cycles; lost while really "
-	    "disabled: %llu (%.4f%%); %llu interrupts, %llu signals sent, %llu deferred\n",
+	    "disabled: %llu (%.4f%%); %llu interrupts, %llu throttled, %llu signals sent, %llu deferred\n",
 	    refresh_signals, (unsigned long long)count, (unsigned long long)truth, (unsigned long long)lost,
 	    100.0 * (double)lost / (double)truth, (unsigned long long)(s1.interrupts - s0.interrupts),
-	    (unsigned long long)(s1.signals - s0.signals),
+	    (unsigned long long)(s1.throttles - s0.throttles), (unsigned long long)(s1.signals - s0.signals),
 	    (unsigned long long)(s1.signals_deferred - s0.signals_deferred));
 	/* ~45 overflows; a thread descheduled by a loaded host gets its alarms on the coarse CPU clock, so
 	 * fewer, later deliveries (each still counted up to its delivery) */
