@@ -467,10 +467,6 @@ static int child(void)
 		add_permission_suite();
 		return run_cunit();
 	}
-	if (only && !strcmp(only, "sample_tmp")) { /* TMP */
-		add_sample_suites();
-		return run_cunit();
-	}
 	add_machine_suites();
 	add_count_suites();
 	add_sample_suites();
