@@ -710,7 +710,16 @@ static void test_shared_cycle_counter(void)
 /* Through overflow, disable and refresh, as PAPI's handler does (IOC_DISABLE, then IOC_REFRESH(1)): the
  * count loses only what the thread ran while the event was really off -- between the delivery of the
  * overflow and the handler's REFRESH -- never the emulator's timer latency (the CPU-time alarms are as
- * coarse as the host's tick). With the CPU-time clock, on a loaded host too: thread time is what counts. */
+ * coarse as the host's tick). With the CPU-time clock, on a loaded host too: thread time is what counts.
+ * What is lost, measured (issue 20; sifive-u74, 44 overflows): the emulator's own time is the kernel's and
+ * not thread cycles, so the gap is the program-side part of the delivery -- the rt_tgsigqueueinfo that
+ * sends the signal and the host kernel's delivery of it, most of the loss -- and the handler's two ioctls
+ * (entry and exit). On this project's 2-core VM: ~7000 cycles per overflow alone (0.07%), 15000-30000
+ * under stress-ng --cpu 2..8, plain and ASan (0.12-0.37%); the largest single gap seen in ~100 runs was
+ * 113000 cycles (75 us). The 1% limit is ~67 us per overflow on average: one gap near a whole period (the
+ * 2.1% once seen in check-asan at load 10 is 10^7 of ~4.5*10^8 cycles) is not the delivery and must be
+ * explained, not allowed; the line printed says whether the event was throttled or a signal deferred
+ * (re-entry guard). */
 static int refresh_fd = -1;
 static volatile unsigned refresh_signals;
 
@@ -746,18 +755,23 @@ static void test_cputime_refresh_exact(void)
 	CU_ASSERT_EQUAL(fcntl(r.fd, F_SETOWN_EX, &owner), 0);
 	struct walk w;
 	memset(&w, 0, sizeof(w));
+	struct rvemu_stats s0, s1;
+	api.get_stats(&s0);
 	uint64_t t0 = truth_of(&model->events[0]);
 	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_REFRESH, 1), 0);
 	spin_and_walk(&r, &a, &w, 300);
 	uint64_t count = read_count(r.fd), truth = truth_of(&model->events[0]) - t0;
+	api.get_stats(&s1);
 	CU_ASSERT_EQUAL(ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
 	sigaction(sig, &old, NULL);
 	uint64_t lost = truth > count ? truth - count : 0;
 	printf(
 	    "\n  overflow + REFRESH, period 10^7: %u signals, counted %llu of %llu cycles; lost while really "
-	    "disabled: %llu (%.4f%%)\n",
+	    "disabled: %llu (%.4f%%); %llu interrupts, %llu throttled, %llu signals sent, %llu deferred\n",
 	    refresh_signals, (unsigned long long)count, (unsigned long long)truth, (unsigned long long)lost,
-	    100.0 * (double)lost / (double)truth);
+	    100.0 * (double)lost / (double)truth, (unsigned long long)(s1.interrupts - s0.interrupts),
+	    (unsigned long long)(s1.throttles - s0.throttles), (unsigned long long)(s1.signals - s0.signals),
+	    (unsigned long long)(s1.signals_deferred - s0.signals_deferred));
 	/* ~45 overflows; a thread descheduled by a loaded host gets its alarms on the coarse CPU clock, so
 	 * fewer, later deliveries (each still counted up to its delivery) */
 	CU_ASSERT(refresh_signals >= 3);
