@@ -830,6 +830,11 @@ void emu_run_block_published(void)
 		__atomic_fetch_add(&run->blocks_gen, 1, __ATOMIC_RELEASE);
 }
 
+uint64_t emu_run_block_gen_next(void)
+{
+	return run ? __atomic_add_fetch(&run->blocks_gen, 1, __ATOMIC_ACQ_REL) : 0;
+}
+
 uint64_t emu_run_blocks_gen(void)
 {
 	return run ? __atomic_load_n(&run->blocks_gen, __ATOMIC_ACQUIRE) : 0;
