@@ -60,6 +60,7 @@ enum { EMU_BLOCK_SAMPLER = 1, EMU_BLOCK_FILE = 2, EMU_BLOCK_EXEC = 3 };
 struct emu_xexec {
 	int32_t owner, ready; /* ready = EMU_BLOCK_EXEC */
 	int32_t fd, cpu, state, pad;
+	uint64_t ino, dev; /* the event's memfd: the new image's fd must still be that file */
 	uint64_t count, time_enabled, time_running;
 	struct perf_event_attr attr;
 };
@@ -67,6 +68,7 @@ struct emu_xfile {
 	int32_t owner, ready;
 	uint32_t type, pad;
 	uint64_t ino, id, config, read_format;
+	uint64_t gen; /* emu_run_block_gen_next at the claim: a receiver reads the block while it is equal */
 	struct emu_event_snap snap;
 };
 
@@ -139,6 +141,11 @@ struct emu_event {
 	int xs_ring_block;       /* the shadow: the block of the buffer it writes (xs->ring_block) */
 	uint64_t xs_gen;         /* the shadow: xs->gen when made (a block reused since is another event's) */
 	struct emu_xfile *xfile; /* its fd was sent to another process: the values published there */
+	/* a received fd's event (perf_adopt): its block and that block's generation then; once the block is
+	 * no longer that event's (its owner ended, the block was claimed again) reads give the last values
+	 * read */
+	const struct emu_xfile *adopted;
+	uint64_t adopted_gen;
 };
 
 /* The perf context of one task: every event that counts it. */

@@ -566,6 +566,7 @@ void perf_share(struct emu_event *ev)
 		struct emu_xfile *xf = emu_run_block_claim();
 		if (xf) {
 			xf->ino = (uint64_t)st.st_ino;
+			xf->gen = emu_run_block_gen_next();
 			xf->id = ev->id;
 			xf->type = ev->attr.type;
 			xf->config = ev->attr.config;
@@ -610,6 +611,8 @@ int perf_adopt(int fd, struct emu_event **out)
 	ev->refs = 1;
 	ev->owner_pid = found->owner; /* another process's event: read from what it publishes */
 	ev->snap = &found->snap;
+	ev->adopted = found;
+	ev->adopted_gen = __atomic_load_n(&found->gen, __ATOMIC_RELAXED);
 	ev->leader = ev;
 	ev->hw_idx = -1;
 	ev->state = EV_INACTIVE;
