@@ -62,7 +62,9 @@ static void snap_release(struct emu_event_snap *s)
  * An event this process opened on another process's task (target->remote) is not foreign: perf_remote.c. */
 static int is_foreign(const struct emu_event *ev)
 {
-	return ev->owner_pid != emu_getpid();
+	/* a received fd's event is read from its block even when this process sent it to itself: its
+	 * snapshot is the block's, never this process's to release */
+	return ev->owner_pid != emu_getpid() || ev->adopted;
 }
 
 /* ------------------------------------------------------------------------------------ open & validate */
