@@ -485,8 +485,9 @@ static void reap_dead_shadows(struct emu_thread *t)
 	}
 }
 
-/* The run's block generation this process last looked at (perf_remote_poll_self). */
-static uint64_t blocks_seen;
+/* The run's block generation this thread last looked at (perf_remote_poll_self): per thread, as the shadows
+ * are (each thread makes and drops its own, at its own next look). */
+static __thread uint64_t blocks_seen __attribute__((tls_model("initial-exec")));
 
 void perf_remote_attach_self(pid_t forked_by)
 {
