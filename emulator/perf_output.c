@@ -250,6 +250,10 @@ void emu_shadow_publish(struct emu_event *ev)
 {
 	if (!emu_shadow_current(ev))
 		return;
+	/* the kernel freezes a disabled event's count: what the shadow counted since its last publish while
+	 * its event is off is dropped (to within a period: it is noticed at publishes and overflows) */
+	if (!__atomic_load_n(&ev->xs->enabled, __ATOMIC_ACQUIRE))
+		ev->xs_published = ev->count;
 	if (ev->count > ev->xs_published)
 		__atomic_fetch_add(&ev->xs->count, ev->count - ev->xs_published, __ATOMIC_RELAXED);
 	ev->xs_published = ev->count;
@@ -263,8 +267,12 @@ int emu_xring_begin(struct emu_event *rb)
 	if (!rb->shadow)
 		return 0;
 	/* the owner closed or disabled the event: the task's records go nowhere, as a disabled event's */
-	if (!emu_shadow_current(rb) || !__atomic_load_n(&rb->xs->enabled, __ATOMIC_ACQUIRE))
+	if (!emu_shadow_current(rb))
 		return -1;
+	if (!__atomic_load_n(&rb->xs->enabled, __ATOMIC_ACQUIRE)) {
+		emu_shadow_publish(rb); /* drops what it counted while off */
+		return -1;
+	}
 	emu_run_word_lock(&ring_block_of(rb)->ring_lock);
 	/* the other writers moved the head on: continue from theirs */
 	rb->data_head = __atomic_load_n(&rb->page->data_head, __ATOMIC_ACQUIRE);

@@ -982,6 +982,37 @@ static void test_sample_other_process_twice(void)
 	CU_ASSERT_EQUAL(samples[1], 10);
 }
 
+/* A sampling event on another process opened disabled and never enabled: the task's shadow counts, but the
+ * event reads 0 (the kernel freezes a disabled event's count) and its ring gets no sample. */
+static void test_sample_other_process_disabled(void)
+{
+	int go[2], ack[2];
+	pid_t task = live_task(go, ack, 1, 0);
+	CU_ASSERT_FATAL(task > 0);
+	close(go[0]);
+	close(ack[1]);
+	struct perf_event_attr a;
+	sample_attr(&a, 100000);
+	a.disabled = 1;
+	int fd = perf_open(&a, task, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
+	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(map != MAP_FAILED);
+	char c;
+	CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
+	CU_ASSERT_EQUAL(read(ack[0], &c, 1), 1);
+	close(go[1]);
+	close(ack[0]);
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(task, &st, 0), task);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CU_ASSERT_EQUAL(read_count(fd), 0);
+	CU_ASSERT_EQUAL(ring_samples(map), 0);
+	munmap(map, len);
+	close(fd);
+}
+
 /* The owner closes its event's fd and keeps the ring mapped (the event lives on), then a file of its takes
  * that fd number: the sampled task, which looks for the event only now (it forks, it advances), must not map
  * and write that file. */
@@ -1086,6 +1117,8 @@ void add_sample_suites(void)
 		            test_sample_other_process);
 		CU_add_test(s, "another process sampled twice in turn: the second ring gets its samples",
 		            test_sample_other_process_twice);
+		CU_add_test(s, "another process sampled by a disabled event: reads 0, no sample",
+		            test_sample_other_process_disabled);
 		CU_add_test(s, "another process: its owner's closed event fd reused by a file, never written",
 		            test_sample_other_process_fd_reused);
 		CU_add_test(s, "sampling events on other processes: 256 per run, then ENOMEM",
