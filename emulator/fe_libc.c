@@ -137,6 +137,7 @@ __attribute__((constructor)) static void fe_constructor(void)
 	fe_trap_install();
 	perf_remote_attach_self(0); /* another process samples this one (perf record -- cmd): after exec */
 	exec_take_events();
+	perf_exec_done(); /* what the image before the exec left in the run's shared memory */
 }
 
 /* ------------------------------------------------------------------------------ signal handlers */

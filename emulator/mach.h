@@ -357,6 +357,9 @@ void *emu_run_block_at(unsigned i); /* a claimed block, NULL if free */
 int emu_run_block_index(const void *block);
 void emu_run_block_published(void); /* a claimed block is filled in: the others look again */
 uint64_t emu_run_blocks_gen(void);
+/* A generation no other claim of the run has (also moves emu_run_blocks_gen): stored in a block when it is
+ * claimed, it tells its users apart from an earlier one of the same block (ids restart per process). */
+uint64_t emu_run_block_gen_next(void);
 /* A lock word in shared memory (the holder's pid; a dead holder's lock is taken over). */
 void emu_run_word_lock(int32_t *word);
 void emu_run_word_unlock(int32_t *word);

@@ -98,14 +98,22 @@ static int read_proc(const char *path, char *buf, size_t len);
  * succeeds, and the process that would reap it may be the one spinning here). */
 static int process_dead(pid_t pid)
 {
-	if (kill(pid, 0) != 0 && errno == ESRCH)
-		return 1;
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_proc(path, buf, sizeof(buf)) != 0)
-		return 1; /* gone */
-	const char *p = strrchr(buf, ')');
-	return p && (p[2] == 'Z' || p[2] == 'X');
+	int saved = errno; /* called on the program's error paths too: its errno stays */
+	int dead;
+	if (kill(pid, 0) != 0 && errno == ESRCH) {
+		dead = 1;
+	} else {
+		char path[64], buf[512];
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		if (read_proc(path, buf, sizeof(buf)) != 0) {
+			dead = 1; /* gone */
+		} else {
+			const char *p = strrchr(buf, ')');
+			dead = p && (p[2] == 'Z' || p[2] == 'X');
+		}
+	}
+	errno = saved;
+	return dead;
 }
 
 /* The lock is held with every signal blocked: a handler that registers its thread (a first emulator call in a
@@ -830,6 +838,11 @@ void emu_run_block_published(void)
 		__atomic_fetch_add(&run->blocks_gen, 1, __ATOMIC_RELEASE);
 }
 
+uint64_t emu_run_block_gen_next(void)
+{
+	return run ? __atomic_add_fetch(&run->blocks_gen, 1, __ATOMIC_ACQ_REL) : 0;
+}
+
 uint64_t emu_run_blocks_gen(void)
 {
 	return run ? __atomic_load_n(&run->blocks_gen, __ATOMIC_ACQUIRE) : 0;
@@ -860,11 +873,14 @@ int emu_run_block_index(const void *block)
 }
 
 /* A lock word in shared memory: the holder's pid. A holder that died (killed between two stores) is
- * detected and the lock taken over, as the run's own lock. Held for a few copies only. */
+ * detected and the lock taken over, as the run's own lock. Held for a few copies only, so a holder still
+ * there after WORD_LOCK_TRIES yields is taken for dead too (its pid reused by a live process, or the
+ * holder stopped): the lock is taken over, said once on stderr, rather than wait for ever. */
+#define WORD_LOCK_TRIES (1u << 20)
 void emu_run_word_lock(int32_t *word)
 {
 	int32_t me = (int32_t)getpid();
-	for (unsigned spins = 0;; spins++) {
+	for (unsigned spins = 0; spins < WORD_LOCK_TRIES; spins++) {
 		int32_t holder = 0;
 		if (__atomic_compare_exchange_n(word, &holder, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			return;
@@ -872,6 +888,11 @@ void emu_run_word_lock(int32_t *word)
 			__atomic_compare_exchange_n(word, &holder, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 		sched_yield();
 	}
+	static int told;
+	if (!__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "librvemu: a shared buffer's lock held by pid %d for %u tries: taken over\n",
+		        (int)__atomic_load_n(word, __ATOMIC_RELAXED), WORD_LOCK_TRIES);
+	__atomic_exchange_n(word, me, __ATOMIC_ACQ_REL);
 }
 
 void emu_run_word_unlock(int32_t *word)

@@ -61,6 +61,9 @@ void perf_exec_handoff(void);
 void perf_exec_failed(void);
 int perf_exec_next(int *fd, int *cpu, struct perf_event_attr *attr, void **handle);
 void perf_exec_restore(struct emu_event *ev, void *handle);
+/* The new image, once it took its events: every block of the run's shared memory still owned by this pid is
+ * the old image's (its sampling events, fds it sent, events not taken) and is released. */
+void perf_exec_done(void);
 
 /* Side-band records (attr.comm / mmap / mmap2 / task) for the events of the calling thread's context, as
  * perf_event_comm, perf_event_mmap and perf_event_task write them; the front end reports what happened. */

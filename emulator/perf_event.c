@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "perf_priv.h"
@@ -61,7 +62,9 @@ static void snap_release(struct emu_event_snap *s)
  * An event this process opened on another process's task (target->remote) is not foreign: perf_remote.c. */
 static int is_foreign(const struct emu_event *ev)
 {
-	return ev->owner_pid != emu_getpid();
+	/* a received fd's event is read from its block even when this process sent it to itself: its
+	 * snapshot is the block's, never this process's to release */
+	return ev->owner_pid != emu_getpid() || ev->adopted;
 }
 
 /* ------------------------------------------------------------------------------------ open & validate */
@@ -390,18 +393,31 @@ static void sync_event(struct emu_event *ev)
 }
 
 /* --------------------------------------------------------------------------------------------- read */
-/* A forked child reads its parent's event as the parent last published it. */
+/* Whether a received fd's block still holds its event (perf_adopt); always for a forked child's snapshot. */
+static int snap_current(const struct emu_event *e)
+{
+	const struct emu_xfile *xf = e->adopted;
+	return !xf || (__atomic_load_n(&xf->ready, __ATOMIC_ACQUIRE) == EMU_BLOCK_FILE &&
+	               __atomic_load_n(&xf->gen, __ATOMIC_RELAXED) == e->adopted_gen);
+}
+
+/* A forked child reads its parent's event as the parent last published it; a received fd's event as its
+ * owner last published it, or, once its block is gone (the owner ended), the values it read last. A writer
+ * that died mid-update leaves the sequence odd: after a bounded number of tries, the last values too. */
 static void load_snapshots(struct emu_event *ev)
 {
 	for (struct emu_event *e = ev->leader; e; e = e->sibling) {
 		struct emu_event_snap *s = e->snap, copy;
-		if (!s)
+		if (!s || !snap_current(e))
 			continue;
-		uint64_t seq;
+		int tries = 0, torn;
 		do {
-			seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+			uint64_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
 			memcpy(&copy, s, sizeof(copy));
-		} while ((seq & 1) || __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq);
+			torn = (seq & 1) || __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq;
+		} while (torn && ++tries < 100000);
+		if (torn || !snap_current(e))
+			continue;
 		e->count = copy.count;
 		e->time_enabled = copy.time_enabled;
 		e->time_running = copy.time_running;
@@ -1032,9 +1048,22 @@ void perf_exec_handoff(void)
 		int fl = EMU_REAL(fcntl)(ev->fd, F_GETFD);
 		if (fl < 0 || (fl & FD_CLOEXEC))
 			continue;
+		struct stat st;
+		if (fstat(ev->fd, &st) != 0)
+			continue;
 		struct emu_xexec *x = emu_run_block_claim();
-		if (!x)
+		if (!x) {
+			static int told;
+			if (!__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
+				fprintf(stderr,
+				        "librvemu: the run's table of shared events is full (%d): events of "
+				        "fds kept "
+				        "across exec read 0 in the new image\n",
+				        EMU_RUN_BLOCKS);
 			break;
+		}
+		x->ino = (uint64_t)st.st_ino;
+		x->dev = (uint64_t)st.st_dev;
 		uint64_t v[3];
 		struct emu_event one = *ev;
 		one.attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
@@ -1049,6 +1078,19 @@ void perf_exec_handoff(void)
 		__atomic_store_n(&x->ready, EMU_BLOCK_EXEC, __ATOMIC_RELEASE);
 	}
 	emu_unlock();
+}
+
+void perf_exec_done(void)
+{
+	int32_t me = (int32_t)emu_getpid();
+	for (unsigned i = 0; i < EMU_RUN_BLOCKS; i++) {
+		int32_t *b = emu_run_block_at(i);
+		if (!b || __atomic_load_n(&b[0], __ATOMIC_ACQUIRE) != me)
+			continue;
+		__atomic_store_n(&b[1], 0, __ATOMIC_RELEASE); /* ready: the blocks' second word */
+		emu_run_block_release(b);
+		emu_run_block_published(); /* shadows of the old image's events go */
+	}
 }
 
 static struct emu_xexec *next_handed(void)
@@ -1073,10 +1115,18 @@ void perf_exec_failed(void)
 
 int perf_exec_next(int *fd, int *cpu, struct perf_event_attr *attr, void **handle)
 {
-	struct emu_xexec *x = next_handed();
-	if (!x)
-		return -1;
-	__atomic_store_n(&x->ready, 0, __ATOMIC_RELAXED); /* taken */
+	struct emu_xexec *x;
+	struct stat st;
+	for (;;) {
+		if (!(x = next_handed()))
+			return -1;
+		__atomic_store_n(&x->ready, 0, __ATOMIC_RELAXED); /* taken */
+		/* the fd is still the event's memfd (not a block left by an image that is gone, whose pid is
+		 * this process's now, naming one of its own files) */
+		if (fstat(x->fd, &st) == 0 && (uint64_t)st.st_ino == x->ino && (uint64_t)st.st_dev == x->dev)
+			break;
+		emu_run_block_release(x);
+	}
 	*fd = x->fd;
 	*cpu = x->cpu;
 	*attr = x->attr;

@@ -230,11 +230,12 @@ static struct emu_event *output_of(struct emu_event *ev)
 /* A shadow (perf_remote.c) writes the buffer of an event of another process, as do the other tasks that
  * event reaches: under the buffer's lock word in the run's shared memory, from the page's data_head. */
 /* Whether `xs` still describes the event the shadow was made of (the owner may have closed it and the block
- * be reused). */
-static int xs_current(const struct emu_event *ev)
+ * be reused, by an event of the same id: ids restart in every process): the claim's generation says. */
+int emu_shadow_current(const struct emu_event *ev)
 {
 	const struct emu_xsampler *xs = ev->xs;
-	return xs && __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) && xs->id == ev->id;
+	return xs && __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) == EMU_BLOCK_SAMPLER &&
+	       __atomic_load_n(&xs->gen, __ATOMIC_RELAXED) == ev->xs_gen;
 }
 
 /* The block whose lock and wakeups go with the buffer a shadow writes (its own, or SET_OUTPUT's). */
@@ -247,8 +248,12 @@ static struct emu_xsampler *ring_block_of(const struct emu_event *rb)
 /* The shadow's count so far, into the event the owner reads. */
 void emu_shadow_publish(struct emu_event *ev)
 {
-	if (!xs_current(ev))
+	if (!emu_shadow_current(ev))
 		return;
+	/* the kernel freezes a disabled event's count: what the shadow counted since its last publish while
+	 * its event is off is dropped (to within a period: it is noticed at publishes and overflows) */
+	if (!__atomic_load_n(&ev->xs->enabled, __ATOMIC_ACQUIRE))
+		ev->xs_published = ev->count;
 	if (ev->count > ev->xs_published)
 		__atomic_fetch_add(&ev->xs->count, ev->count - ev->xs_published, __ATOMIC_RELAXED);
 	ev->xs_published = ev->count;
@@ -262,8 +267,12 @@ int emu_xring_begin(struct emu_event *rb)
 	if (!rb->shadow)
 		return 0;
 	/* the owner closed or disabled the event: the task's records go nowhere, as a disabled event's */
-	if (!xs_current(rb) || !__atomic_load_n(&rb->xs->enabled, __ATOMIC_ACQUIRE))
+	if (!emu_shadow_current(rb))
 		return -1;
+	if (!__atomic_load_n(&rb->xs->enabled, __ATOMIC_ACQUIRE)) {
+		emu_shadow_publish(rb); /* drops what it counted while off */
+		return -1;
+	}
 	emu_run_word_lock(&ring_block_of(rb)->ring_lock);
 	/* the other writers moved the head on: continue from theirs */
 	rb->data_head = __atomic_load_n(&rb->page->data_head, __ATOMIC_ACQUIRE);

@@ -34,14 +34,16 @@ struct emu_event_snap {
 struct emu_xsampler {
 	int32_t owner; /* the claim word (mach_run.c): the owner's pid */
 	int32_t ready; /* set last: the rest is written */
-	int32_t fd;    /* the event's fd in the owner */
+	int32_t fd;    /* the event's own fd in the owner (never changes) */
 	int32_t root_slot, cpu;
 	int32_t enabled;   /* the owner's ENABLE / DISABLE (and enable_on_exec taken by the root task) */
 	int32_t ring_lock; /* pid of the process writing the ring, 0 free */
 	int32_t kind;
-	int32_t ring_block; /* the block of the event whose buffer the records go to (SET_OUTPUT): its lock
-	                     * and wakeups; fd is that event's */
+	int32_t ring_block; /* the block of the event whose buffer the records go to (SET_OUTPUT): its lock,
+	                     * wakeups and memfd (that block's fd, ino, dev); one store changes it */
 	uint64_t evmask, after, id, period;
+	uint64_t gen;       /* emu_run_block_gen_next at the claim: a shadow belongs to this event if equal */
+	uint64_t ino, dev;  /* the event's own memfd (fd): the file a shadow may map as its ring */
 	uint64_t exec_seen; /* the root task's execs when the event was opened (enable_on_exec) */
 	uint64_t wakeups;   /* written by the shadows, taken by the owner's poll */
 	uint64_t count;     /* what the shadows counted, published at samples, exec and exit */
@@ -58,6 +60,7 @@ enum { EMU_BLOCK_SAMPLER = 1, EMU_BLOCK_FILE = 2, EMU_BLOCK_EXEC = 3 };
 struct emu_xexec {
 	int32_t owner, ready; /* ready = EMU_BLOCK_EXEC */
 	int32_t fd, cpu, state, pad;
+	uint64_t ino, dev; /* the event's memfd: the new image's fd must still be that file */
 	uint64_t count, time_enabled, time_running;
 	struct perf_event_attr attr;
 };
@@ -65,6 +68,7 @@ struct emu_xfile {
 	int32_t owner, ready;
 	uint32_t type, pad;
 	uint64_t ino, id, config, read_format;
+	uint64_t gen; /* emu_run_block_gen_next at the claim: a receiver reads the block while it is equal */
 	struct emu_event_snap snap;
 };
 
@@ -135,7 +139,13 @@ struct emu_event {
 	int comm_exec;           /* the shadow was made at an exec: its COMM says so */
 	uint64_t xs_published;   /* the shadow's count already added to xs->count */
 	int xs_ring_block;       /* the shadow: the block of the buffer it writes (xs->ring_block) */
+	uint64_t xs_gen;         /* the shadow: xs->gen when made (a block reused since is another event's) */
 	struct emu_xfile *xfile; /* its fd was sent to another process: the values published there */
+	/* a received fd's event (perf_adopt): its block and that block's generation then; once the block is
+	 * no longer that event's (its owner ended, the block was claimed again) reads give the last values
+	 * read */
+	const struct emu_xfile *adopted;
+	uint64_t adopted_gen;
 };
 
 /* The perf context of one task: every event that counts it. */
@@ -231,6 +241,8 @@ int emu_sb_wanted(void);
 int emu_xring_begin(struct emu_event *rb); /* -1: the owner closed or disabled it, drop */
 void emu_xring_end(struct emu_event *rb);
 void emu_shadow_publish(struct emu_event *ev);
+/* Whether the block a shadow was made of still describes its event (not closed, not claimed again). */
+int emu_shadow_current(const struct emu_event *ev);
 int emu_sb_existing_due(struct emu_event *ev);
 void emu_sb_existing(struct emu_event *ev, const char *comm, char *maps);
 char *emu_read_proc(const char *path, size_t *len); /* malloc'd, NUL-terminated; NULL if unreadable */

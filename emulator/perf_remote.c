@@ -86,7 +86,15 @@ static int xs_publish(struct emu_event *ev)
 			        EMU_RUN_BLOCKS);
 		return -ENOMEM;
 	}
+	struct stat st;
+	if (fstat(ev->fd, &st) != 0) {
+		emu_run_block_release(xs);
+		return -errno;
+	}
 	xs->fd = ev->fd;
+	xs->ino = (uint64_t)st.st_ino;
+	xs->dev = (uint64_t)st.st_dev;
+	xs->gen = emu_run_block_gen_next();
 	xs->root_slot = emu_run_slot_of(ev->target);
 	xs->cpu = ev->cpu;
 	xs->enabled = ev->state >= EV_INACTIVE;
@@ -112,7 +120,7 @@ void emu_remote_set_output(struct emu_event *ev)
 	struct emu_xsampler *xs = ev->xs;
 	if (to && !to->xs)
 		return; /* not a buffer of the sampled task's: left out */
-	__atomic_store_n(&xs->fd, to ? to->xs->fd : ev->fd, __ATOMIC_RELAXED);
+	/* one store: a shadow takes the buffer's fd and memfd from the block it names */
 	__atomic_store_n(&xs->ring_block, to ? to->xs->ring_block : emu_run_block_index(xs),
 	                 __ATOMIC_RELEASE);
 	if (__atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE))
@@ -304,6 +312,7 @@ void emu_remote_release(struct emu_event *ev)
 	if (ev->xs && !ev->shadow) {
 		__atomic_store_n(&ev->xs->ready, 0, __ATOMIC_RELEASE);
 		emu_run_block_release(ev->xs);
+		emu_run_block_published(); /* the tasks sampled look again: their shadows of it go */
 	}
 	ev->xs = NULL;
 	struct emu_remote_set *s = ev->rset;
@@ -335,15 +344,27 @@ void emu_remote_shadows_publish(struct emu_thread *t)
 }
 
 /* Maps the owner's ring: its event fd is a memfd, reached through /proc/<owner>/fd (the ptrace-access rule
- * of /proc: the run's processes may count each other). Its size is the mapping the owner made; 0: not yet
- * mapped, nothing to write into. */
-static void *map_owner_ring(const struct emu_xsampler *xs, size_t *len)
+ * of /proc: the run's processes may count each other). The buffer is that of the block xs->ring_block names
+ * (read once, SET_OUTPUT may change it), *ring_block says which. The fd must still be that event's memfd: the
+ * owner may have closed it (keeping its mapping) and the number be another file now (perf.data), which is
+ * never written. Its size is the mapping the owner made; 0: not yet mapped, nothing to write into. */
+static void *map_owner_ring(const struct emu_xsampler *xs, size_t *len, int *ring_block)
 {
+	int rb = __atomic_load_n(&xs->ring_block, __ATOMIC_ACQUIRE);
+	const struct emu_xsampler *r = emu_run_block_at((unsigned)rb);
+	if (!r || __atomic_load_n(&r->ready, __ATOMIC_ACQUIRE) != EMU_BLOCK_SAMPLER)
+		return NULL;
+	*ring_block = rb;
 	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)xs->owner, (int)xs->fd);
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)r->owner, (int)r->fd);
 	int fd = EMU_REAL(open)(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != r->ino || (uint64_t)st.st_dev != r->dev) {
+		EMU_REAL(close)(fd);
+		return NULL;
+	}
 	off_t size = EMU_REAL(lseek)(fd, 0, SEEK_END);
 	size_t page = (size_t)EMU_REAL(sysconf)(_SC_PAGESIZE);
 	void *p = NULL;
@@ -360,7 +381,8 @@ static void *map_owner_ring(const struct emu_xsampler *xs, size_t *len)
 static struct emu_event *make_shadow(struct emu_xsampler *xs, struct emu_thread *t, int exec)
 {
 	size_t len = 0;
-	void *page = map_owner_ring(xs, &len);
+	int ring_block = -1;
+	void *page = map_owner_ring(xs, &len, &ring_block);
 	if (!page)
 		return NULL;
 	struct emu_event *c = calloc(1, sizeof(*c));
@@ -390,7 +412,8 @@ static struct emu_event *make_shadow(struct emu_xsampler *xs, struct emu_thread 
 	c->data_size = len - (size_t)EMU_REAL(sysconf)(_SC_PAGESIZE);
 	c->data_head = __atomic_load_n(&c->page->data_head, __ATOMIC_ACQUIRE);
 	c->xs = xs;
-	c->xs_ring_block = __atomic_load_n(&xs->ring_block, __ATOMIC_ACQUIRE);
+	c->xs_ring_block = ring_block;
+	c->xs_gen = __atomic_load_n(&xs->gen, __ATOMIC_RELAXED);
 	c->shadow = 1;
 	c->comm_exec = exec;
 	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL); /* it counts from now */
@@ -423,12 +446,48 @@ static int has_shadow(const struct emu_thread *t, const struct emu_xsampler *xs)
 {
 	if (t->perf)
 		for_each_group(t->perf, g)
-		    for_each_member(g, e) if (e->shadow && e->xs == xs && e->id == xs->id) return 1;
+		    for_each_member(g, e) if (e->shadow && e->xs == xs && e->xs_gen == xs->gen) return 1;
 	return 0;
 }
 
-/* The run's block generation this process last looked at (perf_remote_poll_self). */
-static uint64_t blocks_seen;
+/* Shadows whose event the owner closed (its block released or claimed again): out of the task's context, as
+ * the kernel takes a closed event off its task, so they no longer count, take alarms, hold a counter or keep
+ * the old ring mapped. Seen when the task next looks at the blocks (a release moves their generation). */
+static int shadows_live; /* this process's shadows, under the perf lock */
+
+static void reap_dead_shadows(struct emu_thread *t)
+{
+	struct emu_ctx *ctx = t->perf;
+	if (!ctx)
+		return;
+	int dead = 0;
+	for_each_group(ctx, g) if (g->shadow && !emu_shadow_current(g))
+	{
+		g->state = EV_OFF;
+		dead = 1;
+	}
+	if (!dead)
+		return;
+	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
+	emu_ctx_schedule(t); /* off their counters, PES records drained first */
+	for (struct emu_event **pp = &ctx->groups; *pp;) {
+		struct emu_event *g = *pp;
+		if (!g->shadow || g->state != EV_OFF || emu_shadow_current(g)) {
+			pp = &g->next_group;
+			continue;
+		}
+		*pp = g->next_group;
+		emu_sb_track(g, -1);
+		shadows_live--;
+		if (g->page)
+			EMU_REAL(munmap)(g->page, g->map_len);
+		free(g);
+	}
+}
+
+/* The run's block generation this thread last looked at (perf_remote_poll_self): per thread, as the shadows
+ * are (each thread makes and drops its own, at its own next look). */
+static __thread uint64_t blocks_seen __attribute__((tls_model("initial-exec")));
 
 void perf_remote_attach_self(pid_t forked_by)
 {
@@ -438,7 +497,7 @@ void perf_remote_attach_self(pid_t forked_by)
 	for (unsigned i = 0; i < EMU_RUN_BLOCKS && !any; i++)
 		any = emu_run_block_at(i) != NULL;
 	__atomic_store_n(&blocks_seen, gen, __ATOMIC_RELAXED);
-	if (!any)
+	if (!any && !__atomic_load_n(&shadows_live, __ATOMIC_RELAXED))
 		return; /* no thread registered for nothing */
 	struct emu_thread *t = emu_thread_self();
 	int slot = emu_run_slot_of(t);
@@ -448,6 +507,7 @@ void perf_remote_attach_self(pid_t forked_by)
 	char *comm = exec ? read_self_comm() : NULL,
 	     *maps = exec ? emu_read_proc("/proc/self/maps", &len) : NULL;
 	emu_lock();
+	reap_dead_shadows(t);
 	for (unsigned i = 0; i < EMU_RUN_BLOCKS; i++) {
 		struct emu_xsampler *xs = emu_run_block_at(i);
 		if (!xs || __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) != EMU_BLOCK_SAMPLER ||
@@ -462,7 +522,8 @@ void perf_remote_attach_self(pid_t forked_by)
 		struct emu_event *c = make_shadow(xs, t, exec);
 		if (!c)
 			continue;
-		emu_sb_track(c, 1); /* never released: it lives as long as its task */
+		emu_sb_track(c, 1); /* released when its event is gone (reap_dead_shadows) */
+		shadows_live++;
 		if (!exec) {
 			/* a forked child: FORK (perf gives it its parent's name and mappings), unless it is
 			 * the event's own task (created before the open) or a thread (its creator wrote it);
@@ -506,6 +567,7 @@ void perf_share(struct emu_event *ev)
 		struct emu_xfile *xf = emu_run_block_claim();
 		if (xf) {
 			xf->ino = (uint64_t)st.st_ino;
+			xf->gen = emu_run_block_gen_next();
 			xf->id = ev->id;
 			xf->type = ev->attr.type;
 			xf->config = ev->attr.config;
@@ -550,6 +612,8 @@ int perf_adopt(int fd, struct emu_event **out)
 	ev->refs = 1;
 	ev->owner_pid = found->owner; /* another process's event: read from what it publishes */
 	ev->snap = &found->snap;
+	ev->adopted = found;
+	ev->adopted_gen = __atomic_load_n(&found->gen, __ATOMIC_RELAXED);
 	ev->leader = ev;
 	ev->hw_idx = -1;
 	ev->state = EV_INACTIVE;

@@ -1608,6 +1608,69 @@ static void test_event_fd_over_scm_rights(void)
 	close(done[1]);
 }
 
+/* The sender of an event fd ends; its block of the run's shared memory is free and taken by the next event
+ * shared (here one this process sends itself): the received fd still reads what it read last (the 123456
+ * cycles under the virtual clock), never the other event's values. */
+static void test_event_fd_over_scm_rights_sender_gone(void)
+{
+	int sv[2], done[2], quit[2];
+	CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	CU_ASSERT_FATAL(pipe(done) == 0 && pipe(quit) == 0);
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		close(sv[0]);
+		close(done[0]);
+		close(quit[1]);
+		struct perf_event_attr a;
+		attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+		int fd = perf_open(&a, 0, -1, -1, 0);
+		char c;
+		if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0 || send_fd(sv[1], fd) != 0)
+			_exit(10);
+		api.advance(123456);
+		if (ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) != 0 || write(done[1], "d", 1) != 1)
+			_exit(11);
+		_exit(read(quit[0], &c, 1) == 0 ? 0 : 12); /* until the parent closes its end */
+	}
+	close(sv[1]);
+	close(done[1]);
+	close(quit[0]);
+	int fd = recv_fd(sv[0]);
+	CU_ASSERT(fd >= 0);
+	char c;
+	CU_ASSERT_EQUAL(read(done[0], &c, 1), 1);
+	uint64_t first = 0, v = 0;
+	CU_ASSERT_EQUAL(read(fd, &first, sizeof(first)), (ssize_t)sizeof(first));
+	CU_ASSERT(first > 0);
+	if (virtual_clock)
+		CU_ASSERT_EQUAL(first, 123456);
+	close(quit[1]);
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* another event shared: it takes the first free block, the sender's */
+	struct perf_event_attr a;
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	int other = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT(other >= 0);
+	int self[2];
+	CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, self) == 0);
+	CU_ASSERT_EQUAL(send_fd(self[0], other), 0);
+	int other_copy = recv_fd(self[1]);
+	CU_ASSERT(other_copy >= 0);
+	api.advance(1000);
+	CU_ASSERT_EQUAL(read(fd, &v, sizeof(v)), (ssize_t)sizeof(v));
+	CU_ASSERT_EQUAL(v, first);
+	close(other_copy);
+	close(other);
+	close(self[0]);
+	close(self[1]);
+	close(fd);
+	close(sv[0]);
+	close(done[0]);
+}
+
 static void test_handlers_behind_trampoline(void)
 {
 	struct sigaction sa, old, now;
@@ -1678,6 +1741,8 @@ void add_linux_suites(void)
 	if (virtual_clock)
 		CU_add_test(s, "an event fd passed over SCM_RIGHTS reads in the receiver (scm_send)",
 		            test_event_fd_over_scm_rights);
+	CU_add_test(s, "... and reads what it read last once its sender ended and its block was reused",
+	            test_event_fd_over_scm_rights_sender_gone);
 #if !defined(__riscv)
 	/* not on riscv64: a guest cannot exec a riscv64 program under qemu-user without binfmt_misc
 	 * (docs/riscv64.md) */

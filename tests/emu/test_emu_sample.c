@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -896,6 +897,178 @@ static void test_sample_other_process(void)
 	ring_close(&r);
 }
 
+/* Samples in a ring another process wrote: the SAMPLE records between 0 and data_head. */
+static unsigned ring_samples(const struct perf_event_mmap_page *page)
+{
+	const unsigned char *data = (const unsigned char *)page + page->data_offset;
+	uint64_t size = page->data_size, head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE), tail = 0;
+	unsigned samples = 0;
+	for (unsigned n = 0; tail < head && n < 100000; n++) {
+		struct perf_event_header h;
+		for (size_t i = 0; i < sizeof(h); i++)
+			((unsigned char *)&h)[i] = data[(tail + i) % size];
+		if (h.size < sizeof(h))
+			break;
+		samples += h.type == PERF_RECORD_SAMPLE;
+		tail += h.size;
+	}
+	return samples;
+}
+
+/* A process that runs `rounds` times, each when told: looks for new events (rvemu_advance), then 1050000 hot
+ * cycles (10 overflows at a period of 100000), optionally forks (a child that exits at once), and acks. */
+static pid_t live_task(int go[2], int ack[2], int rounds, int fork_too)
+{
+	if (pipe(go) != 0 || pipe(ack) != 0)
+		return -1;
+	pid_t child = fork();
+	if (child != 0)
+		return child;
+	close(go[1]);
+	close(ack[0]);
+	char c;
+	for (int i = 0; i < rounds; i++) {
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		api.advance(1);
+		hot_virtual_kernel(1000000 + 50000);
+		if (fork_too) {
+			pid_t g = fork();
+			if (g == 0)
+				_exit(0);
+			if (g < 0 || waitpid(g, NULL, 0) != g)
+				_exit(4);
+		}
+		if (write(ack[1], "a", 1) != 1)
+			_exit(5);
+	}
+	_exit(0);
+}
+
+/* perf record -p twice in turn on one live task: the second perf is another process that claims the block
+ * the first released and whose event has the same id (ids are per process; the two are forked from one
+ * state here as two runs of perf open the same events). The task's shadow of the first event must not pass
+ * for the second's: the second ring gets its 10 samples. */
+static void test_sample_other_process_twice(void)
+{
+	int go[2], ack[2];
+	pid_t task = live_task(go, ack, 2, 0);
+	CU_ASSERT_FATAL(task > 0);
+	close(go[0]);
+	close(ack[1]);
+	unsigned samples[2] = {0, 0};
+	for (int round = 0; round < 2; round++) {
+		int res[2];
+		CU_ASSERT_FATAL(pipe(res) == 0);
+		pid_t perf = fork();
+		CU_ASSERT_FATAL(perf >= 0);
+		if (perf == 0) {
+			close(res[0]);
+			struct perf_event_attr a;
+			sample_attr(&a, 100000);
+			a.disabled = 0;
+			int fd = perf_open(&a, task, -1, -1, 0);
+			size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
+			void *map =
+			    fd >= 0 ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+			char c;
+			unsigned n = 0;
+			if (map != MAP_FAILED && write(go[1], "x", 1) == 1 && read(ack[0], &c, 1) == 1)
+				n = ring_samples(map);
+			_exit(write(res[1], &n, sizeof(n)) == (ssize_t)sizeof(n) ? 0 : 1);
+		}
+		close(res[1]);
+		CU_ASSERT_EQUAL(read(res[0], &samples[round], sizeof(samples[round])),
+		                (ssize_t)sizeof(unsigned));
+		close(res[0]);
+		int st = -1;
+		CU_ASSERT_EQUAL(waitpid(perf, &st, 0), perf);
+		CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	close(go[1]);
+	close(ack[0]);
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(task, &st, 0), task);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	printf("\n  two perf records in turn on one task: %u then %u samples (10 each)\n", samples[0],
+	       samples[1]);
+	CU_ASSERT_EQUAL(samples[0], 10);
+	CU_ASSERT_EQUAL(samples[1], 10);
+}
+
+/* A sampling event on another process opened disabled and never enabled: the task's shadow counts, but the
+ * event reads 0 (the kernel freezes a disabled event's count) and its ring gets no sample. */
+static void test_sample_other_process_disabled(void)
+{
+	int go[2], ack[2];
+	pid_t task = live_task(go, ack, 1, 0);
+	CU_ASSERT_FATAL(task > 0);
+	close(go[0]);
+	close(ack[1]);
+	struct perf_event_attr a;
+	sample_attr(&a, 100000);
+	a.disabled = 1;
+	int fd = perf_open(&a, task, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
+	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(map != MAP_FAILED);
+	char c;
+	CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
+	CU_ASSERT_EQUAL(read(ack[0], &c, 1), 1);
+	close(go[1]);
+	close(ack[0]);
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(task, &st, 0), task);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CU_ASSERT_EQUAL(read_count(fd), 0);
+	CU_ASSERT_EQUAL(ring_samples(map), 0);
+	munmap(map, len);
+	close(fd);
+}
+
+/* The owner closes its event's fd and keeps the ring mapped (the event lives on), then a file of its takes
+ * that fd number: the sampled task, which looks for the event only now (it forks, it advances), must not map
+ * and write that file. */
+static void test_sample_other_process_fd_reused(void)
+{
+	int go[2], ack[2];
+	pid_t task = live_task(go, ack, 1, 1);
+	CU_ASSERT_FATAL(task > 0);
+	close(go[0]);
+	close(ack[1]);
+	struct perf_event_attr a;
+	sample_attr(&a, 100000);
+	a.disabled = 0;
+	a.inherit = 1;
+	int fd = perf_open(&a, task, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
+	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(map != MAP_FAILED);
+	CU_ASSERT_EQUAL(close(fd), 0);
+	char path[] = "/tmp/test_emu_fdreuse.XXXXXX";
+	int file = mkstemp(path);
+	CU_ASSERT_FATAL(file >= 0);
+	unlink(path);
+	static unsigned char text[4 * 4096], back[sizeof(text)];
+	memset(text, 'r', sizeof(text));
+	CU_ASSERT_EQUAL(write(file, text, sizeof(text)), (ssize_t)sizeof(text));
+	CU_ASSERT_EQUAL(file, fd); /* the number the event had */
+	char c;
+	CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
+	CU_ASSERT_EQUAL(read(ack[0], &c, 1), 1);
+	close(go[1]);
+	close(ack[0]);
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(task, &st, 0), task);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CU_ASSERT_EQUAL(pread(file, back, sizeof(back), 0), (ssize_t)sizeof(back));
+	CU_ASSERT(memcmp(text, back, sizeof(text)) == 0);
+	close(file);
+	munmap(map, len);
+}
+
 /* Bad input: the run holds EMU_RUN_BLOCKS (256) sampling events on other processes; the next open is ENOMEM
  * (said once on stderr), and closing one makes room again. */
 static void test_sample_other_process_full(void)
@@ -956,6 +1129,12 @@ void add_sample_suites(void)
 		CU_add_test(s, "a sample taken in the emulator is a kernel sample", test_kernel_samples);
 		CU_add_test(s, "another process's child: FORK, its samples, EXIT in our ring",
 		            test_sample_other_process);
+		CU_add_test(s, "another process sampled twice in turn: the second ring gets its samples",
+		            test_sample_other_process_twice);
+		CU_add_test(s, "another process sampled by a disabled event: reads 0, no sample",
+		            test_sample_other_process_disabled);
+		CU_add_test(s, "another process: its owner's closed event fd reused by a file, never written",
+		            test_sample_other_process_fd_reused);
 		CU_add_test(s, "sampling events on other processes: 256 per run, then ENOMEM",
 		            test_sample_other_process_full);
 	} else {
