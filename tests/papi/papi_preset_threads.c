@@ -32,6 +32,28 @@ static void fail(struct worker *w, const char *what, const char *name, int ret)
 	w->failures++;
 }
 
+/* Counts a loop with the EventSet: every count must be above 0 (emulated counts: synthetic). */
+static void count_loop(struct worker *w, int es)
+{
+	long long counts[16];
+	volatile unsigned sink = 0;
+	int ret = PAPI_start(es);
+
+	if (ret != PAPI_OK) {
+		fail(w, "PAPI_start", "", ret);
+		return;
+	}
+	for (unsigned k = 0; k < 100000; k++)
+		sink += k;
+	if ((ret = PAPI_stop(es, counts)) != PAPI_OK) {
+		fail(w, "PAPI_stop", "", ret);
+		return;
+	}
+	for (int i = 0; i < num_presets; i++)
+		if (counts[i] <= 0)
+			fail(w, "count not above 0", preset_names[i], (int)counts[i]);
+}
+
 static void *work(void *arg)
 {
 	struct worker *w = arg;
@@ -67,23 +89,8 @@ static void *work(void *arg)
 				if (info.code[t] == 0 || info.name[t][0] == '\0')
 					fail(w, "half-built preset, term", preset_names[i], (int)t);
 	}
-	if (w->failures == 0) {
-		long long counts[16];
-		volatile unsigned sink = 0;
-
-		if ((ret = PAPI_start(es)) != PAPI_OK) {
-			fail(w, "PAPI_start", "", ret);
-		} else {
-			for (unsigned k = 0; k < 100000; k++)
-				sink += k;
-			if ((ret = PAPI_stop(es, counts)) != PAPI_OK)
-				fail(w, "PAPI_stop", "", ret);
-			else
-				for (i = 0; i < num_presets; i++)
-					if (counts[i] <= 0)
-						fail(w, "count not above 0", preset_names[i], (int)counts[i]);
-		}
-	}
+	if (w->failures == 0)
+		count_loop(w, es);
 	PAPI_cleanup_eventset(es);
 	PAPI_destroy_eventset(&es);
 	PAPI_unregister_thread();
