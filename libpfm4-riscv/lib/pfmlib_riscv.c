@@ -184,11 +184,26 @@ static int (*pfm_riscv_ere_class(const char *name, size_t len))(int)
 }
 
 /*
+ * is the '-' at q the start of a range from what came just before it
+ * (a class or a range)? regcomp refuses "[[:alpha:]-z]" and "[a-c-e]";
+ * a '-' last ("[a-c-]") is a member
+ */
+static int
+pfm_riscv_ere_dash_after(const char *q)
+{
+	return q[0] == '-' && q[1] != ']';
+}
+
+/*
  * the length of the atom of an extended regular expression at p: an
  * ordinary character, '.' or a bracket expression (up to its ']');
  * 0 for what pfm_riscv_ere_match() leaves to regcomp: groups,
  * alternation, anchors, intervals, escapes, "[." and "[=", an unknown
- * class, a bracket without its ']'
+ * class, a bracket without its ']', and the ranges it does not decide
+ * as regcomp does: a range from the leading ']' ("[]-a]", ']'..'a' to
+ * glibc), a range from or to '[' ("[a-[:digit:]]"), one whose end is
+ * below its start ("[z-a]", refused by regcomp: "[^z-a]" must not match
+ * every CPU), a class or range followed by '-' and not by ']'
  */
 static size_t
 pfm_riscv_ere_atom(const char *p)
@@ -200,8 +215,11 @@ pfm_riscv_ere_atom(const char *p)
 	if (*p != '[')
 		return 1;
 	q += *q == '^';
-	if (*q == ']')
+	if (*q == ']') {
+		if (pfm_riscv_ere_dash_after(q + 1))
+			return 0;
 		q++;
+	}
 	while (*q != ']') {
 		if (*q == '\0' || (q[0] == '[' && (q[1] == '.' || q[1] == '=')))
 			return 0;
@@ -210,6 +228,18 @@ pfm_riscv_ere_atom(const char *p)
 			if (!end || !pfm_riscv_ere_class(q + 2, end - q - 2))
 				return 0;
 			q = end + 2;
+			if (pfm_riscv_ere_dash_after(q))
+				return 0;
+			continue;
+		}
+		if (q[1] == '-' && q[2] != ']' && q[2] != '\0') {
+			/* a range, as pfm_riscv_ere_atom_has() reads it */
+			if (q[0] == '[' || q[2] == '['
+			    || (unsigned char)q[2] < (unsigned char)q[0])
+				return 0;
+			q += 3;
+			if (pfm_riscv_ere_dash_after(q))
+				return 0;
 			continue;
 		}
 		q++;
@@ -284,9 +314,9 @@ pfm_riscv_ere_match_here(const char *p, const char *s)
  * [[:xdigit:]], [^...]), each optionally followed by '*', '+' or '?'.
  * -1 for any other expression, which the caller compiles. Only whether
  * all of s is in the language counts, so POSIX's leftmost-longest rule
- * cannot change the answer.
+ * cannot change the answer. (Not static: tests compare it with regexec.)
  */
-static int
+int
 pfm_riscv_ere_match(const char *p, const char *s)
 {
 	const char *q = p;

@@ -141,6 +141,7 @@ extern pfm_riscv_config_t pfm_riscv_cfg;
 
 extern int pfm_riscv_read_cpuinfo(void);
 extern int pfm_riscv_isa_has_ext(const char *isa, const char *ext);
+extern int pfm_riscv_ere_match(const char *p, const char *s);
 extern int pfm_riscv_match_id(const riscv_id_t *id);
 extern int pfm_riscv_detect_ids(const riscv_id_t *ids, int nids);
 extern int pfm_riscv_detect_other(const riscv_id_t *ids, int nids);

@@ -198,16 +198,29 @@ static int (*ere_class(const char *name, size_t len))(int)
 	return NULL;
 }
 
+/* Is there a '-' at q that starts a range of what came just before it (a class or a range)? regcomp refuses
+ * "[[:alpha:]-z]" and "[a-c-e]"; a '-' last ("[a-c-]") is a member. */
+static int ere_dash_after(const char *q)
+{
+	return q[0] == '-' && q[1] != ']';
+}
+
 /* The bracket expression at p (just after its '['): its length up to and including the closing ']'; 0 when
- * it uses what riscv_ere_full_match() leaves to regcomp ("[." or "[=", an unknown class, no closing ']'). */
+ * it uses what riscv_ere_full_match() leaves to regcomp: "[." or "[=", an unknown class, no closing ']', and
+ * the ranges it does not decide as regcomp does -- a range from the leading ']' ("[]-a]", which glibc reads
+ * as ']'..'a'), a range from or to '[' ("[a-[:digit:]]"), one whose end is below its start ("[z-a]", which
+ * regcomp refuses: "[^z-a]" must not match everything), a range or class followed by '-' and not by ']'. */
 static size_t ere_bracket_parse(const char *p, struct ere_bracket *b)
 {
 	const char *q = p;
 	b->negated = *q == '^';
 	q += b->negated;
 	b->members = q;
-	if (*q == ']') /* a ']' first is a member */
+	if (*q == ']') { /* a ']' first is a member, and does not start a range here */
+		if (ere_dash_after(q + 1))
+			return 0;
 		q++;
+	}
 	while (*q != ']') {
 		if (*q == '\0')
 			return 0;
@@ -218,6 +231,16 @@ static size_t ere_bracket_parse(const char *p, struct ere_bracket *b)
 			if (end == NULL || ere_class(q + 2, (size_t)(end - q - 2)) == NULL)
 				return 0;
 			q = end + 2;
+			if (ere_dash_after(q))
+				return 0;
+			continue;
+		}
+		if (q[1] == '-' && q[2] != ']' && q[2] != '\0') { /* a range, as ere_bracket_has() reads it */
+			if (q[0] == '[' || q[2] == '[' || (unsigned char)q[2] < (unsigned char)q[0])
+				return 0;
+			q += 3;
+			if (ere_dash_after(q))
+				return 0;
 			continue;
 		}
 		q++;

@@ -172,7 +172,25 @@ static void instance_of(const char *p, char *out, size_t len)
  */
 static void test_perf_id_patterns_without_regcomp(void)
 {
-	static const char *const extra[] = {"0x[[:xdigit:]]+", "a.c", "ab?c", "a[^0-9]*z", "[]x]-[a-]", "x*"};
+	/* the last ones are ranges the matcher must hand to regcomp: "[]-a]" is ']'..'a' to glibc, regcomp
+	 * refuses the others (so they never match; "[^z-a]" read directly would match any cpuid) */
+	static const char *const extra[] = {"0x[[:xdigit:]]+",
+	                                    "a.c",
+	                                    "ab?c",
+	                                    "a[^0-9]*z",
+	                                    "[]x]-[a-]",
+	                                    "x*",
+	                                    "[]-]",
+	                                    "[a-c-]",
+	                                    "[^]a-c]+",
+	                                    "[]-a]",
+	                                    "[z-a]",
+	                                    "[^z-a]",
+	                                    "[a-[:digit:]]",
+	                                    "[[:alpha:]-z]",
+	                                    "[a-c-e]"};
+	static const char *const to_regcomp[] = {"[]-a]",         "[z-a]",         "[^z-a]",
+	                                         "[a-[:digit:]]", "[[:alpha:]-z]", "[a-c-e]"};
 	static const char *const strings[] = {"",
 	                                      "0x",
 	                                      "0xff",
@@ -183,6 +201,12 @@ static void test_perf_id_patterns_without_regcomp(void)
 	                                      "a1z",
 	                                      "az",
 	                                      "]-a",
+	                                      "_",
+	                                      "b",
+	                                      "q",
+	                                      "d",
+	                                      "-",
+	                                      "]",
 	                                      "x--",
 	                                      "xxx",
 	                                      "0x489-0x8000000000000007-0x4210427"};
@@ -229,6 +253,9 @@ static void test_perf_id_patterns_without_regcomp(void)
 	CU_ASSERT_EQUAL(riscv_ere_full_match("^a$", "a"), -1);
 	CU_ASSERT_EQUAL(riscv_ere_full_match("[[:nope:]]", "a"), -1);
 	CU_ASSERT_EQUAL(riscv_ere_full_match("[ab", "a"), -1);
+	for (size_t i = 0; i < sizeof(to_regcomp) / sizeof(to_regcomp[0]); i++)
+		for (size_t j = 0; j < sizeof(strings) / sizeof(strings[0]); j++)
+			CU_ASSERT_EQUAL(riscv_ere_full_match(to_regcomp[i], strings[j]), -1);
 	CU_ASSERT_TRUE(compared > 1000);
 }
 

@@ -8,6 +8,7 @@
  * cannot pass.
  */
 #include <CUnit/Basic.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +194,67 @@ static void test_edge_cases(void)
 }
 
 /* PAPI's names follow the same rules: the model string names the core libpfm4 detected */
+/* libpfm4's matcher of perf's cpuid keys (pfmlib_riscv.c, internal: reached through libpfm.a) */
+int pfm_riscv_ere_match(const char *p, const char *s);
+
+/* regcomp/regexec's answer: does all of s match pattern? (a pattern regcomp refuses never matches) */
+static int regex_full_match(const char *pattern, const char *s)
+{
+	regex_t re;
+	regmatch_t m;
+	if (regcomp(&re, pattern, REG_EXTENDED) != 0)
+		return 0;
+	int hit = regexec(&re, s, 1, &m, 0) == 0 && m.rm_so == 0 && (size_t)m.rm_eo == strlen(s);
+	regfree(&re);
+	return hit;
+}
+
+/* Both direct matchers (libpfm4's and PAPI's) answer as regexec does, or hand the pattern to regcomp (-1);
+ * the last patterns are ranges they must hand over ("[]-a]" is ']'..'a' to glibc; regcomp refuses the
+ * others, so "[^z-a]" read directly would match any cpuid). */
+static void test_perf_id_patterns_without_regcomp(void)
+{
+	static const char *const patterns[] = {"0x[[:xdigit:]]+",
+	                                       "a.c",
+	                                       "ab?c",
+	                                       "a[^0-9]*z",
+	                                       "[]x]-[a-]",
+	                                       "x*",
+	                                       "[]-]",
+	                                       "[a-c-]",
+	                                       "[^]a-c]+",
+	                                       "0x489-0x8000000000000007-0x[[:xdigit:]]+",
+	                                       "[]-a]",
+	                                       "[z-a]",
+	                                       "[^z-a]",
+	                                       "[a-[:digit:]]",
+	                                       "[[:alpha:]-z]",
+	                                       "[a-c-e]"};
+	static const size_t first_to_regcomp = 10;
+	static const char *const strings[] = {
+	    "",    "0x",  "0xff", "abc", "ac", "abbc", "aqz", "a1z", "az",
+	    "]-a", "x--", "_",    "b",   "q",  "d",    "-",   "]",   "0x489-0x8000000000000007-0x4210427"};
+	int compared = 0;
+	for (size_t i = 0; i < sizeof(patterns) / sizeof(patterns[0]); i++)
+		for (size_t j = 0; j < sizeof(strings) / sizeof(strings[0]); j++) {
+			int pfm = pfm_riscv_ere_match(patterns[i], strings[j]);
+			int papi = riscv_ere_full_match(patterns[i], strings[j]);
+			int want = regex_full_match(patterns[i], strings[j]);
+			if (i >= first_to_regcomp) {
+				CU_ASSERT_EQUAL(pfm, -1);
+				CU_ASSERT_EQUAL(papi, -1);
+				continue;
+			}
+			if (pfm != want || papi != want)
+				fprintf(stderr, "\"%s\" on \"%s\": libpfm4 %d, PAPI %d, regexec %d\n",
+				        patterns[i], strings[j], pfm, papi, want);
+			CU_ASSERT_EQUAL(pfm, want);
+			CU_ASSERT_EQUAL(papi, want);
+			compared++;
+		}
+	CU_ASSERT_EQUAL(compared, (int)(first_to_regcomp * (sizeof(strings) / sizeof(strings[0]))));
+}
+
 static void test_papi_names(void)
 {
 	struct riscv_cpuinfo ci;
@@ -226,5 +288,7 @@ int main(void)
 	CU_add_test(s, "machines of events/models.csv", test_known_machines);
 	CU_add_test(s, "edge cases (rv128, eth,ariane, case, malformed ids)", test_edge_cases);
 	CU_add_test(s, "PAPI model names", test_papi_names);
+	CU_add_test(s, "perf cpuid patterns: libpfm4, PAPI and regexec agree",
+	            test_perf_id_patterns_without_regcomp);
 	return cunit_run_all();
 }
