@@ -66,8 +66,7 @@ void perf_fork_parent(void)
 void perf_fork_child_unlock(void)
 {
 	pthread_mutex_unlock(&perf_lock);
-	emu_kernel_forget();
-	emu_guard_forget();
+	emu_guard_forget(); /* (its kernel mode: threads_fork_child, the first child handler, took it over) */
 }
 
 /* ------------------------------------------------------------------------------------------ contexts */
