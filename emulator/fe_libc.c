@@ -107,6 +107,8 @@ static void fork_child(void)
 	static int registered; /* per process: the child's copy of this flag is 0 unless it forked before */
 	if (!registered && atexit(perf_exit_flush) == 0)
 		registered = 1;
+	emu_kernel_leave(); /* the last child handler: the child leaves the fork (threads_fork_child) */
+	emu_guard_leave();  /* (entered again for the child by perf_fork_child_unlock) */
 }
 
 /* After exec: the old image's counting events whose fds survived, opened again on the same fds. */
@@ -1021,7 +1023,11 @@ EMU_EXPORT pid_t fork(void)
 	pid_t r = real();
 	if (r > 0) {
 		int saved = errno;
+		emu_guard_enter();  /* the program's handlers wait: they are never the kernel's */
+		emu_kernel_enter(); /* the emulator's work, the kernel's: never the user's instructions */
 		perf_record_fork(emu_gettid(), r, r);
+		emu_kernel_leave();
+		emu_guard_leave();
 		errno = saved;
 	}
 	return r;
@@ -1039,7 +1045,11 @@ static void *thread_trampoline(void *p)
 {
 	struct thread_start s = *(struct thread_start *)p;
 	free(p);
+	emu_guard_enter();
+	emu_kernel_enter();
 	perf_record_fork(s.creator, emu_getpid(), emu_gettid());
+	emu_kernel_leave();
+	emu_guard_leave();
 	void *r = s.fn(s.arg);
 	perf_record_exit();
 	return r;

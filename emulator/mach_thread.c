@@ -35,10 +35,16 @@ void emu_threads_unlock(void)
 }
 
 /* The first fork child handler of the emulator (child handlers run in the order they were registered): the
- * child's identity is new before any other handler asks for it. */
+ * child's identity is new before any other handler asks for it. The child is inside the emulator from here
+ * on, as its parent is (perf_fork_prepare's emu_lock): its own slot of the count source turns to supervisor
+ * mode before the handlers run, and the last of them leaves (fe_libc.c's fork_child). Otherwise the
+ * handlers' work (the run table, the inherited events) counted as the child's user instructions, and how
+ * much of it the child did, not its parent, depended on which of the two ran first. */
 static void threads_fork_child(void)
 {
 	emu_identity_forget();
+	emu_kernel_forget();
+	emu_kernel_enter();
 	emu_threads_unlock();
 }
 

@@ -66,8 +66,11 @@ void perf_fork_parent(void)
 void perf_fork_child_unlock(void)
 {
 	pthread_mutex_unlock(&perf_lock);
-	emu_kernel_forget();
+	/* The parent's deferred signals are the parent's; the child stays inside the guard until its last
+	 * fork handler (fe_libc.c's fork_child), as it stays in kernel mode (threads_fork_child took that
+	 * over): a handler of the program never runs as the kernel's work. */
 	emu_guard_forget();
+	emu_guard_enter();
 }
 
 /* ------------------------------------------------------------------------------------------ contexts */
