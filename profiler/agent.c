@@ -838,61 +838,27 @@ static void exec_failed(int was, int err)
 	errno = err;
 }
 
-typedef int (*execve_fn)(const char *, char *const[], char *const[]);
-
-EXPORT int execve(const char *path, char *const argv[], char *const envp[])
-{
-	execve_fn next = (execve_fn)dlsym(RTLD_NEXT, "execve");
-	if (!next) {
-		errno = ENOSYS;
-		return -1;
+/* The exec family's array forms: libc's own function (RTLD_NEXT) between exec_begin and exec_failed, which
+ * only a failed exec returns to. */
+#define EXEC_WRAPPER(name, params, args)                                                                     \
+	EXPORT int name params                                                                               \
+	{                                                                                                    \
+		typedef int(*name##_fn) params;                                                              \
+		name##_fn fn = (name##_fn)dlsym(RTLD_NEXT, #name);                                           \
+		if (!fn) {                                                                                   \
+			errno = ENOSYS;                                                                      \
+			return -1;                                                                           \
+		}                                                                                            \
+		int was = exec_begin();                                                                      \
+		int rc = fn args;                                                                            \
+		exec_failed(was, errno);                                                                     \
+		return rc;                                                                                   \
 	}
-	int was = exec_begin();
-	int rc = next(path, argv, envp);
-	exec_failed(was, errno);
-	return rc;
-}
 
-EXPORT int execv(const char *path, char *const argv[])
-{
-	typedef int (*execv_fn)(const char *, char *const[]);
-	execv_fn fn = (execv_fn)dlsym(RTLD_NEXT, "execv");
-	if (!fn) {
-		errno = ENOSYS;
-		return -1;
-	}
-	int was = exec_begin();
-	int rc = fn(path, argv);
-	exec_failed(was, errno);
-	return rc;
-}
-
-EXPORT int execvp(const char *file, char *const argv[])
-{
-	typedef int (*execvp_fn)(const char *, char *const[]);
-	execvp_fn fn = (execvp_fn)dlsym(RTLD_NEXT, "execvp");
-	if (!fn) {
-		errno = ENOSYS;
-		return -1;
-	}
-	int was = exec_begin();
-	int rc = fn(file, argv);
-	exec_failed(was, errno);
-	return rc;
-}
-
-EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
-{
-	execve_fn fn = (execve_fn)dlsym(RTLD_NEXT, "execvpe");
-	if (!fn) {
-		errno = ENOSYS;
-		return -1;
-	}
-	int was = exec_begin();
-	int rc = fn(file, argv, envp);
-	exec_failed(was, errno);
-	return rc;
-}
+EXEC_WRAPPER(execve, (const char *path, char *const argv[], char *const envp[]), (path, argv, envp))
+EXEC_WRAPPER(execv, (const char *path, char *const argv[]), (path, argv))
+EXEC_WRAPPER(execvp, (const char *file, char *const argv[]), (file, argv))
+EXEC_WRAPPER(execvpe, (const char *file, char *const argv[], char *const envp[]), (file, argv, envp))
 
 /* execl, execlp, execle: their arguments as an array, then the v form above (glibc's own call execve
  * inside libc, where the interposition cannot see it). */
