@@ -5,7 +5,9 @@
 # 4.13.0 applies exactly, every patch carries a Signed-off-by line and a consistent [PATCH n/N], the result has
 # the same sources as libpfm4-riscv/apply.sh gave the build tree, and it builds (lib, tests, examples, for
 # ARCH=riscv64 as our build does) with tests/validate -A passing.
-#   tests/pfm/check-libpfm4-series.sh    (after the build: needs $RVPAPI_BUILD/libpfm4 from apply.sh)
+# The cover letter's diffstat is the series' own (git diff --stat --summary of pristine..last patch, as git
+# format-patch --cover-letter writes it): checked here, rewritten with --refresh-cover.
+#   tests/pfm/check-libpfm4-series.sh [--refresh-cover]   (after the build: needs $RVPAPI_BUILD/libpfm4 from apply.sh)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${RVPAPI_BUILD:-$top/build}
@@ -28,7 +30,8 @@ for i in "${!patches[@]}"; do
 	grep -qF "Subject: $want " "$p" || { echo "check-libpfm4-series: $(basename "$p"): subject is not $want ..." >&2; bad=1; }
 	grep -q '^Signed-off-by: .* <.*@.*>$' "$p" || { echo "check-libpfm4-series: $(basename "$p"): no Signed-off-by line" >&2; bad=1; }
 done
-grep -qF "Subject: $(printf '[PATCH %0*d/%d]' "${#total}" 0 "$total")" "$top/libpfm4-riscv/patches/0000-cover-letter.patch" ||
+cover=$top/libpfm4-riscv/patches/0000-cover-letter.patch
+grep -qF "Subject: $(printf '[PATCH %0*d/%d]' "${#total}" 0 "$total")" "$cover" ||
 	{ echo "check-libpfm4-series: the cover letter is not [PATCH 0/$total]" >&2; bad=1; }
 [ "$bad" -eq 0 ] || exit 1
 cp -a "$pristine" "$work"
@@ -50,7 +53,19 @@ while IFS= read -r -d '' f; do
 	[ -e "$work/$f" ] || { echo "check-libpfm4-series: $f is in apply.sh's tree but no patch adds it" >&2; differ=1; }
 done < <(cd "$applied" && find . -type f \( -name '*.c' -o -name '*.h' \) -print0)
 [ "$differ" -eq 0 ] || exit 1
-echo "check-libpfm4-series: $total patches (+ cover letter) apply with git am to pristine libpfm4 4.13.0, each [PATCH n/$total] with Signed-off-by, the same sources as apply.sh ($((SECONDS - t0))s)"
+# the cover letter's diffstat: the lines between the shortlog (its "Author (N):" line and the blank line that
+# ends it) and the signature's "-- " line
+stat=$(git -C "$work" diff --stat=72 --summary "HEAD~$total" HEAD)
+cover_stat() { awk '/^[^ ].* \([0-9]+\):$/ { s = 1; next } s == 1 && /^$/ { s = 2; next }
+	s == 2 && /^-- $/ { exit } s == 2 && NF { print }' "$cover"; }
+if [ "${1:-}" = --refresh-cover ]; then
+	STAT="$stat" awk '/^[^ ].* \([0-9]+\):$/ { s = 1 } s == 1 && /^$/ { print; print ENVIRON["STAT"]; print ""; s = 2; next }
+		s == 2 && !/^-- $/ { next } s == 2 { s = 3 } { print }' "$cover" >"$cover.new" && mv "$cover.new" "$cover"
+	echo "check-libpfm4-series: rewrote the diffstat of $cover"
+fi
+[ "$(cover_stat)" = "$stat" ] || { diff <(cover_stat) <(echo "$stat") >&2 || true
+	die "the cover letter's diffstat is not the series' (rerun with --refresh-cover and commit the cover letter)"; }
+echo "check-libpfm4-series: $total patches (+ cover letter) apply with git am to pristine libpfm4 4.13.0, each [PATCH n/$total] with Signed-off-by, the same sources as apply.sh, the cover letter's diffstat: $(echo "$stat" | grep -E 'files? changed') ($((SECONDS - t0))s)"
 t1=$SECONDS
 for d in lib tests examples; do
 	env -u CFLAGS -u LDFLAGS -u CPPFLAGS make -C "$work/$d" -j"$(nproc)" ARCH=riscv64 CONFIG_PFMLIB_NOPYTHON=y \
