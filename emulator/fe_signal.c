@@ -20,7 +20,8 @@
  *
  * The recorded handlers are published under a sequence counter per signal; a writer runs with signals
  * blocked and owns the counter (odd) across the kernel's sigaction, so a trampoline on any thread sees a
- * whole record and writers of one signal take turns.
+ * whole record and writers of one signal take turns. The trampoline that puts an SA_RESETHAND handler back
+ * (reinstall_reset_handler) is such a writer too, and only from the counter value it read the handler under.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -31,14 +32,17 @@
 #include "mach.h"
 
 struct recorded_handler {
-	unsigned seq; /* odd while a writer changes it */
-	struct sigaction sa;
+	unsigned seq;        /* odd while a writer changes it */
+	int installed;       /* sa is the disposition now (not replaced by SIG_IGN or SIG_DFL since) */
+	struct sigaction sa; /* the program's last handler (a function) */
 };
 static struct recorded_handler programs[_NSIG];
 
 #define SEQ_TRIES 1000000 /* a writer holds the counter for one sigaction call: far fewer suffice */
 
-static void read_recorded(int sig, struct sigaction *out)
+/* The program's last handler of `sig`, whether it is still installed, and the sequence value the record was
+ * read under (odd: no whole record was seen, which only a writer stalled for SEQ_TRIES reads can cause). */
+static unsigned read_recorded(int sig, struct sigaction *out, int *installed)
 {
 	struct recorded_handler *r = &programs[sig];
 	for (int tries = 0; tries < SEQ_TRIES; tries++) {
@@ -46,11 +50,14 @@ static void read_recorded(int sig, struct sigaction *out)
 		if (s & 1)
 			continue;
 		memcpy(out, &r->sa, sizeof(*out));
+		*installed = r->installed;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&r->seq, __ATOMIC_RELAXED) == s)
-			return;
+			return s;
 	}
 	memcpy(out, &r->sa, sizeof(*out)); /* never reached in practice: a writer stalled for that long */
+	*installed = r->installed;
+	return 1;
 }
 
 static int is_function(const struct sigaction *sa)
@@ -69,20 +76,36 @@ static struct sigaction behind_trampoline(const struct sigaction *program)
 	return k;
 }
 
+/* SA_RESETHAND: the kernel reset the disposition when it delivered this signal, which the emulator defers;
+ * the program has not seen it yet, so its handler `h` goes back for the copy queued for later (that delivery
+ * resets it). Only as a writer that finds the record unchanged since `h` was read under `seen`: a sigaction
+ * of another thread in between (SIG_IGN, another handler) is the program's newer word and stays. */
+static void reinstall_reset_handler(int sig, const struct sigaction *h, unsigned seen)
+{
+	struct recorded_handler *r = &programs[sig];
+	sigset_t all, saved;
+	int saved_errno = errno;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &saved); /* no handler of this thread may wait for the counter */
+	unsigned s = seen;
+	if (!(seen & 1) &&
+	    __atomic_compare_exchange_n(&r->seq, &s, seen + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		struct sigaction k = behind_trampoline(h);
+		EMU_REAL(sigaction)(sig, &k, NULL);
+		__atomic_store_n(&r->seq, seen + 2, __ATOMIC_RELEASE);
+	}
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	errno = saved_errno;
+}
+
 static void program_signal(int sig, siginfo_t *si, void *uc)
 {
 	struct sigaction h;
-	read_recorded(sig, &h);
+	int installed;
+	unsigned seen = read_recorded(sig, &h, &installed);
 	if (emu_signal_defer(sig, si, uc)) {
-		/* SA_RESETHAND: the kernel reset the disposition on this delivery; the program has not seen
-		 * the signal yet, so the handler must get the copy queued for later (that delivery resets it)
-		 */
-		if ((h.sa_flags & SA_RESETHAND) && is_function(&h)) {
-			int saved = errno;
-			struct sigaction k = behind_trampoline(&h);
-			EMU_REAL(sigaction)(sig, &k, NULL);
-			errno = saved;
-		}
+		if ((h.sa_flags & SA_RESETHAND) && installed && is_function(&h))
+			reinstall_reset_handler(sig, &h, seen);
 		return;
 	}
 	if (h.sa_flags & SA_SIGINFO)
@@ -100,8 +123,9 @@ int fe_signal_sigaction(int sig, const struct sigaction *act, struct sigaction *
 		if (EMU_REAL(sigaction)(sig, act, &kernel_old) != 0)
 			return -1;
 		if (old) {
+			int installed;
 			if (kernel_old.sa_sigaction == program_signal)
-				read_recorded(sig, old);
+				read_recorded(sig, old, &installed);
 			else
 				*old = kernel_old;
 		}
@@ -116,15 +140,22 @@ int fe_signal_sigaction(int sig, const struct sigaction *act, struct sigaction *
 	       !__atomic_compare_exchange_n(&r->seq, &s, s + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		s = __atomic_load_n(&r->seq,
 		                    __ATOMIC_RELAXED); /* another thread's writer: one sigaction call */
+	/* SIG_IGN and SIG_DFL are recorded as "not installed": a trampoline that reads the record must not
+	 * put back a handler the program replaced (reinstall_reset_handler); one the kernel chose before the
+	 * change still calls the handler it was chosen for (program_signal) */
 	struct sigaction previous = r->sa, kernel_new = *act;
+	int was_installed = r->installed;
+	r->installed = is_function(act);
 	if (is_function(act)) {
 		r->sa = *act;
 		kernel_new = behind_trampoline(act);
 	}
 	int rc = EMU_REAL(sigaction)(sig, &kernel_new, &kernel_old);
 	int err = errno;
-	if (rc != 0)
+	if (rc != 0) {
 		r->sa = previous;
+		r->installed = was_installed;
+	}
 	__atomic_store_n(&r->seq, s + 2, __ATOMIC_RELEASE);
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	errno = err;

@@ -20,6 +20,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1705,6 +1706,96 @@ static void test_handlers_behind_trampoline(void)
 	sigaction(SIGUSR2, &old, NULL);
 }
 
+/* SA_RESETHAND and a signal the emulator defers: the kernel reset the disposition on the delivery the program
+ * has not seen yet, so the trampoline puts the handler back for the queued copy (fe_signal.c). It must never
+ * put back a handler another thread replaced in between: a program that sets SIG_IGN after installing a
+ * one-shot handler must find SIG_IGN in the kernel, whatever the signal was doing. One thread reads an event
+ * in a loop (mostly inside the emulator); the test installs the one-shot handler, signals that thread, sets
+ * SIG_IGN, waits until the reader has left the emulator twice (the queued copy delivered, any reinstall
+ * done) and asks the kernel itself (raw rt_sigaction, not interposed). Rounds are bounded; the emulator's
+ * count of deferred signals shows the hard case happened. */
+#define RESETHAND_ROUNDS      3000u
+#define RESETHAND_WAIT_YIELDS 1000000u
+static volatile sig_atomic_t resethand_stop;
+static volatile unsigned long resethand_reads;
+
+static void *resethand_reader(void *arg)
+{
+	int fd = *(int *)arg;
+	for (unsigned long i = 0; i < 4ul * ATOMIC_READS_MAX && !resethand_stop; i++) {
+		uint64_t v;
+		if (read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+			__atomic_add_fetch(&resethand_reads, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void *kernel_handler_of(int sig)
+{
+	struct { /* the kernel's struct sigaction: the handler comes first on x86_64 and riscv64 */
+		void *handler;
+		unsigned long rest[3];
+	} k;
+	memset(&k, 0, sizeof(k));
+	if (syscall(SYS_rt_sigaction, sig, NULL, &k, sizeof(uint64_t)) != 0)
+		return NULL;
+	return k.handler;
+}
+
+static void test_resethand_reinstall_vs_sigaction(void)
+{
+	// cppcheck-suppress knownConditionTrueFalse
+	if (running_on_valgrind()) { /* as test_handler_reads_inside_syscall: nothing lands inside a call */
+		fprintf(stderr, "  (not under valgrind: no signal can land inside an emulated call there)\n");
+		return;
+	}
+	struct perf_event_attr a;
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	struct sigaction one_shot, ignore, old;
+	memset(&one_shot, 0, sizeof(one_shot));
+	one_shot.sa_sigaction = usr2_info;
+	one_shot.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_RESTART;
+	sigemptyset(&one_shot.sa_mask);
+	memset(&ignore, 0, sizeof(ignore));
+	ignore.sa_handler = SIG_IGN;
+	sigemptyset(&ignore.sa_mask);
+	CU_ASSERT_FATAL(sigaction(SIGUSR2, &ignore, &old) == 0);
+	struct rvemu_stats s0, s1;
+	api.get_stats(&s0);
+	resethand_stop = 0;
+	pthread_t reader;
+	CU_ASSERT_FATAL(pthread_create(&reader, NULL, resethand_reader, &fd) == 0);
+	alarm(120);
+	unsigned round, not_ignored = 0, handled_before = (unsigned)usr2_calls;
+	for (round = 0; round < RESETHAND_ROUNDS; round++) {
+		CU_ASSERT_FATAL(sigaction(SIGUSR2, &one_shot, NULL) == 0);
+		pthread_kill(reader, SIGUSR2);
+		CU_ASSERT_FATAL(sigaction(SIGUSR2, &ignore, NULL) == 0);
+		unsigned long seen = __atomic_load_n(&resethand_reads, __ATOMIC_ACQUIRE);
+		for (unsigned w = 0; w < RESETHAND_WAIT_YIELDS &&
+		                     __atomic_load_n(&resethand_reads, __ATOMIC_ACQUIRE) < seen + 2;
+		     w++)
+			sched_yield();
+		if (kernel_handler_of(SIGUSR2) != (void *)SIG_IGN)
+			not_ignored++;
+	}
+	resethand_stop = 1;
+	pthread_join(reader, NULL);
+	alarm(0);
+	api.get_stats(&s1);
+	fprintf(stderr,
+	        "  %u rounds: %u left another handler than the program's SIG_IGN; %llu signals deferred, %u "
+	        "handled\n",
+	        round, not_ignored, (unsigned long long)(s1.signals_deferred - s0.signals_deferred),
+	        (unsigned)usr2_calls - handled_before);
+	CU_ASSERT_EQUAL(not_ignored, 0);
+	CU_ASSERT(s1.signals_deferred > s0.signals_deferred); /* the hard case happened */
+	sigaction(SIGUSR2, &old, NULL);
+	close(fd);
+}
+
 void add_linux_suites(void)
 {
 	CU_pSuite s = CU_add_suite("faithful to Linux", NULL, NULL);
@@ -1717,6 +1808,9 @@ void add_linux_suites(void)
 	            test_handler_reads_inside_syscall);
 	CU_add_test(s, "the program's handlers behind the emulator's trampoline, invisibly",
 	            test_handlers_behind_trampoline);
+	CU_add_test(s,
+	            "SA_RESETHAND's reinstall for a deferred signal never undoes another thread's sigaction",
+	            test_resethand_reinstall_vs_sigaction);
 	CU_add_test(s, "a per-thread event bound to a CPU (event_filter_match)", test_cpu_filter);
 	CU_add_test(s, "prctl(PR_TASK_PERF_EVENTS_*) (perf_event_task_disable)", test_prctl);
 	CU_add_test(s, "poll (perf_poll)", test_poll);
