@@ -97,12 +97,12 @@ def run(args):
 # What init..add spends its instructions on (inclusive, callgrind_annotate): what is left of issue 18's 10x goal.
 # The parts overlap where one calls another (the presets used are defined inside PAPI_add_event).
 INIT_PARTS = [
-    ("_papi_load_preset_table", "the preset table read at init"),
+    ("_papi_load_preset_table", "the preset table: this CPU's blocks (indexed)"),
     ("_papi_hwi_preset_resolve", "presets defined when first used (in the adds)"),
     ("allocate_native_event", "native events resolved (libpfm4 find, encode, info)"),
     ("pfm_initialize", "libpfm4's initialization (RISC-V model detection)"),
     ("_linux_get_system_info", "system info (cpuinfo, cpufreq, topology)"),
-    ("calloc", "calloc (native event table, EventSet arrays)"),
+    ("calloc", "calloc (the EventSet's arrays, control state)"),
     ("_papi_hwi_assign_eventset", "the EventSet's arrays"),
     ("PAPI_add_event", "the 4 PAPI_add_event calls"),
 ]
