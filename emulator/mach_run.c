@@ -34,7 +34,7 @@
 #include "mach.h"
 #include "mach_priv.h"
 
-#define RUN_MAGIC  "rvemu-run v2"
+#define RUN_MAGIC  "rvemu-run v3"
 #define RUN_DIR    "/dev/shm/"
 #define RUN_PREFIX "rvemu-run."
 #define RUN_ENV    "RVEMU_RUN_SHM"
@@ -57,6 +57,9 @@ struct emu_run_task {
 	uint64_t acct[4];      /* at exit: minflt, majflt, nvcsw, nivcsw (software events once it is gone) */
 	uint64_t exec_acct[4]; /* the same at its latest exec (enable_on_exec of software events) */
 	int32_t acct_valid;
+	/* its PERF_RECORD_EXIT is someone's: 1 once it ran its exit path (it writes its own), or once another
+	 * process found it killed and claimed it (emu_run_task_claim_exit): written once, by one */
+	int32_t exit_claimed;
 };
 
 struct emu_run_shared {
@@ -482,6 +485,7 @@ static void exit_slot(struct emu_run_task *s, uint64_t cycles)
 	if (cycles > old)
 		__atomic_store_n(&s->cycles, cycles, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->kernel_since, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->exit_claimed, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->state, SLOT_EXITED, __ATOMIC_RELEASE);
 }
 
@@ -809,6 +813,40 @@ int emu_run_task_live(int slot)
 	struct emu_run_task *s = slot_at(slot);
 	/* a task killed without a word (SIGKILL) left its slot live: its process is gone or a zombie */
 	return s && __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_LIVE && !process_dead(s->pid);
+}
+
+int emu_run_task_claim_exit(int slot)
+{
+	struct emu_run_task *s = slot_at(slot);
+	if (!s || (uint32_t)slot >= run_used() || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_LIVE ||
+	    __atomic_load_n(&s->exit_claimed, __ATOMIC_ACQUIRE) || s->pid == self_pid || !process_dead(s->pid))
+		return 0;
+	int32_t none = 0;
+	return __atomic_compare_exchange_n(&s->exit_claimed, &none, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+int emu_run_task_exit_pending(int slot, pid_t *pid, pid_t *tid, pid_t *ppid)
+{
+	struct emu_run_task *s = slot_at(slot);
+	if (!s || (uint32_t)slot >= run_used() || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_LIVE ||
+	    __atomic_load_n(&s->exit_claimed, __ATOMIC_ACQUIRE) || s->pid == self_pid)
+		return 0;
+	*pid = s->pid;
+	*tid = s->tid;
+	*ppid = s->ppid;
+	return 1;
+}
+
+int emu_run_task_parent(int slot)
+{
+	struct emu_run_task *s = slot_at(slot);
+	return s ? s->parent : -1;
+}
+
+uint64_t emu_run_task_cycles(int slot)
+{
+	struct emu_run_task *s = slot_at(slot);
+	return s && (uint32_t)slot < run_used() ? slot_cycles(s) : 0;
 }
 
 /* ------------------------------------------------------------------------------ shared blocks */

@@ -233,7 +233,15 @@ void emu_sb_mmap(struct emu_thread *t, const struct perf_mmap_info *m);
 void emu_sb_comm(struct emu_thread *t, const char *comm, int exec);
 void emu_sb_fork(struct emu_thread *t, pid_t pid, pid_t tid);
 void emu_sb_exit(struct emu_thread *t);
-void emu_sb_forked(struct emu_event *ev, pid_t ppid, pid_t ptid);
+/* A FORK or EXIT record's fields: the body's tasks, then its sample_id's (the task the kernel would run while
+ * writing it, its CPU) and the time. */
+struct emu_task_record {
+	uint32_t pid, ppid, tid, ptid;
+	pid_t cur_pid, cur_tid;
+	uint32_t cpu;
+	uint64_t time;
+};
+void emu_sb_task_record(struct emu_event *ev, int fork, const struct emu_task_record *k);
 void emu_sb_track(const struct emu_event *ev, int delta); /* events that want side-band records */
 int emu_sb_wanted(void);
 /* A shadow's writes into another process's buffer (perf_remote.c): the buffer's cross-process lock around a
