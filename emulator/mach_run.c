@@ -274,6 +274,21 @@ static struct emu_run_task *find_slot(pid_t tid, pid_t pid)
 	return NULL;
 }
 
+/* The slot of a child process of this one that registered itself and exited already (caller holds the lock):
+ * a fork child may run to its end before fork returns in the parent, which must not make it a second, live
+ * slot (its EXIT would be written again for a task killed, perf_remote.c). A child's pid is not reused
+ * before this process reaps it, so an exited slot of that tid, pid and parent is that child's. */
+static struct emu_run_task *find_exited_child(pid_t tid, pid_t pid)
+{
+	uint32_t n = run_used();
+	for (uint32_t i = n; i-- > 0;) {
+		struct emu_run_task *s = &run->task[i];
+		if (s->tid == tid && s->pid == pid)
+			return s->state == SLOT_EXITED && s->ppid == self_pid ? s : NULL;
+	}
+	return NULL;
+}
+
 /* A new slot (caller holds the lock), or NULL when the table is full (that task is then not seen by others).
  */
 static struct emu_run_task *new_slot(pid_t tid, pid_t pid, pid_t ppid, int parent)
@@ -445,6 +460,8 @@ void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid)
 	run_lock();
 	struct emu_run_task *p = find_slot(parent_tid, getpid());
 	struct emu_run_task *s = find_slot(tid, pid);
+	if (!s && pid != getpid())
+		s = find_exited_child(tid, pid); /* it ran and exited before fork returned here */
 	if (!s)
 		s = new_slot(tid, pid, pid == getpid() ? getppid() : getpid(), slot_index(p));
 	else if (s->parent < 0 && s != p)
