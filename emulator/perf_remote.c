@@ -374,8 +374,15 @@ void emu_remote_follow(struct emu_event *ev, unsigned long req)
 {
 	if (ev->xs && (req == PERF_EVENT_IOC_ENABLE || req == PERF_EVENT_IOC_DISABLE))
 		__atomic_store_n(&ev->xs->enabled, req == PERF_EVENT_IOC_ENABLE, __ATOMIC_RELEASE);
-	else if (ev->xs && req == PERF_EVENT_IOC_RESET)
+	else if (ev->xs && req == PERF_EVENT_IOC_RESET) {
 		__atomic_store_n(&ev->xs->count, 0, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&ev->xs->reset_gen, 1, __ATOMIC_RELEASE);
+		emu_run_block_published(); /* the tasks look again: shadow_follow */
+	} else if (ev->xs && req == PERF_EVENT_IOC_PERIOD) {
+		__atomic_store_n(&ev->xs->period, ev->period, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&ev->xs->period_gen, 1, __ATOMIC_RELEASE);
+		emu_run_block_published();
+	}
 	struct emu_remote_set *s = ev->rset;
 	for (size_t i = 0; s && i < s->n; i++) {
 		struct emu_event *c = s->copy[i];
@@ -513,6 +520,11 @@ static struct emu_event *make_shadow(struct emu_xsampler *xs, struct emu_thread 
 	c->xs = xs;
 	c->xs_ring_block = ring_block;
 	c->xs_gen = __atomic_load_n(&xs->gen, __ATOMIC_RELAXED);
+	c->xs_period_gen = __atomic_load_n(&xs->period_gen, __ATOMIC_ACQUIRE);
+	c->xs_reset_gen = __atomic_load_n(&xs->reset_gen, __ATOMIC_ACQUIRE);
+	c->period_left = (int64_t)c->period;
+	if (!c->attr.freq)
+		c->attr.sample_period = c->period;
 	c->shadow = 1;
 	c->comm_exec = exec;
 	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL); /* it counts from now */
@@ -583,6 +595,45 @@ static void reap_dead_shadows(struct emu_thread *t)
 	}
 }
 
+/* The owner's PERF_EVENT_IOC_RESET and PERF_EVENT_IOC_PERIOD, followed by the thread's shadows when it looks
+ * at the blocks (its next rvemu_advance, fork or exit; each thread for itself), as ENABLE and DISABLE are
+ * followed: RESET drops what a shadow counted before it and had not published yet (the owner zeroed what
+ * was), to within what it counted between the RESET and this look; PERIOD makes the new period the shadow's,
+ * a whole one from now (__perf_event_period clears period_left). Accounted up to now first. */
+static void shadows_follow(struct emu_thread *t)
+{
+	int due = 0;
+	for_each_group(t->perf, g) for_each_member(g, e) if (e->shadow && emu_shadow_current(e)) due |=
+	    __atomic_load_n(&e->xs->reset_gen, __ATOMIC_ACQUIRE) != e->xs_reset_gen ||
+	    __atomic_load_n(&e->xs->period_gen, __ATOMIC_ACQUIRE) != e->xs_period_gen;
+	if (!due)
+		return;
+	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
+	for_each_group(t->perf, g) for_each_member(g, e)
+	{
+		if (!e->shadow || !emu_shadow_current(e))
+			continue;
+		struct emu_xsampler *xs = e->xs;
+		uint64_t gen = __atomic_load_n(&xs->reset_gen, __ATOMIC_ACQUIRE);
+		if (gen != e->xs_reset_gen) {
+			e->xs_reset_gen = gen;
+			e->xs_published = e->count;
+		}
+		gen = __atomic_load_n(&xs->period_gen, __ATOMIC_ACQUIRE);
+		if (gen != e->xs_period_gen) {
+			e->xs_period_gen = gen;
+			uint64_t p = __atomic_load_n(&xs->period, __ATOMIC_RELAXED);
+			if (p) {
+				e->period = p;
+				if (!e->attr.freq)
+					e->attr.sample_period = p;
+				e->period_left = (int64_t)p;
+			}
+		}
+	}
+	emu_ctx_schedule(t);
+}
+
 /* The run's block generation this thread last looked at (perf_remote_poll_self): per thread, as the shadows
  * are (each thread makes and drops its own, at its own next look). */
 static __thread uint64_t blocks_seen __attribute__((tls_model("initial-exec")));
@@ -606,6 +657,8 @@ void perf_remote_attach_self(pid_t forked_by)
 	     *maps = exec ? emu_read_proc("/proc/self/maps", &len) : NULL;
 	emu_lock();
 	reap_dead_shadows(t);
+	if (t->perf)
+		shadows_follow(t);
 	for (unsigned i = 0; i < EMU_RUN_BLOCKS; i++) {
 		struct emu_xsampler *xs = emu_run_block_at(i);
 		if (!xs || __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) != EMU_BLOCK_SAMPLER ||

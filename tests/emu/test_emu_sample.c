@@ -1312,6 +1312,90 @@ static void test_sample_other_process_killed(void)
 	close(fd);
 }
 
+/* PERF_EVENT_IOC_RESET and PERF_EVENT_IOC_PERIOD on an event sampling another process reach the task's shadow
+ * (when it next looks at the blocks: here its rvemu_advance): the task runs 150001 cycles (1 sample of
+ * 100000), stops; the owner resets the event and sets a period of 30000; the task runs 100001 more: 3 samples
+ * of 30000 (a whole new period from the PERIOD, as __perf_event_period clears period_left), and the event
+ * reads what the task counted after the RESET, exactly (the shadow's unpublished count from before it is
+ * dropped, as the kernel zeroes the count). */
+static void test_sample_other_process_period_reset(void)
+{
+	int go[2], ack[2];
+	CU_ASSERT_FATAL(pipe(go) == 0 && pipe(ack) == 0);
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		char c;
+		close(go[1]);
+		close(ack[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		api.advance(1);
+		hot_virtual_kernel(150000);
+		if (write(ack[1], "a", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(4);
+		api.advance(1);
+		hot_virtual_kernel(100000);
+		_exit(0);
+	}
+	close(go[0]);
+	close(ack[1]);
+	struct perf_event_attr a;
+	sample_attr(&a, 100000);
+	a.disabled = 0;
+	int fd = perf_open(&a, child, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
+	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(map != MAP_FAILED);
+	char c;
+	CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
+	CU_ASSERT_EQUAL(read(ack[0], &c, 1), 1);
+	uint64_t period = 30000;
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_RESET, 0), 0);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_PERIOD, &period), 0);
+	CU_ASSERT_EQUAL(write(go[1], "y", 1), 1);
+	close(go[1]);
+	close(ack[0]);
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* the samples' PERIOD fields: {ip, pid/tid, time, period} */
+	const struct perf_event_mmap_page *page = map;
+	const unsigned char *data = (const unsigned char *)page + page->data_offset;
+	uint64_t size = page->data_size, head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE), tail = 0;
+	unsigned old_period = 0, new_period = 0, other = 0;
+	for (unsigned k = 0; tail < head && k < 100000; k++) {
+		unsigned char rec[256];
+		struct perf_event_header h;
+		for (size_t i = 0; i < sizeof(h); i++)
+			((unsigned char *)&h)[i] = data[(tail + i) % size];
+		if (h.size < sizeof(h) || h.size > sizeof(rec))
+			break;
+		for (size_t i = 0; i < h.size; i++)
+			rec[i] = data[(tail + i) % size];
+		tail += h.size;
+		const uint64_t *f = (const uint64_t *)(rec + sizeof(h));
+		if (h.type != PERF_RECORD_SAMPLE)
+			continue;
+		if (f[3] == 100000 && !new_period)
+			old_period++;
+		else if (f[3] == period)
+			new_period++;
+		else
+			other++;
+	}
+	uint64_t count = read_count(fd);
+	printf("\n  after RESET and PERIOD 30000: %u samples of 100000, %u of 30000, %u other; reads %llu\n",
+	       old_period, new_period, other, (unsigned long long)count);
+	CU_ASSERT_EQUAL(old_period, 1);
+	CU_ASSERT_EQUAL(new_period, 3);
+	CU_ASSERT_EQUAL(other, 0);
+	CU_ASSERT_EQUAL(count, 100001);
+	munmap(map, len);
+	close(fd);
+}
+
 /* Bad input: the run holds EMU_RUN_BLOCKS (256) sampling events on other processes; the next open is ENOMEM
  * (said once on stderr), and closing one makes room again. */
 static void test_sample_other_process_full(void)
@@ -1382,6 +1466,8 @@ void add_sample_suites(void)
 		            test_sample_other_process_killed_child);
 		CU_add_test(s, "another process killed by SIGKILL: the owner writes its EXIT, once",
 		            test_sample_other_process_killed);
+		CU_add_test(s, "another process: the owner's RESET and PERIOD reach its shadow",
+		            test_sample_other_process_period_reset);
 		CU_add_test(s, "sampling events on other processes: 256 per run, then ENOMEM",
 		            test_sample_other_process_full);
 	} else {
