@@ -836,7 +836,8 @@ int emu_run_task_claim_exit(int slot)
 {
 	struct emu_run_task *s = slot_at(slot);
 	if (!s || (uint32_t)slot >= run_used() || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_LIVE ||
-	    __atomic_load_n(&s->exit_claimed, __ATOMIC_ACQUIRE) || s->pid == self_pid || !process_dead(s->pid))
+	    __atomic_load_n(&s->exit_claimed, __ATOMIC_ACQUIRE) || s->pid == self_pid ||
+	    !process_dead(s->pid))
 		return 0;
 	int32_t none = 0;
 	return __atomic_compare_exchange_n(&s->exit_claimed, &none, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);

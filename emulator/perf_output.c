@@ -779,9 +779,14 @@ static void comm_write(struct emu_event *ev, const char *comm, int exec)
 	struct emu_thread *t = ev->target;
 	body[0] = (uint64_t)(uint32_t)t->pid | (uint64_t)(uint32_t)t->tid << 32;
 	size_t n = 1 + put_string(body + 1, 3, comm); /* TASK_COMM_LEN: 16 */
-	struct sideband sb = {
-	    PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0, body, n, t->pid, t->tid,
-	    emu_event_time(t),  t->hart};
+	struct sideband sb = {PERF_RECORD_COMM,
+	                      exec ? PERF_RECORD_MISC_COMM_EXEC : 0,
+	                      body,
+	                      n,
+	                      t->pid,
+	                      t->tid,
+	                      emu_event_time(t),
+	                      t->hart};
 	sideband_write(ev, &sb);
 }
 

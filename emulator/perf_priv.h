@@ -48,8 +48,8 @@ struct emu_xsampler {
 	uint64_t wakeups;   /* written by the shadows, taken by the owner's poll */
 	uint64_t count;     /* what the shadows counted, published at samples, exec and exit */
 	uint64_t lost;
-	/* the owner's PERF_EVENT_IOC_PERIOD (the new period in `period`, stored first) and RESET: each moves its
-	 * generation; a shadow follows when its task next looks at the blocks (perf_remote.c) */
+	/* the owner's PERF_EVENT_IOC_PERIOD (the new period in `period`, stored first) and RESET: each moves
+	 * its generation; a shadow follows when its task next looks at the blocks (perf_remote.c) */
 	uint64_t period_gen, reset_gen;
 	struct perf_event_attr attr;
 };

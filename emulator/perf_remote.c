@@ -286,8 +286,9 @@ static void task_record_everywhere(int slot, int fork, const struct emu_task_rec
  * (its last published cycles under the virtual clock, now otherwise). Looked for by every process that
  * samples for another one when one of its tasks leaves (exit, exec: a shell that waited for the job it
  * killed), and by the owner of an event before it says POLLHUP. `only`: the tasks that event reaches, or
- * every task any event reaches. Under the perf lock. */
-static void exit_dead_tasks(const struct emu_xsampler *only)
+ * every task any event reaches; `self`: a thread of the caller's, whose clock says "now". Under the perf
+ * lock. */
+static void exit_dead_tasks(struct emu_thread *self, const struct emu_xsampler *only)
 {
 	unsigned n = emu_run_tasks();
 	for (unsigned i = 0; i < n && i < EMU_RUN_TASKS; i++) {
@@ -305,8 +306,14 @@ static void exit_dead_tasks(const struct emu_xsampler *only)
 		if (!reached || !emu_run_task_claim_exit(slot)) /* alive, or someone else writes it */
 			continue;
 		uint64_t cycles = emu_run_task_cycles(slot);
-		struct emu_task_record k = {(uint32_t)pid, (uint32_t)ppid, (uint32_t)tid, (uint32_t)ppid, pid, tid,
-		                            (uint32_t)emu_run_task_hart(slot), emu_clock_record_time(NULL, &cycles)};
+		struct emu_task_record k = {(uint32_t)pid,
+		                            (uint32_t)ppid,
+		                            (uint32_t)tid,
+		                            (uint32_t)ppid,
+		                            pid,
+		                            tid,
+		                            (uint32_t)emu_run_task_hart(slot),
+		                            emu_clock_record_time(self, &cycles)};
 		task_record_everywhere(slot, 0, &k, NULL);
 	}
 }
@@ -334,7 +341,7 @@ static void xs_sync(struct emu_event *ev)
 	    ev->state != EV_ERROR)
 		ev->state = EV_INACTIVE; /* enable_on_exec, taken by the task */
 	if (!ev->hup && !xs_task_alive(xs)) {
-		exit_dead_tasks(xs); /* the EXIT of those that were killed, before perf stops reading */
+		exit_dead_tasks(ev->target, xs); /* the EXIT of those killed, before perf stops reading */
 		ev->hup = 1;
 	}
 }
@@ -446,7 +453,7 @@ void emu_remote_shadows_publish(struct emu_thread *t)
 	emu_pes_flush(t);
 	for_each_group(t->perf, g) for_each_member(g, e) if (e->shadow) emu_shadow_publish(e);
 	/* tasks killed meanwhile (a shell that waited for the job it killed): their EXIT before this one's */
-	exit_dead_tasks(NULL);
+	exit_dead_tasks(t, NULL);
 }
 
 /* Maps the owner's ring: its event fd is a memfd, reached through /proc/<owner>/fd (the ptrace-access rule
@@ -685,22 +692,28 @@ void perf_remote_attach_self(pid_t forked_by)
 			emu_sb_existing(c, comm, text);
 		free(text);
 	}
-	/* A forked child: FORK (perf gives it its parent's name and mappings), unless it is the event's own task
-	 * (created before the open) or a thread (its creator wrote it); a task found running (forked_by < 0):
-	 * nothing, as the kernel writes nothing at an open. The kernel writes it in the parent (copy_process:
-	 * perf_event_fork), so into the parent's CPU's event with the parent's pid, tid and CPU as sample_id;
-	 * written here by the child before its first sample (after fork returned in the parent it could follow
-	 * the child's samples and exec), with the child's time, which its samples follow. */
+	/* A forked child: FORK (perf gives it its parent's name and mappings), unless it is the event's own
+	 * task (created before the open) or a thread (its creator wrote it); a task found running (forked_by
+	 * < 0): nothing, as the kernel writes nothing at an open. The kernel writes it in the parent
+	 * (copy_process: perf_event_fork), so into the parent's CPU's event with the parent's pid, tid and
+	 * CPU as sample_id; written here by the child before its first sample (after fork returned in the
+	 * parent it could follow the child's samples and exec), with the child's time, which its samples
+	 * follow. */
 	if (forked_by > 0 && t->tid == t->pid) {
 		int parent = emu_run_task_parent(slot), cpu = emu_run_task_hart(parent);
-		struct emu_task_record k = {(uint32_t)t->pid,   (uint32_t)getppid(), (uint32_t)t->tid,
-		                            (uint32_t)forked_by, getppid(),           forked_by,
-		                            (uint32_t)(cpu >= 0 ? cpu : (int)t->hart), emu_event_time(t)};
+		struct emu_task_record k = {(uint32_t)t->pid,
+		                            (uint32_t)getppid(),
+		                            (uint32_t)t->tid,
+		                            (uint32_t)forked_by,
+		                            getppid(),
+		                            forked_by,
+		                            (uint32_t)(cpu >= 0 ? cpu : (int)t->hart),
+		                            emu_event_time(t)};
 		for (unsigned i = 0; i < EMU_RUN_BLOCKS; i++) {
 			struct emu_xsampler *xs = emu_run_block_at(i);
 			if (!xs || __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) != EMU_BLOCK_SAMPLER ||
-			    xs->owner == emu_getpid() || slot == xs->root_slot || !xs_reaches_slot(xs, slot) ||
-			    (xs->cpu >= 0 && (uint32_t)xs->cpu != k.cpu))
+			    xs->owner == emu_getpid() || slot == xs->root_slot ||
+			    !xs_reaches_slot(xs, slot) || (xs->cpu >= 0 && (uint32_t)xs->cpu != k.cpu))
 				continue;
 			struct emu_event *own = shadow_of(t, xs), w;
 			if (own) {

@@ -1070,9 +1070,9 @@ static void test_sample_other_process_fd_reused(void)
 }
 
 /* The task records of another process's tasks as the kernel writes them (perf_event_task_output), with every
- * sample_id field: FORK carries the forking task in its sample_id (perf_event_header__init_id takes `current`,
- * and perf_event_fork runs in the parent), EXIT the exiting one; a task killed by SIGKILL gets its EXIT all
- * the same (do_exit), written once by another process of the run. */
+ * sample_id field: FORK carries the forking task in its sample_id (perf_event_header__init_id takes
+ * `current`, and perf_event_fork runs in the parent), EXIT the exiting one; a task killed by SIGKILL gets its
+ * EXIT all the same (do_exit), written once by another process of the run. */
 #define TASKREC_TYPE                                                                                         \
 	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |      \
 	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
@@ -1103,7 +1103,8 @@ static unsigned task_records(const struct perf_event_mmap_page *page, struct tas
 		struct task_rec *r = &out[n];
 		memset(r, 0, sizeof(*r));
 		r->type = h.type;
-		if (h.type == PERF_RECORD_FORK || h.type == PERF_RECORD_EXIT) { /* {pid, ppid, tid, ptid, time} */
+		if (h.type == PERF_RECORD_FORK ||
+		    h.type == PERF_RECORD_EXIT) { /* {pid, ppid, tid, ptid, time} */
 			r->pid = (uint32_t)f[0];
 			r->ppid = (uint32_t)(f[0] >> 32);
 			r->tid = (uint32_t)f[1];
@@ -1181,8 +1182,7 @@ static void test_sample_other_process_killed_child(void)
 		pid_t g = fork();
 		if (g == 0) {
 			hot_virtual_kernel(350000);
-			raise(SIGKILL);
-			_exit(5);
+			raise(SIGKILL); /* does not return */
 		}
 		int st = 0;
 		_exit(g > 0 && waitpid(g, &st, 0) == g && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL ? 0 : 4);
@@ -1216,12 +1216,15 @@ static void test_sample_other_process_killed_child(void)
 	struct task_view vc, vg;
 	task_view(r, n, (uint32_t)child, &vc);
 	task_view(r, n, g, &vg);
-	printf("\n  killed grandchild: %u fork, %u samples, %u exit (sample_id pid %u tid %u cpu %u); child: %u "
-	       "samples, %u exit\n",
-	       vg.forks, vg.samples, vg.exits, vg.exit.id_pid, vg.exit.id_tid, vg.exit.cpu, vc.samples, vc.exits);
+	printf(
+	    "\n  killed grandchild: %u fork, %u samples, %u exit (sample_id pid %u tid %u cpu %u); child: %u "
+	    "samples, %u exit\n",
+	    vg.forks, vg.samples, vg.exits, vg.exit.id_pid, vg.exit.id_tid, vg.exit.cpu, vc.samples,
+	    vc.exits);
 	CU_ASSERT(g != 0 && g != (uint32_t)child);
 	CU_ASSERT_EQUAL(vc.samples, 1);
-	/* FORK: the body names the child and its parent; the sample_id is the parent's (current in the kernel) */
+	/* FORK: the body names the child and its parent; the sample_id is the parent's (current in the
+	 * kernel) */
 	CU_ASSERT_EQUAL(vg.forks, 1);
 	CU_ASSERT(vg.fork.tid == g && vg.fork.ppid == (uint32_t)child && vg.fork.ptid == (uint32_t)child);
 	CU_ASSERT_EQUAL(vg.fork.id_pid, (uint32_t)child);
@@ -1267,8 +1270,7 @@ static void test_sample_other_process_killed(void)
 			_exit(3);
 		api.advance(1);
 		hot_virtual_kernel(250000);
-		raise(SIGKILL);
-		_exit(4);
+		raise(SIGKILL); /* does not return */
 	}
 	close(go[0]);
 	struct perf_event_attr a;
