@@ -350,6 +350,8 @@ int emu_run_task_live(int slot);       /* registered and not exited */
 /* A task killed without running its exit path (its slot live, its process gone or a zombie) whose EXIT
  * record nobody wrote yet: 1 if the caller now owns writing it (once per task in the run), 0 otherwise. */
 int emu_run_task_claim_exit(int slot);
+/* The task runs, or it is a process's main thread that began its exit and the process is not gone yet. */
+int emu_run_task_running(int slot);
 /* A task of another process that may still write its own EXIT, or die without (no system call): 1 and its
  * ids (ppid: its parent process), 0 for the others. */
 int emu_run_task_exit_pending(int slot, pid_t *pid, pid_t *tid, pid_t *ppid);

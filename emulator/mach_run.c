@@ -832,6 +832,17 @@ int emu_run_task_live(int slot)
 	return s && __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_LIVE && !process_dead(s->pid);
 }
 
+int emu_run_task_running(int slot)
+{
+	struct emu_run_task *s = slot_at(slot);
+	if (!s || (uint32_t)slot >= run_used())
+		return 0;
+	int32_t state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+	/* a process's main thread marks its slot exited at the start of its exit path (atexit, _exit): its
+	 * records (EXIT) and the rest of the process's exit come after, until the process is gone */
+	return (state == SLOT_LIVE || (state == SLOT_EXITED && s->tid == s->pid)) && !process_dead(s->pid);
+}
+
 int emu_run_task_claim_exit(int slot)
 {
 	struct emu_run_task *s = slot_at(slot);

@@ -319,14 +319,16 @@ static void exit_dead_tasks(struct emu_thread *self, const struct emu_xsampler *
 }
 
 /* Whether the task of `slot` or one of its inheriting descendants still runs: an event with none left
- * polls POLLHUP (perf_poll's is_event_hup). */
+ * polls POLLHUP (perf_poll's is_event_hup). A process whose main thread began its exit runs until it is
+ * gone: its EXIT record comes after, and perf record, which ends at POLLHUP, sends SIGTERM to a command
+ * it has not seen end (the command then ends by SIGTERM, perf's status 143). */
 static int xs_task_alive(const struct emu_xsampler *xs)
 {
-	if (emu_run_task_live(xs->root_slot))
+	if (emu_run_task_running(xs->root_slot))
 		return 1;
 	unsigned n = emu_run_tasks();
 	for (unsigned i = 0; xs->attr.inherit && i < n && i < EMU_RUN_TASKS; i++)
-		if (emu_run_descendant((int)i, xs->root_slot, xs->after) && emu_run_task_live((int)i))
+		if (emu_run_descendant((int)i, xs->root_slot, xs->after) && emu_run_task_running((int)i))
 			return 1;
 	return 0;
 }
