@@ -347,6 +347,16 @@ uint64_t emu_run_task_born(int slot);
 struct emu_thread *emu_run_cpu_thread(unsigned cpu);
 uint64_t emu_run_task_execs(int slot); /* execs of the task so far */
 int emu_run_task_live(int slot);       /* registered and not exited */
+/* A task killed without running its exit path (its slot live, its process gone or a zombie) whose EXIT
+ * record nobody wrote yet: 1 if the caller now owns writing it (once per task in the run), 0 otherwise. */
+int emu_run_task_claim_exit(int slot);
+/* The task runs, or it is a process's main thread that began its exit and the process is not gone yet. */
+int emu_run_task_running(int slot);
+/* A task of another process that may still write its own EXIT, or die without (no system call): 1 and its
+ * ids (ppid: its parent process), 0 for the others. */
+int emu_run_task_exit_pending(int slot, pid_t *pid, pid_t *tid, pid_t *ppid);
+int emu_run_task_parent(int slot);      /* the slot of the task that created it, -1 unknown */
+uint64_t emu_run_task_cycles(int slot); /* its cycles as this process sees them (final once exited) */
 /* Blocks of the run's shared memory for the perf core's cross-process state, opaque to the machine: the
  * first int32 is the owner's pid (0 free; a dead owner's block is free again). NULL without a run / none. */
 #define EMU_RUN_BLOCKS      256

@@ -34,7 +34,7 @@
 #include "mach.h"
 #include "mach_priv.h"
 
-#define RUN_MAGIC  "rvemu-run v2"
+#define RUN_MAGIC  "rvemu-run v3"
 #define RUN_DIR    "/dev/shm/"
 #define RUN_PREFIX "rvemu-run."
 #define RUN_ENV    "RVEMU_RUN_SHM"
@@ -57,6 +57,9 @@ struct emu_run_task {
 	uint64_t acct[4];      /* at exit: minflt, majflt, nvcsw, nivcsw (software events once it is gone) */
 	uint64_t exec_acct[4]; /* the same at its latest exec (enable_on_exec of software events) */
 	int32_t acct_valid;
+	/* its PERF_RECORD_EXIT is someone's: 1 once it ran its exit path (it writes its own), or once another
+	 * process found it killed and claimed it (emu_run_task_claim_exit): written once, by one */
+	int32_t exit_claimed;
 };
 
 struct emu_run_shared {
@@ -271,6 +274,21 @@ static struct emu_run_task *find_slot(pid_t tid, pid_t pid)
 	return NULL;
 }
 
+/* The slot of a child process of this one that registered itself and exited already (caller holds the lock):
+ * a fork child may run to its end before fork returns in the parent, which must not make it a second, live
+ * slot (its EXIT would be written again for a task killed, perf_remote.c). A child's pid is not reused
+ * before this process reaps it, so an exited slot of that tid, pid and parent is that child's. */
+static struct emu_run_task *find_exited_child(pid_t tid, pid_t pid)
+{
+	uint32_t n = run_used();
+	for (uint32_t i = n; i-- > 0;) {
+		struct emu_run_task *s = &run->task[i];
+		if (s->tid == tid && s->pid == pid)
+			return s->state == SLOT_EXITED && s->ppid == self_pid ? s : NULL;
+	}
+	return NULL;
+}
+
 /* A new slot (caller holds the lock), or NULL when the table is full (that task is then not seen by others).
  */
 static struct emu_run_task *new_slot(pid_t tid, pid_t pid, pid_t ppid, int parent)
@@ -442,6 +460,8 @@ void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid)
 	run_lock();
 	struct emu_run_task *p = find_slot(parent_tid, getpid());
 	struct emu_run_task *s = find_slot(tid, pid);
+	if (!s && pid != getpid())
+		s = find_exited_child(tid, pid); /* it ran and exited before fork returned here */
 	if (!s)
 		s = new_slot(tid, pid, pid == getpid() ? getppid() : getpid(), slot_index(p));
 	else if (s->parent < 0 && s != p)
@@ -482,6 +502,7 @@ static void exit_slot(struct emu_run_task *s, uint64_t cycles)
 	if (cycles > old)
 		__atomic_store_n(&s->cycles, cycles, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->kernel_since, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->exit_claimed, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->state, SLOT_EXITED, __ATOMIC_RELEASE);
 }
 
@@ -809,6 +830,52 @@ int emu_run_task_live(int slot)
 	struct emu_run_task *s = slot_at(slot);
 	/* a task killed without a word (SIGKILL) left its slot live: its process is gone or a zombie */
 	return s && __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_LIVE && !process_dead(s->pid);
+}
+
+int emu_run_task_running(int slot)
+{
+	struct emu_run_task *s = slot_at(slot);
+	if (!s || (uint32_t)slot >= run_used())
+		return 0;
+	int32_t state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+	/* a process's main thread marks its slot exited at the start of its exit path (atexit, _exit): its
+	 * records (EXIT) and the rest of the process's exit come after, until the process is gone */
+	return (state == SLOT_LIVE || (state == SLOT_EXITED && s->tid == s->pid)) && !process_dead(s->pid);
+}
+
+int emu_run_task_claim_exit(int slot)
+{
+	struct emu_run_task *s = slot_at(slot);
+	if (!s || (uint32_t)slot >= run_used() || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_LIVE ||
+	    __atomic_load_n(&s->exit_claimed, __ATOMIC_ACQUIRE) || s->pid == self_pid ||
+	    !process_dead(s->pid))
+		return 0;
+	int32_t none = 0;
+	return __atomic_compare_exchange_n(&s->exit_claimed, &none, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+int emu_run_task_exit_pending(int slot, pid_t *pid, pid_t *tid, pid_t *ppid)
+{
+	struct emu_run_task *s = slot_at(slot);
+	if (!s || (uint32_t)slot >= run_used() || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_LIVE ||
+	    __atomic_load_n(&s->exit_claimed, __ATOMIC_ACQUIRE) || s->pid == self_pid)
+		return 0;
+	*pid = s->pid;
+	*tid = s->tid;
+	*ppid = s->ppid;
+	return 1;
+}
+
+int emu_run_task_parent(int slot)
+{
+	struct emu_run_task *s = slot_at(slot);
+	return s ? s->parent : -1;
+}
+
+uint64_t emu_run_task_cycles(int slot)
+{
+	struct emu_run_task *s = slot_at(slot);
+	return s && (uint32_t)slot < run_used() ? slot_cycles(s) : 0;
 }
 
 /* ------------------------------------------------------------------------------ shared blocks */

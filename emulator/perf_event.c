@@ -507,6 +507,8 @@ static int ioctl_locked(struct emu_event *ev, unsigned long req, unsigned long a
 		ev->period = ev->attr.freq ? period_for_freq(ev, v) : v;
 		ev->attr.sample_period = ev->attr.freq ? v : ev->period;
 		ev->period_left = (int64_t)ev->period;
+		if (ev->xs)
+			emu_remote_follow(ev, req); /* the shadows sampling another process's tasks */
 		return 0;
 	}
 	case PERF_EVENT_IOC_ID:

@@ -675,6 +675,7 @@ struct sideband {
 	size_t words;
 	pid_t cur_pid, cur_tid; /* the task the record is written for (sample_id's TID) */
 	uint64_t time;
+	uint32_t cpu; /* sample_id's CPU: where that task runs */
 };
 
 static size_t put_sample_id(const struct emu_event *ev, const struct sideband *sb, uint64_t *out)
@@ -692,7 +693,7 @@ static size_t put_sample_id(const struct emu_event *ev, const struct sideband *s
 	if (st & PERF_SAMPLE_STREAM_ID)
 		out[n++] = ev->id;
 	if (st & PERF_SAMPLE_CPU)
-		out[n++] = ev->target->hart;
+		out[n++] = sb->cpu;
 	if (st & PERF_SAMPLE_IDENTIFIER)
 		out[n++] = ev->id;
 	return n;
@@ -778,9 +779,14 @@ static void comm_write(struct emu_event *ev, const char *comm, int exec)
 	struct emu_thread *t = ev->target;
 	body[0] = (uint64_t)(uint32_t)t->pid | (uint64_t)(uint32_t)t->tid << 32;
 	size_t n = 1 + put_string(body + 1, 3, comm); /* TASK_COMM_LEN: 16 */
-	struct sideband sb = {
-	    PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0, body, n, t->pid, t->tid,
-	    emu_event_time(t)};
+	struct sideband sb = {PERF_RECORD_COMM,
+	                      exec ? PERF_RECORD_MISC_COMM_EXEC : 0,
+	                      body,
+	                      n,
+	                      t->pid,
+	                      t->tid,
+	                      emu_event_time(t),
+	                      t->hart};
 	sideband_write(ev, &sb);
 }
 
@@ -811,21 +817,22 @@ static void mmap_write(struct emu_event *ev, const struct perf_mmap_info *m)
 	                      n,
 	                      t->pid,
 	                      t->tid,
-	                      emu_event_time(t)};
+	                      emu_event_time(t),
+	                      t->hart};
 	sideband_write(ev, &sb);
 }
 
-/* PERF_RECORD_FORK / EXIT {pid, ppid, tid, ptid, time} (perf_event_task_output). */
-static void task_write(struct emu_event *ev, int fork, uint32_t pid, uint32_t ppid, uint32_t tid,
-                       uint32_t ptid)
+/* PERF_RECORD_FORK / EXIT {pid, ppid, tid, ptid, time} (perf_event_task_output). Its sample_id is that of
+ * the task the kernel runs when it writes it (perf_event_header__init_id takes `current`): for EXIT the task
+ * that exits (do_exit), for FORK the one that forks (copy_process), not the child. */
+static void task_write(struct emu_event *ev, int fork, const struct emu_task_record *k)
 {
-	struct emu_thread *t = ev->target;
 	uint64_t body[3];
-	uint64_t time = emu_event_time(t);
-	body[0] = (uint64_t)pid | (uint64_t)ppid << 32;
-	body[1] = (uint64_t)tid | (uint64_t)ptid << 32;
-	body[2] = time;
-	struct sideband sb = {fork ? PERF_RECORD_FORK : PERF_RECORD_EXIT, 0, body, 3, t->pid, t->tid, time};
+	body[0] = (uint64_t)k->pid | (uint64_t)k->ppid << 32;
+	body[1] = (uint64_t)k->tid | (uint64_t)k->ptid << 32;
+	body[2] = k->time;
+	struct sideband sb = {
+	    fork ? PERF_RECORD_FORK : PERF_RECORD_EXIT, 0, body, 3, k->cur_pid, k->cur_tid, k->time, k->cpu};
 	sideband_write(ev, &sb);
 }
 
@@ -859,17 +866,20 @@ void emu_sb_comm(struct emu_thread *t, const char *comm, int exec)
  * child the parent's mappings again. */
 void emu_sb_fork(struct emu_thread *t, pid_t pid, pid_t tid)
 {
-	if (t->perf)
-		for_each_sideband_event(t, e, SB_TASK) if (!e->shadow || tid != pid)
-		    task_write(e, 1, (uint32_t)pid, (uint32_t)t->pid, (uint32_t)tid, (uint32_t)t->tid);
+	if (!t->perf)
+		return;
+	struct emu_task_record k = {(uint32_t)pid, (uint32_t)t->pid, (uint32_t)tid, (uint32_t)t->tid,
+	                            t->pid,        t->tid,           t->hart,       emu_event_time(t)};
+	for_each_sideband_event(t, e, SB_TASK) if (!e->shadow || tid != pid) task_write(e, 1, &k);
 }
 
-/* The FORK record of the calling process, written by the child into a shadow it inherited. */
-void emu_sb_forked(struct emu_event *ev, pid_t ppid, pid_t ptid)
+/* A FORK or EXIT record written for another task than the event's own (perf_remote.c: a forked child writes
+ * its FORK as its parent's, a dead task's EXIT is written by another process), if the event wants task
+ * records now (enabled; a per-CPU event only for the CPU the record names). */
+void emu_sb_task_record(struct emu_event *ev, int fork, const struct emu_task_record *k)
 {
-	if (sideband_takes(ev, ev->target, SB_TASK))
-		task_write(ev, 1, (uint32_t)ev->target->pid, (uint32_t)ppid, (uint32_t)ev->target->tid,
-		           (uint32_t)ptid);
+	if (ev->state >= EV_INACTIVE && wants(ev, SB_TASK) && (ev->cpu < 0 || (unsigned)ev->cpu == k->cpu))
+		task_write(ev, fork, k);
 }
 
 /* perf_event_exit_task_context: the exiting task's own events get EXIT; ppid and ptid are both the pid of
@@ -877,9 +887,11 @@ void emu_sb_forked(struct emu_event *ev, pid_t ppid, pid_t ptid)
 void emu_sb_exit(struct emu_thread *t)
 {
 	uint32_t ppid = (uint32_t)getppid();
-	if (t->perf)
-		for_each_sideband_event(t, e, SB_TASK)
-		    task_write(e, 0, (uint32_t)t->pid, ppid, (uint32_t)t->tid, ppid);
+	if (!t->perf)
+		return;
+	struct emu_task_record k = {(uint32_t)t->pid, ppid,   (uint32_t)t->tid, ppid,
+	                            t->pid,           t->tid, t->hart,          emu_event_time(t)};
+	for_each_sideband_event(t, e, SB_TASK) task_write(e, 0, &k);
 }
 
 /* --------------------------------------------------------------------- what existed before the buffer */

@@ -48,8 +48,12 @@ struct emu_xsampler {
 	uint64_t wakeups;   /* written by the shadows, taken by the owner's poll */
 	uint64_t count;     /* what the shadows counted, published at samples, exec and exit */
 	uint64_t lost;
+	/* the owner's PERF_EVENT_IOC_PERIOD (the new period in `period`, stored first) and RESET: each moves
+	 * its generation; a shadow follows when its task next looks at the blocks (perf_remote.c) */
+	uint64_t period_gen, reset_gen;
 	struct perf_event_attr attr;
 };
+_Static_assert(sizeof(struct emu_xsampler) <= EMU_RUN_BLOCK_BYTES, "a sampler fits the run's block");
 
 /* An event whose fd was sent to another process (SCM_RIGHTS), in a block of the run's shared memory: the
  * owner publishes its values there as for a forked child; a process that receives the fd finds it by the
@@ -140,6 +144,7 @@ struct emu_event {
 	uint64_t xs_published;   /* the shadow's count already added to xs->count */
 	int xs_ring_block;       /* the shadow: the block of the buffer it writes (xs->ring_block) */
 	uint64_t xs_gen;         /* the shadow: xs->gen when made (a block reused since is another event's) */
+	uint64_t xs_period_gen, xs_reset_gen; /* the shadow: the owner's PERIOD and RESET it followed */
 	struct emu_xfile *xfile; /* its fd was sent to another process: the values published there */
 	/* a received fd's event (perf_adopt): its block and that block's generation then; once the block is
 	 * no longer that event's (its owner ended, the block was claimed again) reads give the last values
@@ -233,7 +238,15 @@ void emu_sb_mmap(struct emu_thread *t, const struct perf_mmap_info *m);
 void emu_sb_comm(struct emu_thread *t, const char *comm, int exec);
 void emu_sb_fork(struct emu_thread *t, pid_t pid, pid_t tid);
 void emu_sb_exit(struct emu_thread *t);
-void emu_sb_forked(struct emu_event *ev, pid_t ppid, pid_t ptid);
+/* A FORK or EXIT record's fields: the body's tasks, then its sample_id's (the task the kernel would run while
+ * writing it, its CPU) and the time. */
+struct emu_task_record {
+	uint32_t pid, ppid, tid, ptid;
+	pid_t cur_pid, cur_tid;
+	uint32_t cpu;
+	uint64_t time;
+};
+void emu_sb_task_record(struct emu_event *ev, int fork, const struct emu_task_record *k);
 void emu_sb_track(const struct emu_event *ev, int delta); /* events that want side-band records */
 int emu_sb_wanted(void);
 /* A shadow's writes into another process's buffer (perf_remote.c): the buffer's cross-process lock around a

@@ -216,15 +216,119 @@ static void find_copies(struct emu_event *ev)
 	}
 }
 
+static void *map_owner_ring(const struct emu_xsampler *xs, size_t *len, int *ring_block);
+
+/* Whether the event of `xs` reaches the task of `slot` (its own task, or one it inherits to), on any CPU. */
+static int xs_reaches_slot(const struct emu_xsampler *xs, int slot)
+{
+	return slot == xs->root_slot ||
+	       (xs->attr.inherit && emu_run_descendant(slot, xs->root_slot, xs->after));
+}
+
+/* A record for a task this thread has no shadow for (a killed task's EXIT, a FORK on its parent's CPU): a
+ * writer of the event's ring for that one record, made like a shadow but in no context. 0 if made. */
+static int ring_writer_open(struct emu_xsampler *xs, struct emu_event *w)
+{
+	size_t len = 0;
+	int ring_block = -1;
+	memset(w, 0, sizeof(*w));
+	void *page = map_owner_ring(xs, &len, &ring_block);
+	if (!page)
+		return -1;
+	w->attr = xs->attr;
+	w->id = xs->id;
+	w->fd = -1;
+	w->kind = (enum emu_ev_kind)xs->kind;
+	w->evmask = xs->evmask;
+	w->cpu = xs->cpu;
+	w->hw_idx = -1;
+	w->leader = w;
+	w->state = EV_INACTIVE; /* records follow the owner's ENABLE / DISABLE (emu_xring_begin) */
+	w->page = page;
+	w->map_len = len;
+	w->data_size = len - (size_t)EMU_REAL(sysconf)(_SC_PAGESIZE);
+	w->xs = xs;
+	w->xs_ring_block = ring_block;
+	w->xs_gen = __atomic_load_n(&xs->gen, __ATOMIC_RELAXED);
+	w->shadow = 1;
+	return 0;
+}
+
+static void ring_writer_close(struct emu_event *w)
+{
+	emu_shadow_publish(w); /* a record that did not fit is counted lost */
+	EMU_REAL(munmap)(w->page, w->map_len);
+}
+
+/* One record into every event of the run that reaches the task of `slot` and takes task records on `cpu`
+ * (the owner's own events included: its ring is written as the shadows write it, under the ring's lock).
+ * `skip`: a block whose record the caller writes itself. */
+static void task_record_everywhere(int slot, int fork, const struct emu_task_record *k,
+                                   const struct emu_xsampler *skip)
+{
+	for (unsigned i = 0; i < EMU_RUN_BLOCKS; i++) {
+		struct emu_xsampler *xs = emu_run_block_at(i);
+		if (!xs || xs == skip || __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) != EMU_BLOCK_SAMPLER ||
+		    (xs->cpu >= 0 && (uint32_t)xs->cpu != k->cpu) || !xs_reaches_slot(xs, slot))
+			continue;
+		struct emu_event w;
+		if (ring_writer_open(xs, &w) != 0)
+			continue;
+		emu_sb_task_record(&w, fork, k);
+		ring_writer_close(&w);
+	}
+}
+
+/* PERF_RECORD_EXIT of the tasks of the run that died without running their exit path (SIGKILL, any signal
+ * whose default kills): the kernel writes it in do_exit whatever killed the task, the task's own emulator
+ * never runs again, so the first process of the run to see it dead writes it, once (the slot's claim), with
+ * the sample_id the kernel gives it: the dead task's pid and tid, its CPU, and the time it was last seen
+ * (its last published cycles under the virtual clock, now otherwise). Looked for by every process that
+ * samples for another one when one of its tasks leaves (exit, exec: a shell that waited for the job it
+ * killed), and by the owner of an event before it says POLLHUP. `only`: the tasks that event reaches, or
+ * every task any event reaches; `self`: a thread of the caller's, whose clock says "now". Under the perf
+ * lock. */
+static void exit_dead_tasks(struct emu_thread *self, const struct emu_xsampler *only)
+{
+	unsigned n = emu_run_tasks();
+	for (unsigned i = 0; i < n && i < EMU_RUN_TASKS; i++) {
+		int slot = (int)i, reached = 0;
+		pid_t pid, tid, ppid;
+		if (!emu_run_task_exit_pending(slot, &pid, &tid, &ppid))
+			continue; /* exited (it wrote its own), claimed, or this process's */
+		if (only)
+			reached = xs_reaches_slot(only, slot);
+		for (unsigned b = 0; !only && !reached && b < EMU_RUN_BLOCKS; b++) {
+			const struct emu_xsampler *xs = emu_run_block_at(b);
+			reached = xs && __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) == EMU_BLOCK_SAMPLER &&
+			          xs_reaches_slot(xs, slot);
+		}
+		if (!reached || !emu_run_task_claim_exit(slot)) /* alive, or someone else writes it */
+			continue;
+		uint64_t cycles = emu_run_task_cycles(slot);
+		struct emu_task_record k = {(uint32_t)pid,
+		                            (uint32_t)ppid,
+		                            (uint32_t)tid,
+		                            (uint32_t)ppid,
+		                            pid,
+		                            tid,
+		                            (uint32_t)emu_run_task_hart(slot),
+		                            emu_clock_record_time(self, &cycles)};
+		task_record_everywhere(slot, 0, &k, NULL);
+	}
+}
+
 /* Whether the task of `slot` or one of its inheriting descendants still runs: an event with none left
- * polls POLLHUP (perf_poll's is_event_hup). */
+ * polls POLLHUP (perf_poll's is_event_hup). A process whose main thread began its exit runs until it is
+ * gone: its EXIT record comes after, and perf record, which ends at POLLHUP, sends SIGTERM to a command
+ * it has not seen end (the command then ends by SIGTERM, perf's status 143). */
 static int xs_task_alive(const struct emu_xsampler *xs)
 {
-	if (emu_run_task_live(xs->root_slot))
+	if (emu_run_task_running(xs->root_slot))
 		return 1;
 	unsigned n = emu_run_tasks();
 	for (unsigned i = 0; xs->attr.inherit && i < n && i < EMU_RUN_TASKS; i++)
-		if (emu_run_descendant((int)i, xs->root_slot, xs->after) && emu_run_task_live((int)i))
+		if (emu_run_descendant((int)i, xs->root_slot, xs->after) && emu_run_task_running((int)i))
 			return 1;
 	return 0;
 }
@@ -238,8 +342,10 @@ static void xs_sync(struct emu_event *ev)
 	if (__atomic_load_n(&xs->enabled, __ATOMIC_RELAXED) && ev->state < EV_INACTIVE &&
 	    ev->state != EV_ERROR)
 		ev->state = EV_INACTIVE; /* enable_on_exec, taken by the task */
-	if (!xs_task_alive(xs))
+	if (!ev->hup && !xs_task_alive(xs)) {
+		exit_dead_tasks(ev->target, xs); /* the EXIT of those killed, before perf stops reading */
 		ev->hup = 1;
+	}
 }
 
 void emu_remote_sync(struct emu_event *ev)
@@ -277,8 +383,15 @@ void emu_remote_follow(struct emu_event *ev, unsigned long req)
 {
 	if (ev->xs && (req == PERF_EVENT_IOC_ENABLE || req == PERF_EVENT_IOC_DISABLE))
 		__atomic_store_n(&ev->xs->enabled, req == PERF_EVENT_IOC_ENABLE, __ATOMIC_RELEASE);
-	else if (ev->xs && req == PERF_EVENT_IOC_RESET)
+	else if (ev->xs && req == PERF_EVENT_IOC_RESET) {
 		__atomic_store_n(&ev->xs->count, 0, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&ev->xs->reset_gen, 1, __ATOMIC_RELEASE);
+		emu_run_block_published(); /* the tasks look again: shadow_follow */
+	} else if (ev->xs && req == PERF_EVENT_IOC_PERIOD) {
+		__atomic_store_n(&ev->xs->period, ev->period, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&ev->xs->period_gen, 1, __ATOMIC_RELEASE);
+		emu_run_block_published();
+	}
 	struct emu_remote_set *s = ev->rset;
 	for (size_t i = 0; s && i < s->n; i++) {
 		struct emu_event *c = s->copy[i];
@@ -341,6 +454,8 @@ void emu_remote_shadows_publish(struct emu_thread *t)
 	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
 	emu_pes_flush(t);
 	for_each_group(t->perf, g) for_each_member(g, e) if (e->shadow) emu_shadow_publish(e);
+	/* tasks killed meanwhile (a shell that waited for the job it killed): their EXIT before this one's */
+	exit_dead_tasks(t, NULL);
 }
 
 /* Maps the owner's ring: its event fd is a memfd, reached through /proc/<owner>/fd (the ptrace-access rule
@@ -414,6 +529,11 @@ static struct emu_event *make_shadow(struct emu_xsampler *xs, struct emu_thread 
 	c->xs = xs;
 	c->xs_ring_block = ring_block;
 	c->xs_gen = __atomic_load_n(&xs->gen, __ATOMIC_RELAXED);
+	c->xs_period_gen = __atomic_load_n(&xs->period_gen, __ATOMIC_ACQUIRE);
+	c->xs_reset_gen = __atomic_load_n(&xs->reset_gen, __ATOMIC_ACQUIRE);
+	c->period_left = (int64_t)c->period;
+	if (!c->attr.freq)
+		c->attr.sample_period = c->period;
 	c->shadow = 1;
 	c->comm_exec = exec;
 	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL); /* it counts from now */
@@ -426,8 +546,7 @@ static int xs_reaches(const struct emu_xsampler *xs, const struct emu_thread *t,
 {
 	if (xs->cpu >= 0 && (unsigned)xs->cpu != t->hart)
 		return 0; /* event_filter_match: another CPU's event */
-	return slot == xs->root_slot ||
-	       (xs->attr.inherit && emu_run_descendant(slot, xs->root_slot, xs->after));
+	return xs_reaches_slot(xs, slot);
 }
 
 /* The thread's name and the image's mappings, read before the shadows exist: their COMM and MMAP2 records
@@ -441,13 +560,13 @@ static char *read_self_comm(void)
 	return comm;
 }
 
-/* Whether the thread has a shadow of `xs` already (a fork handler racing with the open, a late look). */
-static int has_shadow(const struct emu_thread *t, const struct emu_xsampler *xs)
+/* The thread's shadow of `xs`, if it has one already (a fork handler racing with the open, a late look). */
+static struct emu_event *shadow_of(const struct emu_thread *t, const struct emu_xsampler *xs)
 {
 	if (t->perf)
 		for_each_group(t->perf, g)
-		    for_each_member(g, e) if (e->shadow && e->xs == xs && e->xs_gen == xs->gen) return 1;
-	return 0;
+		    for_each_member(g, e) if (e->shadow && e->xs == xs && e->xs_gen == xs->gen) return e;
+	return NULL;
 }
 
 /* Shadows whose event the owner closed (its block released or claimed again): out of the task's context, as
@@ -485,6 +604,45 @@ static void reap_dead_shadows(struct emu_thread *t)
 	}
 }
 
+/* The owner's PERF_EVENT_IOC_RESET and PERF_EVENT_IOC_PERIOD, followed by the thread's shadows when it looks
+ * at the blocks (its next rvemu_advance, fork or exit; each thread for itself), as ENABLE and DISABLE are
+ * followed: RESET drops what a shadow counted before it and had not published yet (the owner zeroed what
+ * was), to within what it counted between the RESET and this look; PERIOD makes the new period the shadow's,
+ * a whole one from now (__perf_event_period clears period_left). Accounted up to now first. */
+static void shadows_follow(struct emu_thread *t)
+{
+	int due = 0;
+	for_each_group(t->perf, g) for_each_member(g, e) if (e->shadow && emu_shadow_current(e)) due |=
+	    __atomic_load_n(&e->xs->reset_gen, __ATOMIC_ACQUIRE) != e->xs_reset_gen ||
+	    __atomic_load_n(&e->xs->period_gen, __ATOMIC_ACQUIRE) != e->xs_period_gen;
+	if (!due)
+		return;
+	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
+	for_each_group(t->perf, g) for_each_member(g, e)
+	{
+		if (!e->shadow || !emu_shadow_current(e))
+			continue;
+		struct emu_xsampler *xs = e->xs;
+		uint64_t gen = __atomic_load_n(&xs->reset_gen, __ATOMIC_ACQUIRE);
+		if (gen != e->xs_reset_gen) {
+			e->xs_reset_gen = gen;
+			e->xs_published = e->count;
+		}
+		gen = __atomic_load_n(&xs->period_gen, __ATOMIC_ACQUIRE);
+		if (gen != e->xs_period_gen) {
+			e->xs_period_gen = gen;
+			uint64_t p = __atomic_load_n(&xs->period, __ATOMIC_RELAXED);
+			if (p) {
+				e->period = p;
+				if (!e->attr.freq)
+					e->attr.sample_period = p;
+				e->period_left = (int64_t)p;
+			}
+		}
+	}
+	emu_ctx_schedule(t);
+}
+
 /* The run's block generation this thread last looked at (perf_remote_poll_self): per thread, as the shadows
  * are (each thread makes and drops its own, at its own next look). */
 static __thread uint64_t blocks_seen __attribute__((tls_model("initial-exec")));
@@ -508,6 +666,8 @@ void perf_remote_attach_self(pid_t forked_by)
 	     *maps = exec ? emu_read_proc("/proc/self/maps", &len) : NULL;
 	emu_lock();
 	reap_dead_shadows(t);
+	if (t->perf)
+		shadows_follow(t);
 	for (unsigned i = 0; i < EMU_RUN_BLOCKS; i++) {
 		struct emu_xsampler *xs = emu_run_block_at(i);
 		if (!xs || __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) != EMU_BLOCK_SAMPLER ||
@@ -517,7 +677,7 @@ void perf_remote_attach_self(pid_t forked_by)
 		if (exec && slot == xs->root_slot && xs->attr.enable_on_exec &&
 		    emu_run_task_execs(slot) > xs->exec_seen)
 			__atomic_store_n(&xs->enabled, 1, __ATOMIC_RELEASE);
-		if (!xs_reaches(xs, t, slot) || has_shadow(t, xs))
+		if (!xs_reaches(xs, t, slot) || shadow_of(t, xs))
 			continue;
 		struct emu_event *c = make_shadow(xs, t, exec);
 		if (!c)
@@ -525,13 +685,7 @@ void perf_remote_attach_self(pid_t forked_by)
 		emu_sb_track(c, 1); /* released when its event is gone (reap_dead_shadows) */
 		shadows_live++;
 		if (!exec) {
-			/* a forked child: FORK (perf gives it its parent's name and mappings), unless it is
-			 * the event's own task (created before the open) or a thread (its creator wrote it);
-			 * a task found running (forked_by < 0): nothing, as the kernel writes nothing at an
-			 * open */
-			c->sideband_done = 1;
-			if (forked_by > 0 && t->tid == t->pid && slot != xs->root_slot)
-				emu_sb_forked(c, getppid(), forked_by);
+			c->sideband_done = 1; /* a forked child: FORK, below */
 			continue;
 		}
 		/* what exec writes: COMM (COMM_EXEC) and the new image's executable mappings */
@@ -539,6 +693,38 @@ void perf_remote_attach_self(pid_t forked_by)
 		if (emu_sb_existing_due(c))
 			emu_sb_existing(c, comm, text);
 		free(text);
+	}
+	/* A forked child: FORK (perf gives it its parent's name and mappings), unless it is the event's own
+	 * task (created before the open) or a thread (its creator wrote it); a task found running (forked_by
+	 * < 0): nothing, as the kernel writes nothing at an open. The kernel writes it in the parent
+	 * (copy_process: perf_event_fork), so into the parent's CPU's event with the parent's pid, tid and
+	 * CPU as sample_id; written here by the child before its first sample (after fork returned in the
+	 * parent it could follow the child's samples and exec), with the child's time, which its samples
+	 * follow. */
+	if (forked_by > 0 && t->tid == t->pid) {
+		int parent = emu_run_task_parent(slot), cpu = emu_run_task_hart(parent);
+		struct emu_task_record k = {(uint32_t)t->pid,
+		                            (uint32_t)getppid(),
+		                            (uint32_t)t->tid,
+		                            (uint32_t)forked_by,
+		                            getppid(),
+		                            forked_by,
+		                            (uint32_t)(cpu >= 0 ? cpu : (int)t->hart),
+		                            emu_event_time(t)};
+		for (unsigned i = 0; i < EMU_RUN_BLOCKS; i++) {
+			struct emu_xsampler *xs = emu_run_block_at(i);
+			if (!xs || __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) != EMU_BLOCK_SAMPLER ||
+			    xs->owner == emu_getpid() || slot == xs->root_slot ||
+			    !xs_reaches_slot(xs, slot) || (xs->cpu >= 0 && (uint32_t)xs->cpu != k.cpu))
+				continue;
+			struct emu_event *own = shadow_of(t, xs), w;
+			if (own) {
+				emu_sb_task_record(own, 1, &k);
+			} else if (ring_writer_open(xs, &w) == 0) {
+				emu_sb_task_record(&w, 1, &k);
+				ring_writer_close(&w);
+			}
+		}
 	}
 	emu_timer_rearm(t); /* the shadows sample from now */
 	emu_unlock();

@@ -6,7 +6,8 @@
 # counter on a child killed by SIGKILL reads what it had; perf_event_open on another process follows the
 # ptrace-access rule (EACCES as an unprivileged user on root's process, ESRCH for no process). Debian's perf
 # record samples a command, its forked child, its fork+exec'd child and one killed by SIGKILL: perf report
-# names the hot function (and, with -g, its call chain).
+# names the hot function (and, with -g, its call chain); every task gets one EXIT record, a killed one too, and
+# a FORK record's sample_id is the parent's.
 # Env: RVEMU_RUN (rvemu-run), RVEMU_LIB; the workloads mproc_child and record_child next to this script in the
 # build tree.
 set -uo pipefail
@@ -139,6 +140,12 @@ record fork --sscofpmf -- -e cycles -c 100000 -- "$rec" fork $n
 check "perf record -- a command whose forked child is hot" "record_hot_child ok" \
 	"$(hot_check "$tmp/fork.data" record_hot_child 90)"
 # the child's samples carry its own pid, announced by a FORK record from the parent
+# the FORK record's sample_id is the forking task's (the kernel writes it in the parent, copy_process): perf
+# script prints that pid first, the body names the parent after the child
+check "perf record -- fork: the FORK record's sample_id is the parent's" "ok" \
+	"$(perf script --show-task-events -i "$tmp/fork.data" 2>/dev/null | awk '
+		/PERF_RECORD_FORK\(/ { n++; f = $0; sub(/.*\):\(/, "", f); if ($2 + 0 != f + 0) bad = bad " " $2 "!=" f + 0 }
+		END { print (n == 1 && bad == "") ? "ok" : n " FORK records" bad }')"
 check "perf record -- fork: the hot samples are the child's (FORK record, another pid)" "ok" \
 	"$(perf script --show-task-events -F pid,ip,sym -i "$tmp/fork.data" 2>/dev/null | awk '
 		/PERF_RECORD_FORK\(/ { f = $0; sub(/.*PERF_RECORD_FORK\(/, "", f); child = f + 0; next }
@@ -189,5 +196,25 @@ check "perf report -g: the caller graph of the hot function" "ok" \
 record killed --sscofpmf -- -e cycles -c 100000 -- "$rec" killed $n
 check "perf record -- a child killed by SIGKILL: perf record ends, its samples are kept" "record_hot_child ok" \
 	"$(hot_check "$tmp/killed.data" record_hot_child 90)"
+# every task gets one EXIT record, also one killed by SIGKILL (the kernel writes it in do_exit; here the first
+# process of the run to see it dead): "N tasks, one EXIT each" over the tasks with a FORK, COMM or EXIT record
+exit_once() { # FILE
+	perf script --show-task-events -i "$1" 2>/dev/null | awk '
+		/PERF_RECORD_FORK\(/ { f = $0; sub(/.*PERF_RECORD_FORK\(/, "", f); seen[f + 0] = 1 }
+		/PERF_RECORD_COMM/ { c = $0; sub(/.*:/, "", c); seen[c + 0] = 1 }
+		/PERF_RECORD_EXIT\(/ { e = $0; sub(/.*PERF_RECORD_EXIT\(/, "", e); seen[e + 0] = 1; ex[e + 0]++ }
+		END { n = 0; for (p in seen) { n++; if (ex[p] != 1) bad = bad " " p ":" ex[p] + 0 " EXIT" }
+		      print bad == "" ? n " tasks, one EXIT each" : "EXIT records:" bad }'
+}
+check "perf record -- a child killed by SIGKILL: its EXIT record, once" "2 tasks, one EXIT each" \
+	"$(exit_once "$tmp/killed.data")"
+# a shell kills its job with SIGKILL and waits for it: the job's EXIT comes before the shell's (written at the
+# shell's exit, which saw it dead); also under the virtual clock
+record shkill --sscofpmf -- -e cycles -c 100000 -- sh -c "'$rec' main $n & kill -9 \$!; wait"
+check "perf record -- sh -c 'cmd & kill -9 \$!; wait': one EXIT per task" "2 tasks, one EXIT each" \
+	"$(exit_once "$tmp/shkill.data")"
+record shkillv --sscofpmf --clock virtual -- -e cycles -c 100000 -- sh -c "'$child' adv 300000 & kill -9 \$!; wait"
+check "perf record (virtual clock) -- sh -c 'cmd & kill -9 \$!; wait': one EXIT per task" "2 tasks, one EXIT each" \
+	"$(exit_once "$tmp/shkillv.data")"
 echo "test_emu_mproc: $passes passed, $fails failed"
 [ $fails -eq 0 ]

@@ -1069,6 +1069,335 @@ static void test_sample_other_process_fd_reused(void)
 	munmap(map, len);
 }
 
+/* The task records of another process's tasks as the kernel writes them (perf_event_task_output), with every
+ * sample_id field: FORK carries the forking task in its sample_id (perf_event_header__init_id takes
+ * `current`, and perf_event_fork runs in the parent), EXIT the exiting one; a task killed by SIGKILL gets its
+ * EXIT all the same (do_exit), written once by another process of the run. */
+#define TASKREC_TYPE                                                                                         \
+	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |      \
+	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+struct task_rec {
+	uint32_t type, pid, ppid, tid, ptid; /* the body (a sample: pid and tid only) */
+	uint64_t body_time;
+	uint32_t id_pid, id_tid, cpu; /* the sample_id trailer (a sample's own fields) */
+	uint64_t time, id, stream_id;
+};
+
+/* The FORK, EXIT and SAMPLE records of a ring written by other processes, from 0 to data_head. */
+static unsigned task_records(const struct perf_event_mmap_page *page, struct task_rec *out, unsigned max)
+{
+	const unsigned char *data = (const unsigned char *)page + page->data_offset;
+	uint64_t size = page->data_size, head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE), tail = 0;
+	unsigned n = 0;
+	for (unsigned k = 0; tail < head && k < 100000 && n < max; k++) {
+		unsigned char rec[1024];
+		struct perf_event_header h;
+		for (size_t i = 0; i < sizeof(h); i++)
+			((unsigned char *)&h)[i] = data[(tail + i) % size];
+		if (h.size < sizeof(h) || h.size > sizeof(rec))
+			break;
+		for (size_t i = 0; i < h.size; i++)
+			rec[i] = data[(tail + i) % size];
+		tail += h.size;
+		const uint64_t *f = (const uint64_t *)(rec + sizeof(h));
+		struct task_rec *r = &out[n];
+		memset(r, 0, sizeof(*r));
+		r->type = h.type;
+		if (h.type == PERF_RECORD_FORK ||
+		    h.type == PERF_RECORD_EXIT) { /* {pid, ppid, tid, ptid, time} */
+			r->pid = (uint32_t)f[0];
+			r->ppid = (uint32_t)(f[0] >> 32);
+			r->tid = (uint32_t)f[1];
+			r->ptid = (uint32_t)(f[1] >> 32);
+			r->body_time = f[2];
+			f += 3; /* sample_id: pid/tid, time, id, stream_id, cpu */
+		} else if (h.type == PERF_RECORD_SAMPLE) {
+			f++; /* ip; then pid/tid, time, id, stream_id, cpu, period */
+		} else {
+			continue;
+		}
+		r->id_pid = (uint32_t)f[0];
+		r->id_tid = (uint32_t)(f[0] >> 32);
+		r->time = f[1];
+		r->id = f[2];
+		r->stream_id = f[3];
+		r->cpu = (uint32_t)f[4];
+		if (h.type == PERF_RECORD_SAMPLE) {
+			r->pid = r->id_pid;
+			r->tid = r->id_tid;
+		}
+		n++;
+	}
+	return n;
+}
+
+/* What a ring holds for one task: its FORK and EXIT records (the last of each), how many, its samples, the
+ * CPU and time of its last sample. */
+struct task_view {
+	unsigned forks, exits, samples, after_exit;
+	struct task_rec fork, exit;
+	uint32_t cpu;
+	uint64_t last_time;
+};
+
+static void task_view(const struct task_rec *r, unsigned n, uint32_t pid, struct task_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	for (unsigned i = 0; i < n; i++) {
+		if (r[i].pid != pid)
+			continue;
+		if (r[i].type == PERF_RECORD_FORK) {
+			v->forks++;
+			v->fork = r[i];
+		} else if (r[i].type == PERF_RECORD_EXIT) {
+			v->exits++;
+			v->exit = r[i];
+		} else {
+			v->samples++;
+			v->after_exit += v->exits > 0;
+			v->cpu = r[i].cpu;
+			v->last_time = r[i].time;
+		}
+	}
+}
+
+/* A running child C (150000 cycles: 1 sample) forks G, which runs 350000 cycles (3 samples) and is killed
+ * by SIGKILL; C waits for it and exits. The ring: FORK(G) with C's pid, tid and CPU as sample_id; G's three
+ * samples; one EXIT(G) with G's pid, tid, CPU, the event's id and a time not before its last sample (C wrote
+ * it at its exit, before its own EXIT); one EXIT(C). The owner's POLLHUP (which looks for killed tasks too)
+ * adds none. */
+static void test_sample_other_process_killed_child(void)
+{
+	int go[2];
+	CU_ASSERT_FATAL(pipe(go) == 0);
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		char c;
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		api.advance(1); /* looks for the event: its shadow */
+		hot_virtual_kernel(150000);
+		pid_t g = fork();
+		if (g == 0) {
+			hot_virtual_kernel(350000);
+			raise(SIGKILL); /* does not return */
+		}
+		int st = 0;
+		_exit(g > 0 && waitpid(g, &st, 0) == g && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL ? 0 : 4);
+	}
+	close(go[0]);
+	struct perf_event_attr a;
+	sample_attr(&a, 100000);
+	a.sample_type = TASKREC_TYPE;
+	a.disabled = 0;
+	a.inherit = 1;
+	a.task = 1;
+	a.sample_id_all = 1;
+	int fd = perf_open(&a, child, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	uint64_t id = 0;
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ID, &id), 0);
+	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
+	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(map != MAP_FAILED);
+	CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
+	close(go[1]);
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	static struct task_rec r[64];
+	unsigned n = task_records(map, r, 64);
+	uint32_t g = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (r[i].type == PERF_RECORD_FORK)
+			g = r[i].pid;
+	struct task_view vc, vg;
+	task_view(r, n, (uint32_t)child, &vc);
+	task_view(r, n, g, &vg);
+	printf(
+	    "\n  killed grandchild: %u fork, %u samples, %u exit (sample_id pid %u tid %u cpu %u); child: %u "
+	    "samples, %u exit\n",
+	    vg.forks, vg.samples, vg.exits, vg.exit.id_pid, vg.exit.id_tid, vg.exit.cpu, vc.samples,
+	    vc.exits);
+	CU_ASSERT(g != 0 && g != (uint32_t)child);
+	CU_ASSERT_EQUAL(vc.samples, 1);
+	/* FORK: the body names the child and its parent; the sample_id is the parent's (current in the
+	 * kernel) */
+	CU_ASSERT_EQUAL(vg.forks, 1);
+	CU_ASSERT(vg.fork.tid == g && vg.fork.ppid == (uint32_t)child && vg.fork.ptid == (uint32_t)child);
+	CU_ASSERT_EQUAL(vg.fork.id_pid, (uint32_t)child);
+	CU_ASSERT_EQUAL(vg.fork.id_tid, (uint32_t)child);
+	CU_ASSERT_EQUAL(vg.fork.cpu, vc.cpu);
+	CU_ASSERT(vg.fork.id == id && vg.fork.stream_id == id && vg.fork.time == vg.fork.body_time);
+	/* the killed task: its samples, then one EXIT with its own sample_id */
+	CU_ASSERT_EQUAL(vg.samples, 3);
+	CU_ASSERT_EQUAL(vg.after_exit, 0);
+	CU_ASSERT_EQUAL(vg.exits, 1);
+	CU_ASSERT(vg.exit.tid == g && vg.exit.ppid == (uint32_t)child && vg.exit.ptid == (uint32_t)child);
+	CU_ASSERT(vg.exit.id_pid == g && vg.exit.id_tid == g);
+	CU_ASSERT_EQUAL(vg.exit.cpu, vg.cpu);
+	CU_ASSERT(vg.exit.id == id && vg.exit.stream_id == id);
+	CU_ASSERT(vg.exit.time == vg.exit.body_time && vg.exit.time >= vg.last_time);
+	CU_ASSERT_EQUAL(vc.exits, 1);
+	CU_ASSERT(vc.exit.id_pid == (uint32_t)child && vc.exit.id_tid == (uint32_t)child);
+	/* every task gone: POLLHUP, and no second EXIT of either */
+	struct pollfd p = {fd, POLLIN, 0};
+	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1);
+	CU_ASSERT(p.revents & POLLHUP);
+	n = task_records(map, r, 64);
+	task_view(r, n, (uint32_t)child, &vc);
+	task_view(r, n, g, &vg);
+	CU_ASSERT_EQUAL(vg.exits, 1);
+	CU_ASSERT_EQUAL(vc.exits, 1);
+	munmap(map, len);
+	close(fd);
+}
+
+/* The event's own task killed by SIGKILL after 250000 cycles (2 samples): nobody of the run but the owner
+ * is left to see it, which writes its EXIT before it says POLLHUP, once. */
+static void test_sample_other_process_killed(void)
+{
+	int go[2];
+	CU_ASSERT_FATAL(pipe(go) == 0);
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		char c;
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		api.advance(1);
+		hot_virtual_kernel(250000);
+		raise(SIGKILL); /* does not return */
+	}
+	close(go[0]);
+	struct perf_event_attr a;
+	sample_attr(&a, 100000);
+	a.sample_type = TASKREC_TYPE;
+	a.disabled = 0;
+	a.task = 1;
+	a.sample_id_all = 1;
+	int fd = perf_open(&a, child, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	uint64_t id = 0;
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ID, &id), 0);
+	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
+	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(map != MAP_FAILED);
+	CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
+	close(go[1]);
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	CU_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	static struct task_rec r[64];
+	struct task_view v;
+	task_view(r, task_records(map, r, 64), (uint32_t)child, &v);
+	CU_ASSERT_EQUAL(v.exits, 0); /* not yet: nobody looked */
+	struct pollfd p = {fd, POLLIN, 0};
+	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1);
+	CU_ASSERT(p.revents & POLLHUP);
+	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1); /* again: nothing more */
+	task_view(r, task_records(map, r, 64), (uint32_t)child, &v);
+	printf("\n  killed task: %u samples, %u exit (sample_id pid %u tid %u cpu %u)\n", v.samples, v.exits,
+	       v.exit.id_pid, v.exit.id_tid, v.exit.cpu);
+	CU_ASSERT_EQUAL(v.samples, 2);
+	CU_ASSERT_EQUAL(v.exits, 1);
+	CU_ASSERT_EQUAL(v.after_exit, 0);
+	CU_ASSERT(v.exit.tid == (uint32_t)child && v.exit.ppid == (uint32_t)getpid() &&
+	          v.exit.ptid == (uint32_t)getpid());
+	CU_ASSERT(v.exit.id_pid == (uint32_t)child && v.exit.id_tid == (uint32_t)child);
+	CU_ASSERT(v.exit.cpu == v.cpu && v.exit.id == id && v.exit.stream_id == id);
+	CU_ASSERT(v.exit.time == v.exit.body_time && v.exit.time >= v.last_time);
+	munmap(map, len);
+	close(fd);
+}
+
+/* PERF_EVENT_IOC_RESET and PERF_EVENT_IOC_PERIOD on an event sampling another process reach the task's shadow
+ * (when it next looks at the blocks: here its rvemu_advance): the task runs 150001 cycles (1 sample of
+ * 100000), stops; the owner resets the event and sets a period of 30000; the task runs 100001 more: 3 samples
+ * of 30000 (a whole new period from the PERIOD, as __perf_event_period clears period_left), and the event
+ * reads what the task counted after the RESET, exactly (the shadow's unpublished count from before it is
+ * dropped, as the kernel zeroes the count). */
+static void test_sample_other_process_period_reset(void)
+{
+	int go[2], ack[2];
+	CU_ASSERT_FATAL(pipe(go) == 0 && pipe(ack) == 0);
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		char c;
+		close(go[1]);
+		close(ack[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		api.advance(1);
+		hot_virtual_kernel(150000);
+		if (write(ack[1], "a", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(4);
+		api.advance(1);
+		hot_virtual_kernel(100000);
+		_exit(0);
+	}
+	close(go[0]);
+	close(ack[1]);
+	struct perf_event_attr a;
+	sample_attr(&a, 100000);
+	a.disabled = 0;
+	int fd = perf_open(&a, child, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
+	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(map != MAP_FAILED);
+	char c;
+	CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
+	CU_ASSERT_EQUAL(read(ack[0], &c, 1), 1);
+	uint64_t period = 30000;
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_RESET, 0), 0);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_PERIOD, &period), 0);
+	CU_ASSERT_EQUAL(write(go[1], "y", 1), 1);
+	close(go[1]);
+	close(ack[0]);
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* the samples' PERIOD fields: {ip, pid/tid, time, period} */
+	const struct perf_event_mmap_page *page = map;
+	const unsigned char *data = (const unsigned char *)page + page->data_offset;
+	uint64_t size = page->data_size, head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE), tail = 0;
+	unsigned old_period = 0, new_period = 0, other = 0;
+	for (unsigned k = 0; tail < head && k < 100000; k++) {
+		unsigned char rec[256];
+		struct perf_event_header h;
+		for (size_t i = 0; i < sizeof(h); i++)
+			((unsigned char *)&h)[i] = data[(tail + i) % size];
+		if (h.size < sizeof(h) || h.size > sizeof(rec))
+			break;
+		for (size_t i = 0; i < h.size; i++)
+			rec[i] = data[(tail + i) % size];
+		tail += h.size;
+		const uint64_t *f = (const uint64_t *)(rec + sizeof(h));
+		if (h.type != PERF_RECORD_SAMPLE)
+			continue;
+		if (f[3] == 100000 && !new_period)
+			old_period++;
+		else if (f[3] == period)
+			new_period++;
+		else
+			other++;
+	}
+	uint64_t count = read_count(fd);
+	printf("\n  after RESET and PERIOD 30000: %u samples of 100000, %u of 30000, %u other; reads %llu\n",
+	       old_period, new_period, other, (unsigned long long)count);
+	CU_ASSERT_EQUAL(old_period, 1);
+	CU_ASSERT_EQUAL(new_period, 3);
+	CU_ASSERT_EQUAL(other, 0);
+	CU_ASSERT_EQUAL(count, 100001);
+	munmap(map, len);
+	close(fd);
+}
+
 /* Bad input: the run holds EMU_RUN_BLOCKS (256) sampling events on other processes; the next open is ENOMEM
  * (said once on stderr), and closing one makes room again. */
 static void test_sample_other_process_full(void)
@@ -1135,6 +1464,12 @@ void add_sample_suites(void)
 		            test_sample_other_process_disabled);
 		CU_add_test(s, "another process: its owner's closed event fd reused by a file, never written",
 		            test_sample_other_process_fd_reused);
+		CU_add_test(s, "another process's child killed by SIGKILL: FORK as the parent's, one EXIT",
+		            test_sample_other_process_killed_child);
+		CU_add_test(s, "another process killed by SIGKILL: the owner writes its EXIT, once",
+		            test_sample_other_process_killed);
+		CU_add_test(s, "another process: the owner's RESET and PERIOD reach its shadow",
+		            test_sample_other_process_period_reset);
 		CU_add_test(s, "sampling events on other processes: 256 per run, then ENOMEM",
 		            test_sample_other_process_full);
 	} else {
