@@ -577,6 +577,51 @@ def test_kernel_mode(args):
           True)
 
 
+def test_kernel_share(args):
+    """The kernel's share follows the event's own state changes (docs/exec-counts.md, "The emulator's own code is
+    the kernel's"): on CVA6 (no privilege filter) an event counts the emulator's supervisor work from the moment
+    its enable turns it on to the moment its disable turns it off, as a board's counter counts the kernel's work
+    while it is enabled, whenever the emulator does that work (a tick's bookkeeping is done lazily, at the thread's
+    next entry)."""
+    print("== kernel share: an event counts the kernel's work while it is on, not a tick handled before its enable")
+    riscv64_emulator.lib = getattr(riscv64_emulator, "lib", None) or riscv64_emulator(args)
+    binary = build(args, "tick_window.c", "tick_window", ["-O2", "-I", os.path.join(args.top, "plugin")])
+    windows = {}
+    for tick in (0, 20000, 100000):  # 0: no tick in the run (RVEMU_TICK_CYCLES=10^15)
+        rc, out, err = rvemu_run(args, ["--exec", "--model", "cva6", "--", binary, str(tick)],
+                                 {"RVEMU_TICK_CYCLES": str(tick or 10 ** 15)}, "kshare")
+        m = re.search(r"window instructions (\d+) loads (\d+) spun (\d+)", out)
+        if rc != 0 or not m:
+            raise SystemExit(f"test_exec: tick_window {tick}: rc {rc}\n{out}{err}")
+        windows[tick] = tuple(int(x) for x in m.groups())
+        print(f"kernel share cva6 empty window, tick {tick or 'none'}: instructions {windows[tick][0]} "
+              f"LOAD_ACCESS {windows[tick][1]} (spun {windows[tick][2]} cycles to just past a tick)")
+    for tick in (20000, 100000):
+        check(f"kernel share: a tick of {tick} cycles was crossed between the open and the enable",
+              windows[tick][2] > 0, True)
+        check(f"kernel share: the empty window right after a tick of {tick} cycles counts what it counts without "
+              f"ticks (instructions, LOAD_ACCESS: the tick's bookkeeping before the enable is not the event's)",
+              windows[tick][:2], windows[0][:2])
+    # A tick inside the window: its bookkeeping, done at the first disable, is kernel work while every event is
+    # still on, so every event that counts the kernel sees it (before, the events whose reading the disable took
+    # first did not: instructions +0, LOAD_ACCESS +30).
+    loop = build(args, "perf_loop.c", "perf_loop", ["-O2"])
+    got = {}
+    for tick in (0, 20000):
+        rc, out, err = rvemu_run(args, ["--exec", "--model", "cva6", "--", loop, "21000", "0x5"],
+                                 {"RVEMU_TICK_CYCLES": str(tick or 10 ** 15)}, "kshare")
+        m = re.search(r"instructions (\d+) loads (\d+) cycles (\d+)", out)
+        if rc != 0 or not m:
+            raise SystemExit(f"test_exec: perf_loop cva6 tick {tick}: rc {rc}\n{out}{err}")
+        got[tick] = tuple(int(x) for x in m.groups())
+    extra = (got[20000][0] - got[0][0], got[20000][1] - got[0][1])
+    print(f"kernel share cva6 perf_loop 21000: instructions {got[0][0]} LOAD_ACCESS {got[0][1]} without ticks, "
+          f"{got[20000][0]} and {got[20000][1]} with ticks of 20000 cycles in the loop (+{extra[0]}, +{extra[1]})")
+    check("kernel share: ticks inside the window add their bookkeeping to every event that counts the kernel "
+          "(instructions and LOAD_ACCESS both more than without ticks, the loads no more than the instructions)",
+          (extra[0] > 0, extra[1] > 0, extra[1] <= extra[0]), (True, True, True))
+
+
 def test_inherit(args):
     print("== inherit: a forked child's counts reach the parent's event (attr.inherit)")
     lib = riscv64_emulator(args)
@@ -1051,7 +1096,7 @@ def main():
              "cva6": test_cva6, "gemm_chase": test_gemm_chase, "threads": test_threads, "fork": test_fork, "mode": test_mode,
              "alarm": test_alarm, "alarm_rearm": test_alarm_rearm,
              "end_to_end": test_end_to_end, "banks": test_banks, "presets_raw": test_presets_raw,
-             "kernel_mode": test_kernel_mode, "inherit": test_inherit, "overflow_pc": test_overflow_pc,
+             "kernel_mode": test_kernel_mode, "kernel_share": test_kernel_share, "inherit": test_inherit, "overflow_pc": test_overflow_pc,
              "profil_gemm": test_profil_gemm, "rvemu_run": test_rvemu_run,
              "bad_input": test_bad_input, "papi": test_papi, "papi_l1_dca": test_papi_l1_dca}
     for name, t in tests.items():
