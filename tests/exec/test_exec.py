@@ -621,6 +621,19 @@ def test_kernel_share(args):
     check("kernel share: ticks inside the window add their bookkeeping to every event that counts the kernel "
           "(instructions and LOAD_ACCESS both more than without ticks, the loads no more than the instructions)",
           (extra[0] > 0, extra[1] > 0, extra[1] <= extra[0]), (True, True, True))
+    # Another thread reading the event: its reads are the emulator's work in its own slot, never the target's.
+    remote = build(args, "remote_read.c", "remote_read", ["-O2", "-pthread"])
+    rc, out, err = rvemu_run(args, ["--exec", "--model", "cva6", "--", remote, "100000", "100"], {}, "kshare")
+    m = re.search(r"remote first (\d+) last (\d+)", out)
+    if rc != 0 or not m:
+        raise SystemExit(f"test_exec: remote_read: rc {rc}\n{out}{err}")
+    first, last = int(m.group(1)), int(m.group(2))
+    print(f"kernel share cva6 remote reader: the blocked target's instructions read {first} first, {last} after 99 "
+          f"more reads by another thread")
+    check("kernel share: the target's loop is in the event (100000 iterations of 2 instructions)", first >= 200000,
+          True)
+    check("kernel share: 99 more reads by another thread add nothing to a blocked target's event (the reader's "
+          "kernel work is its own)", last, first)
 
 
 def test_inherit(args):
