@@ -6,10 +6,10 @@
  * event must count the sum of the plugin counters events/exec_events.csv gives it, between the instants it
  * was enabled and read; an event the table leaves out keeps the profile rate over the modelled cycles;
  * supervisor-mode counts show only in events that do not exclude the kernel, from their enable to their
- * disable; the thread's clock is its modelled cycles; BOOM's bank and the distributed HPC count the plugin's counters too (at BOOM's user and
- * supervisor levels as pfc_maxPriv gates them; per hart and per L2 slice on the HPC). Bad configurations stop
- * the program with exit status 2 and a message. The launcher (no EXEC_SRC_CHILD) re-executes itself under
- * $RVEMU_LIB for each case.
+ * disable; the thread's clock is its modelled cycles; BOOM's bank and the distributed HPC count the plugin's
+ * counters too (at BOOM's user and supervisor levels as pfc_maxPriv gates them; per hart and per L2 slice on
+ * the HPC). Bad configurations stop the program with exit status 2 and a message. The launcher (no
+ * EXEC_SRC_CHILD) re-executes itself under $RVEMU_LIB for each case.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
