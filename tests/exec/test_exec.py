@@ -860,8 +860,8 @@ def test_presets_raw(args):
     # filter at all), and a tick inside a window counts in it, as a board's tick interrupt does: its
     # bookkeeping, which the emulator does at the first disable after it, is kernel work while the window's
     # events are on. The raw terms are measured one per window and a preset's together in one, so a tick
-    # falls in different windows of the two methods: with the default tick every one of 11 environment sizes
-    # (PAD=0..30 a's) differed in 3 or 4 deterministic presets (U74 PAPI_LST_INS 18000 against raw 18004,
+    # falls in different windows of the two methods: with the default tick every one of 34 environment sizes
+    # (PAD=0..99 a's, step 3) differed in 3 or 4 deterministic presets (U74 PAPI_LST_INS 18000 against raw 18004,
     # PAPI_BR_CN 6000 against 6012, CVA6 PAPI_TOT_INS 87000 against 87082, PAPI_LD_INS 12000 against 12018).
     # (Before the kernel's share followed the enable and the disable, a single event's window never counted a
     # tick inside it, and a tick between an open and its enable leaked into that window instead: 4 of 34
