@@ -1114,7 +1114,8 @@ def main():
              "cva6": test_cva6, "gemm_chase": test_gemm_chase, "threads": test_threads, "fork": test_fork, "mode": test_mode,
              "alarm": test_alarm, "alarm_rearm": test_alarm_rearm,
              "end_to_end": test_end_to_end, "banks": test_banks, "presets_raw": test_presets_raw,
-             "kernel_mode": test_kernel_mode, "kernel_share": test_kernel_share, "inherit": test_inherit, "overflow_pc": test_overflow_pc,
+             "kernel_mode": test_kernel_mode, "kernel_share": test_kernel_share, "inherit": test_inherit,
+             "overflow_pc": test_overflow_pc,
              "profil_gemm": test_profil_gemm, "rvemu_run": test_rvemu_run,
              "bad_input": test_bad_input, "papi": test_papi, "papi_l1_dca": test_papi_l1_dca}
     for name, t in tests.items():
