@@ -259,10 +259,12 @@ struct emu_count_source {
 	 * file is set to supervisor mode); NULL: nothing to do. Async-signal-safe, called with signals
 	 * blocked. */
 	void (*kernel_mode)(enum emu_kernel_mode mode);
-	/* occurrences of `ev` in supervisor mode (the emulator's own code, the kernel's) up to the thread's
-	 * cycle `cycles`, for events that do not exclude the kernel; NULL: none (the profile source's kernel
-	 * time is not the thread's) */
-	uint64_t (*kernel_count)(const struct emu_thread *t, size_t ev, uint64_t cycles);
+	/* occurrences of `ev` in supervisor mode (the emulator's own code, the kernel's) in thread t so far,
+	 * as they are now, for events that do not exclude the kernel; NULL: none (the profile source's kernel
+	 * time is not the thread's). Not keyed by the thread's cycles, which stand still while the emulator
+	 * runs: the perf core takes an event's share from the moment it goes on to the moment it goes off.
+	 * Any thread may ask about any other (it reads t's own counts, never the caller's). */
+	uint64_t (*kernel_now)(const struct emu_thread *t, size_t ev);
 	/* Time, for a source with its own clock (see emu_clock_arm, emu_clock_pc_at); NULL: RVEMU_CLOCK's */
 	int (*arm)(struct emu_thread *t, int signo, const struct emu_alarm_plan *p);
 	uint64_t (*pc_at)(const struct emu_thread *t, uint64_t evmask, uint64_t from, uint64_t need,
@@ -281,8 +283,9 @@ uint64_t emu_exec_bank_value(struct emu_thread *t, int handle, enum emu_exec_mod
 uint64_t emu_hart_sum(unsigned hart, uint64_t (*value)(struct emu_thread *t, int arg), int arg);
 /* Occurrences of the events of evmask in thread t between its cycles a and b (a <= b). */
 uint64_t emu_events_between(const struct emu_thread *t, uint64_t evmask, uint64_t a, uint64_t b);
-/* ... in supervisor mode (the kernel's share; 0 unless the source counts one). */
-uint64_t emu_kernel_events_between(const struct emu_thread *t, uint64_t evmask, uint64_t a, uint64_t b);
+/* Occurrences of the events of evmask in thread t's supervisor mode so far, as they are now (the kernel's
+ * share; 0 unless the source counts one): the difference of two calls is the kernel's work in between. */
+uint64_t emu_kernel_events_now(const struct emu_thread *t, uint64_t evmask);
 /* Ground truth of one model event: the source's count up to `cycles` plus injections. */
 uint64_t emu_truth_at(const struct emu_thread *t, size_t ev, uint64_t cycles);
 

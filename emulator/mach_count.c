@@ -104,17 +104,17 @@ uint64_t emu_events_between(const struct emu_thread *t, uint64_t evmask, uint64_
 	return d;
 }
 
-uint64_t emu_kernel_events_between(const struct emu_thread *t, uint64_t evmask, uint64_t a, uint64_t b)
+uint64_t emu_kernel_events_now(const struct emu_thread *t, uint64_t evmask)
 {
 	const struct emu_count_source *src = emu_count_source();
 	const struct rvemu_model *m = emu_model();
-	uint64_t d = 0;
-	if (!src->kernel_count)
+	uint64_t n = 0;
+	if (!src->kernel_now)
 		return 0;
 	for (size_t i = 0; i < emu_mask_events(m); i++)
 		if (evmask & (1ull << i))
-			d += src->kernel_count(t, i, b) - src->kernel_count(t, i, a);
-	return d;
+			n += src->kernel_now(t, i);
+	return n;
 }
 
 uint64_t emu_truth_at(const struct emu_thread *t, size_t ev, uint64_t cycles)

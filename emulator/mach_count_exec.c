@@ -12,8 +12,9 @@
  * only exist *now*, so each time the clock is read the source remembers the whole reading under that instant
  * (a small ring per thread). Every instant the perf core folds at came from the clock, so the counts between
  * two of them are exactly what the plugin counted in between. A C later than every reading takes a new one;
- * an earlier one gets the latest reading not after it. Only user-mode counts are read: supervisor-mode counts
- * are the emulator's own work (the kernel's), and every modelled event is a user event.
+ * an earlier one gets the latest reading not after it. Only user-mode counts are remembered: supervisor-mode
+ * counts are the emulator's own work (the kernel's), which the user's cycles cannot place (they stand still
+ * while it runs); the perf core reads them as they are now (exec_kernel_now) when an event goes on or off.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +37,6 @@ _Static_assert(EMU_ALARM_WATCHES <= RVEXEC_ALARM_WATCHES, "the plugin's alarm ho
 struct exec_snapshot {
 	uint64_t key; /* the thread cycle the perf core asked about */
 	uint64_t counts[RVEXEC_NCOUNTS];
-	uint64_t kcounts[RVEXEC_NCOUNTS]; /* supervisor mode (the emulator's own code): the kernel's share */
 };
 
 struct exec_thread {
@@ -169,11 +169,8 @@ static const struct exec_snapshot *take_reading(struct exec_thread *et)
 		return newest; /* nothing ran since (every block costs at least a cycle) */
 	unsigned i = et->held == 0 ? 0 : (et->newest + 1) % EXEC_SNAPSHOTS;
 	struct exec_snapshot *s = &et->snap[i];
-	for (unsigned c = 0; c < RVEXEC_NCOUNTS; c++) {
+	for (unsigned c = 0; c < RVEXEC_NCOUNTS; c++)
 		s->counts[c] = __atomic_load_n(&et->slot->counts[RVEXEC_MODE_USER][c], __ATOMIC_RELAXED);
-		s->kcounts[c] =
-		    __atomic_load_n(&et->slot->counts[RVEXEC_MODE_SUPERVISOR][c], __ATOMIC_RELAXED);
-	}
 	s->key = s->counts[RVEXEC_CYCLES]; /* the cycles of this very reading */
 	et->newest = i;
 	if (et->held < EXEC_SNAPSHOTS)
@@ -317,19 +314,24 @@ static void exec_kernel_mode(enum emu_kernel_mode mode)
 }
 
 /* The kernel's share of an event that does not exclude it: what the plugin counted in supervisor mode (the
- * emulator's own code) up to the reading of that instant. The emulator's work between two instants of the
- * user's clock shows at the later one (the user's cycles stand still while it runs). Events with no
+ * emulator's own code) in the thread's slot so far, read as it is now. The slot is shared memory, so a reader
+ * in another thread or process reads the target's own count, never its own supervisor work. Events with no
  * execution-driven meaning have no kernel share (their profile rate runs on the user's cycles). */
-static uint64_t exec_kernel_count(const struct emu_thread *t, size_t ev, uint64_t cycles)
+static uint64_t exec_kernel_now(const struct emu_thread *t, size_t ev)
 {
 	if (ev >= 64 || exec.ncounters[ev] == 0)
 		return 0;
 	uint64_t sum = 0;
 	pthread_mutex_lock(&exec_lock);
 	struct exec_thread *et = exec_thread(t->tid);
-	if (et) {
-		const struct exec_snapshot *s = reading_at(et, cycles);
-		sum = mapped_sum(s->kcounts, exec.ncounters[ev], exec.negative[ev], exec.counters[ev]);
+	if (et && et->slot) {
+		uint64_t now[RVEXEC_NCOUNTS] = {0};
+		for (unsigned i = 0; i < exec.ncounters[ev]; i++) {
+			unsigned c = exec.counters[ev][i];
+			now[c] =
+			    __atomic_load_n(&et->slot->counts[RVEXEC_MODE_SUPERVISOR][c], __ATOMIC_RELAXED);
+		}
+		sum = mapped_sum(now, exec.ncounters[ev], exec.negative[ev], exec.counters[ev]);
 	}
 	pthread_mutex_unlock(&exec_lock);
 	return sum;
@@ -553,7 +555,7 @@ const struct emu_count_source emu_exec_source = {
     .cycles_for = exec_cycles_for,
     .thread_cycles = exec_thread_cycles,
     .kernel_mode = exec_kernel_mode,
-    .kernel_count = exec_kernel_count,
+    .kernel_now = exec_kernel_now,
     .arm = exec_arm,
     .pc_at = exec_pc_at,
     .signal = SIGSTKFLT,

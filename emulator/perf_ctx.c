@@ -27,6 +27,7 @@
 #include "perf_priv.h"
 
 static void pes_drain(struct emu_thread *t, int interrupt);
+static void count_events(struct emu_event *e, uint64_t delta);
 
 /* --------------------------------------------------------------------------------------------- lock */
 /* A system call is atomic with respect to the caller's signal handlers: a handler that interrupts the
@@ -97,19 +98,53 @@ static int is_accounted(const struct emu_event *ev)
 	return ev->kind == EK_SOFTWARE && !is_clock(ev);
 }
 
-/* Events the counter of `ev` sees between thread cycles a and b (a <= b). */
+/* The user's events the counter of `ev` sees between thread cycles a and b (a <= b); the kernel's share
+ * is taken apart (kernel_share). */
 static uint64_t event_delta(const struct emu_event *ev, uint64_t a, uint64_t b)
 {
 	if (is_clock(ev))
 		return emu_cycles_to_ns(b) - emu_cycles_to_ns(a);
-	if (ev->kind == EK_SOFTWARE)
+	if (ev->kind == EK_SOFTWARE || ev->attr.exclude_user)
 		return 0;
-	/* the user's events, and the kernel's share (the emulator's own work, when the count source has
-	 * one: exec) for an event that does not exclude the kernel, as on a board */
-	uint64_t d = ev->attr.exclude_user ? 0 : emu_events_between(ev->target, ev->evmask, a, b);
-	if (!ev->attr.exclude_kernel)
-		d += emu_kernel_events_between(ev->target, ev->evmask, a, b);
-	return d;
+	return emu_events_between(ev->target, ev->evmask, a, b);
+}
+
+/* The kernel's share of an event that does not exclude it (the emulator's own work, when the count source
+ * has one: exec), as on a board, where the counter counts the kernel's work while it is enabled: the tail of
+ * the enable after the counter starts, the interrupts in between, the head of the disable before it stops --
+ * not a tick handled before the enable. The thread's cycles stand still while the emulator runs, so they
+ * cannot place that work: the share is the target's supervisor count now less its mark, taken when the event
+ * goes on or off (emu_ctx_schedule: enable, enable_on_exec, a rotation, the end of a refresh budget) and
+ * at every accounting in between (ctx_sync, whatever the emulator did since, a tick's bookkeeping
+ * included). The target's count, never the reader's: another thread reading the event adds nothing of its
+ * own. *now: the count read. */
+static uint64_t kernel_share(const struct emu_event *e, uint64_t *now)
+{
+	*now = emu_kernel_events_now(e->target, e->evmask);
+	return *now > e->kernel_mark ? *now - e->kernel_mark : 0;
+}
+
+/* The event went on or off (its state after a scheduling pass): its share starts from now, or ends now. */
+static void kernel_share_edge(struct emu_event *e)
+{
+	int on = e->state == EV_ACTIVE && e->kind != EK_SOFTWARE && !e->attr.exclude_kernel;
+	if (on == e->kernel_on)
+		return;
+	uint64_t now, d = kernel_share(e, &now);
+	if (!on)
+		count_events(e, d); /* its last share: what the kernel did up to the stop */
+	e->kernel_mark = now;
+	e->kernel_on = on;
+}
+
+/* PERF_EVENT_IOC_RESET: the kernel's work before the reset is not in the count after it. */
+void emu_kernel_share_restart(struct emu_event *e)
+{
+	uint64_t now;
+	if (e->kernel_on) {
+		kernel_share(e, &now);
+		e->kernel_mark = now;
+	}
 }
 
 /* First cycle in (a, b] at which `ev` has seen `need` events since a; b + 1 if none. */
@@ -131,9 +166,11 @@ static uint64_t cycle_of_count(const struct emu_event *ev, uint64_t a, uint64_t 
 uint64_t emu_counter_now(const struct emu_event *e)
 {
 	const struct emu_ctx *ctx = e->target->perf;
-	uint64_t now = emu_cycles_of(e->target), d = 0;
+	uint64_t now = emu_cycles_of(e->target), d = 0, k;
 	if (ctx && e->state == EV_ACTIVE && !e->throttled && now > ctx->last_cycles)
 		d = event_delta(e, ctx->last_cycles, now);
+	if (ctx && e->kernel_on && !e->throttled)
+		d += kernel_share(e, &k); /* the kernel's work up to this read */
 	return emu_width_mask(e, e->hw_raw + d);
 }
 
@@ -265,6 +302,7 @@ void emu_ctx_schedule(struct emu_thread *t)
 	}
 	if (ctx->rotate_needed && !was_rotating)
 		ctx->slice_end = ctx->last_cycles + emu_cfg()->mux_cycles;
+	for_each_group(ctx, g) for_each_member(g, e) kernel_share_edge(e);
 	ctx->nsampling_active = 0;
 	for_each_group(ctx, g) for_each_member(g, e) if (e->state == EV_ACTIVE && is_sampling(e))
 	    ctx->nsampling_active++;
@@ -633,6 +671,19 @@ static void ctx_tick(struct emu_ctx *ctx)
 	}
 }
 
+/* The kernel's share of the events on (kernel_share): what the emulator did since their marks, counted now
+ * and in the kernel (an overflow it makes is a kernel sample, never the user's code). */
+static void ctx_account_kernel(struct emu_ctx *ctx)
+{
+	for_each_group(ctx, g) for_each_member(g, e) if (e->kernel_on)
+	{
+		uint64_t now, d = kernel_share(e, &now);
+		e->kernel_mark = now;
+		if (d)
+			count_and_overflow(e, d, EMU_IP_KERNEL, ctx->last_cycles);
+	}
+}
+
 /* Accounted software events: what the thread's accounting says since the last look. */
 static void ctx_account_software(struct emu_ctx *ctx)
 {
@@ -701,6 +752,7 @@ static void ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip, int kernel
 		if (ctx->rotate_needed && next >= ctx->slice_end)
 			ctx_rotate(t);
 	}
+	ctx_account_kernel(ctx);
 	if (kernel_entry)
 		take_due_interrupts(ctx, now, ip, 1);
 	if (ip != EMU_IP_KERNEL)

@@ -474,8 +474,10 @@ static int apply(struct emu_event *ev, unsigned long req, int group)
 			set_enabled(e, 1);
 		else if (req == PERF_EVENT_IOC_DISABLE)
 			set_enabled(e, 0);
-		else
+		else {
 			e->count = 0; /* RESET: the count only, times stay */
+			emu_kernel_share_restart(e);
+		}
 		if (e->rset || e->xs)
 			emu_remote_follow(e, req); /* and its children's copies (perf_event_for_each_child) */
 	}

@@ -108,6 +108,10 @@ struct emu_event {
 	uint64_t overflow_cycle; /* ... and the thread cycle it retired at */
 	enum emu_ev_state state;
 	uint64_t count; /* 64-bit perf count */
+	/* the kernel's share (a count source's supervisor counts: exec): while the event is on and counts the
+	 * kernel, its target's supervisor count of evmask when the share was last taken (perf_ctx.c) */
+	int kernel_on;
+	uint64_t kernel_mark;
 	uint64_t time_enabled, time_running;
 	/* sampling */
 	uint64_t period;
@@ -203,6 +207,8 @@ void emu_ctx_insert(struct emu_event *ev);
 void emu_timer_rearm(struct emu_thread *t);
 void emu_event_publish(struct emu_event *ev);
 uint64_t emu_counter_now(const struct emu_event *e);
+/* PERF_EVENT_IOC_RESET of an event that is on: its kernel's share starts again from now (perf_ctx.c). */
+void emu_kernel_share_restart(struct emu_event *e);
 /* PES: the kernel drains the task's record buffer into the events' rings (read, ioctl, close, schedule) */
 void emu_pes_flush(struct emu_thread *t);
 /* Where a PES record holds the counter an event is on (cycle, instret, mhpmcounter3..5), or -1. */

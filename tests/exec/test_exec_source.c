@@ -5,11 +5,11 @@
  * through the emulator's perf_event interface (RVEMU_COUNT_SOURCE=exec, RVEXEC_SHM=the file). Each model
  * event must count the sum of the plugin counters events/exec_events.csv gives it, between the instants it
  * was enabled and read; an event the table leaves out keeps the profile rate over the modelled cycles;
- * supervisor-mode counts show only in events that do not exclude the kernel; the thread's clock is its
- * modelled cycles; BOOM's bank and the distributed HPC count the plugin's counters too (at BOOM's user and
- * supervisor levels as pfc_maxPriv gates them; per hart and per L2 slice on the HPC). Bad configurations stop
- * the program with exit status 2 and a message. The launcher (no EXEC_SRC_CHILD) re-executes itself under
- * $RVEMU_LIB for each case.
+ * supervisor-mode counts show only in events that do not exclude the kernel, from their enable to their
+ * disable; the thread's clock is its modelled cycles; BOOM's bank and the distributed HPC count the plugin's
+ * counters too (at BOOM's user and supervisor levels as pfc_maxPriv gates them; per hart and per L2 slice on
+ * the HPC). Bad configurations stop the program with exit status 2 and a message. The launcher (no
+ * EXEC_SRC_CHILD) re-executes itself under $RVEMU_LIB for each case.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -158,6 +158,35 @@ static void test_thread_clock_is_modelled_cycles(void)
 	CU_ASSERT_EQUAL(thread_cycles(), before + 12345);
 }
 
+/* The kernel's share follows the event's own state changes: the supervisor work done before the enable or
+ * after the disable is not the event's, whatever the thread's cycles (they stand still while the emulator,
+ * the kernel, runs); what is done while it is on counts, read while on included. */
+static void test_kernel_share_follows_enable_and_disable(void)
+{
+	int cycles = perf_open_with_kernel(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	CU_ASSERT_FATAL(cycles >= 0);
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_CYCLES, 500); /* before the enable, no user cycle since */
+	CU_ASSERT_EQUAL(ioctl(cycles, PERF_EVENT_IOC_ENABLE, 0), 0);
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_CYCLES, 30); /* while on, before any user cycle */
+	CU_ASSERT_EQUAL(read_count(cycles), 30);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_CYCLES, 100);
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_CYCLES, 7);
+	CU_ASSERT_EQUAL(read_count(cycles), 137);
+	CU_ASSERT_EQUAL(ioctl(cycles, PERF_EVENT_IOC_DISABLE, 0), 0);
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_CYCLES, 70); /* after the disable */
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_CYCLES, 40);
+	CU_ASSERT_EQUAL(read_count(cycles), 137);
+	/* on again: from its own enable, not from the instant it was last accounted at */
+	CU_ASSERT_EQUAL(ioctl(cycles, PERF_EVENT_IOC_ENABLE, 0), 0);
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_CYCLES, 3);
+	CU_ASSERT_EQUAL(read_count(cycles), 140);
+	/* a reset while on: what the kernel does after it counts from 0 */
+	CU_ASSERT_EQUAL(ioctl(cycles, PERF_EVENT_IOC_RESET, 0), 0);
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_CYCLES, 11);
+	CU_ASSERT_EQUAL(read_count(cycles), 11);
+	close(cycles);
+}
+
 static int (*boom_op)(unsigned tag, uint64_t in, uint64_t *out);
 
 static uint64_t boom_counter(unsigned n)
@@ -291,6 +320,8 @@ static int child(const char *what)
 		            test_hpc_counts_the_stream);
 	} else {
 		CU_add_test(s, "model events count the plugin's counters", test_events_count_plugin_counters);
+		CU_add_test(s, "the kernel's share follows the enable and the disable",
+		            test_kernel_share_follows_enable_and_disable);
 		CU_add_test(s, "the thread clock is the modelled cycles",
 		            test_thread_clock_is_modelled_cycles);
 	}
