@@ -30,6 +30,7 @@
 
 #include "fe.h"
 #include "mach.h"
+#include "rvemu.h"
 
 struct recorded_handler {
 	unsigned seq;        /* odd while a writer changes it */
@@ -98,14 +99,25 @@ static void reinstall_reset_handler(int sig, const struct sigaction *h, unsigned
 	errno = saved_errno;
 }
 
+static void (*volatile resethand_test_hook)(int);
+
+EMU_EXPORT void rvemu_test_resethand_hook(void (*fn)(int sig))
+{
+	resethand_test_hook = fn;
+}
+
 static void program_signal(int sig, siginfo_t *si, void *uc)
 {
 	struct sigaction h;
 	int installed;
 	unsigned seen = read_recorded(sig, &h, &installed);
 	if (emu_signal_defer(sig, si, uc)) {
-		if ((h.sa_flags & SA_RESETHAND) && installed && is_function(&h))
+		if ((h.sa_flags & SA_RESETHAND) && installed && is_function(&h)) {
+			void (*hook)(int) = resethand_test_hook;
+			if (hook)
+				hook(sig);
 			reinstall_reset_handler(sig, &h, seen);
+		}
 		return;
 	}
 	if (h.sa_flags & SA_SIGINFO)

@@ -80,6 +80,10 @@ RVEMU_API int rvemu_truth_raw(uint64_t mhpmevent, uint64_t *count);
 RVEMU_API uint64_t rvemu_thread_cycles(void);
 RVEMU_API void rvemu_get_stats(struct rvemu_stats *out);
 RVEMU_API void rvemu_reset_stats(void);
+/* For tests of the signal front end: `fn` runs on a thread whose SA_RESETHAND signal the emulator deferred,
+ * after the trampoline read the program's disposition and before it puts the handler back for the queued
+ * copy: the window in which another thread's sigaction can change the disposition. NULL: none (default). */
+RVEMU_API void rvemu_test_resethand_hook(void (*fn)(int sig));
 
 /* Distributed HPC (model lowrisc-hpc). */
 /* Ground truth of one HPC counter: manager id (RVHW_HPC_MANAGER_ID) and hpcm bit. */
