@@ -1742,14 +1742,11 @@ static void resethand_hold(int sig)
 
 static void *kernel_handler_of(int sig)
 {
-	struct { /* the kernel's struct sigaction: the handler comes first on x86_64 and riscv64 */
-		void *handler;
-		unsigned long rest[3];
-	} k;
-	memset(&k, 0, sizeof(k));
-	if (syscall(SYS_rt_sigaction, sig, NULL, &k, sizeof(uint64_t)) != 0)
+	/* the kernel's struct sigaction, at most 4 words; its handler comes first on x86_64 and riscv64 */
+	unsigned long k[4] = {0, 0, 0, 0};
+	if (syscall(SYS_rt_sigaction, sig, NULL, k, sizeof(uint64_t)) != 0)
 		return NULL;
-	return k.handler;
+	return (void *)k[0];
 }
 
 static void test_resethand_reinstall_vs_sigaction(void)
