@@ -9,7 +9,8 @@
  * event of a two-event set (a perf_event group), not only its leader; events added one by one, then one
  * removed, then added back, each count their truth (perf_event keeps the events already open
  * when one is appended, upstream patch 45; a removal keeps each event's code, patch 49, and PAPI reads each
- * event left at its new place, patch 59). Built and run by
+ * event left at its new place, patch 59); on a core with Sscofpmf, PAPI_overflow on an event follows it when
+ * an event before it is removed (patch 60). Built and run by
  * run-papi-tests.sh.
  */
 #include <CUnit/Basic.h>
@@ -216,6 +217,171 @@ static void test_add_remove(void)
 	PAPI_destroy_eventset(&set);
 }
 
+/* PAPI_overflow on an event of a set follows it when an event before it is removed (upstream patch 60):
+ * PAPI keeps the event's index in the set (overflow.EventIndex[]), which a removal moves down one place, and
+ * sets the overflow up again on the events' new places. Each run below must call the handler once per
+ * threshold of the overflowing event's count (the emulator's truth: the k-th call comes after k thresholds'
+ * worth and before k+1), with the overflow vector naming the event's place and PAPI_get_overflow_event_index
+ * its index. Needs an overflow interrupt that is not precise (Sscofpmf: the runner's EXPECT_SSCOFPMF=1):
+ * PAPI's software overflow runs on a wall-clock timer, which the virtual clock's counts do not follow, and
+ * PES hands its records over in batches. */
+#define OVF_MAX_CALLS 64
+static int ovf_calls, ovf_index[OVF_MAX_CALLS], ovf_indexes[OVF_MAX_CALLS];
+static long long ovf_vector[OVF_MAX_CALLS];
+static uint64_t ovf_truth[OVF_MAX_CALLS];
+static const char *ovf_native; /* the overflowing event's native name, for its truth */
+
+// cppcheck-suppress constParameter ; PAPI_overflow_handler_t's signature
+static void ovf_handler(int set, void *address, long long overflow_vector, void *context)
+{
+	(void)address;
+	(void)context;
+	if (ovf_calls >= OVF_MAX_CALLS) {
+		ovf_calls++;
+		return;
+	}
+	int number = 1;
+	ovf_vector[ovf_calls] = overflow_vector;
+	if (PAPI_get_overflow_event_index(set, overflow_vector, &ovf_index[ovf_calls], &number) != PAPI_OK)
+		number = -1;
+	ovf_indexes[ovf_calls] = number;
+	if (native_truth(ovf_native, &ovf_truth[ovf_calls]) != 0)
+		ovf_truth[ovf_calls] = 0;
+	ovf_calls++;
+}
+
+/* Run the set until `info`'s event (at `index` in the set, `pos` in the component's counts, overflowing
+ * every `threshold`) has counted 20 thresholds, in steps of fewer than one threshold (PAPI refreshes an
+ * event after each overflow, so the virtual clock raises at most one per rvemu_advance call; the models'
+ * rates of an event differ by more than ten times). */
+static void expect_overflows(int set, const PAPI_event_info_t *info, int index, int pos, int threshold,
+                             const char *when)
+{
+	uint64_t start = 0, end = 0;
+	long long values[MAX_SET] = {-1, -1, -1};
+
+	ovf_native = info->name[0];
+	ovf_calls = 0;
+	CU_ASSERT_EQUAL_FATAL(PAPI_start(set), PAPI_OK);
+	CU_ASSERT_EQUAL(native_truth(ovf_native, &start), 0);
+	/* a step runs about a quarter threshold of the event, at the rate of a first million cycles */
+	CU_ASSERT_EQUAL(emu_advance(1000000), 0);
+	CU_ASSERT_EQUAL(native_truth(ovf_native, &end), 0);
+	uint64_t rate = end - start, step_cycles = ADVANCE_CYCLES;
+	if (rate > 0)
+		step_cycles = 1000000 * (uint64_t)threshold / (4 * rate);
+	if (step_cycles < 1000)
+		step_cycles = 1000;
+	for (int step = 0; step < 1000 && end - start < 20ULL * (uint64_t)threshold; step++) {
+		CU_ASSERT_EQUAL(emu_advance(step_cycles), 0);
+		CU_ASSERT_EQUAL(native_truth(ovf_native, &end), 0);
+	}
+	CU_ASSERT_EQUAL(emu_advance(64), 0); /* past RVEMU_IRQ_SKID: every overflow due is taken */
+	CU_ASSERT_EQUAL(native_truth(ovf_native, &end), 0);
+	CU_ASSERT_EQUAL(PAPI_stop(set, values), PAPI_OK);
+	int due = (int)((end - start) / (uint64_t)threshold);
+	printf("\n%s: overflow on %s every %d: %d handler calls, %d due (%llu counted)\n", when, info->symbol,
+	       threshold, ovf_calls, due, (unsigned long long)(end - start));
+	CU_ASSERT(due >= 20 && due < OVF_MAX_CALLS);
+	CU_ASSERT_EQUAL(ovf_calls, due);
+	CU_ASSERT_EQUAL(values[index], (long long)(end - start));
+	for (int k = 0; k < ovf_calls && k < OVF_MAX_CALLS; k++) {
+		uint64_t seen = ovf_truth[k] - start, after = (uint64_t)(k + 1) * (uint64_t)threshold;
+		int ok = ovf_vector[k] == 1LL << pos && ovf_indexes[k] == 1 && ovf_index[k] == index &&
+		         seen >= after && seen < after + (uint64_t)threshold;
+		if (!ok)
+			fprintf(stderr,
+			        "%s, overflow call %d: vector %#llx, event index %d (%d found), %s at %llu\n",
+			        when, k + 1, ovf_vector[k], ovf_index[k], ovf_indexes[k], info->symbol,
+			        (unsigned long long)seen);
+		CU_ASSERT(ok);
+	}
+}
+
+/* [PAPI_TOT_CYC, PAPI_TOT_INS, extra] (extra: PAPI_BR_CN on the U74; a one-term preset, PAPI refuses
+ * overflow on a derived one); 0 when the core has no such set. */
+static int overflow_set(int *set, int codes[MAX_SET], PAPI_event_info_t info[MAX_SET])
+{
+	const int extra[] = {PAPI_BR_CN, PAPI_BR_MSP, PAPI_L1_ICM, PAPI_L1_DCM, PAPI_LD_INS, PAPI_BR_INS};
+	int n = 2;
+
+	codes[0] = PAPI_TOT_CYC;
+	codes[1] = PAPI_TOT_INS;
+	CU_ASSERT_EQUAL_FATAL(PAPI_create_eventset(set), PAPI_OK);
+	CU_ASSERT_EQUAL_FATAL(PAPI_add_event(*set, codes[0]), PAPI_OK);
+	CU_ASSERT_EQUAL_FATAL(PAPI_add_event(*set, codes[1]), PAPI_OK);
+	for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]) && n == 2; i++)
+		if (PAPI_get_event_info(extra[i], &info[2]) == PAPI_OK && info[2].count == 1 &&
+		    PAPI_add_event(*set, extra[i]) == PAPI_OK)
+			codes[n++] = extra[i];
+	CU_ASSERT_EQUAL_FATAL(PAPI_get_event_info(codes[0], &info[0]), PAPI_OK);
+	CU_ASSERT_EQUAL_FATAL(PAPI_get_event_info(codes[1], &info[1]), PAPI_OK);
+	const PAPI_component_info_t *cmp = PAPI_get_component_info(PAPI_get_eventset_component(*set));
+	CU_ASSERT_FATAL(cmp != NULL && cmp->hardware_intr && !cmp->precise_intr);
+	return n == 3;
+}
+
+static int has_overflow_interrupt(void)
+{
+	const char *isa_has_sscofpmf = getenv("EXPECT_SSCOFPMF");
+	return isa_has_sscofpmf != NULL && strcmp(isa_has_sscofpmf, "1") == 0;
+}
+
+/* Overflow on the extra event, PAPI_TOT_CYC removed while stopped: the extra event becomes the set's second
+ * event and the component's first count. PAPI 7.0.0 set the overflow up on its place before the removal,
+ * a third count the set no longer has: no handler call at all, and PAPI_overflow(..., 0) failed. */
+static void test_overflow_after_remove(void)
+{
+	int codes[MAX_SET], set = PAPI_NULL;
+	PAPI_event_info_t info[MAX_SET];
+
+	if (!has_overflow_interrupt())
+		return; /* no overflow interrupt, or a precise one */
+	CU_ASSERT_FATAL(overflow_set(&set, codes, info));
+	CU_ASSERT_EQUAL_FATAL(PAPI_overflow(set, codes[2], 1000000, 0, ovf_handler), PAPI_OK);
+	CU_ASSERT_EQUAL_FATAL(PAPI_remove_event(set, PAPI_TOT_CYC), PAPI_OK);
+	expect_overflows(set, &info[2], 1, 0, 1000000, "PAPI_TOT_CYC removed");
+	/* turned off, it is found; the set then counts its truth without a handler call */
+	int rc = PAPI_overflow(set, codes[2], 0, 0, ovf_handler);
+	if (rc != PAPI_OK)
+		fprintf(stderr, "PAPI_overflow(%s, 0) after the removal: %s\n", info[2].symbol,
+		        PAPI_strerror(rc));
+	CU_ASSERT_EQUAL(rc, PAPI_OK);
+	ovf_calls = 0;
+	const int left[MAX_SET] = {codes[1], codes[2], 0};
+	count_set_and_compare(set, left, 2, ADVANCE_CYCLES / 2, "overflow turned off after a removal");
+	CU_ASSERT_EQUAL(ovf_calls, 0);
+	/* the overflowing event itself removed: PAPI_remove_event turns its overflow off first */
+	CU_ASSERT_EQUAL(PAPI_overflow(set, codes[2], 1000000, 0, ovf_handler), PAPI_OK);
+	CU_ASSERT_EQUAL(PAPI_remove_event(set, codes[2]), PAPI_OK);
+	count_set_and_compare(set, left, 1, ADVANCE_CYCLES / 2, "the overflowing event removed");
+	CU_ASSERT_EQUAL(ovf_calls, 0);
+	PAPI_cleanup_eventset(set);
+	PAPI_destroy_eventset(&set);
+}
+
+/* Overflow on PAPI_TOT_INS, PAPI_TOT_CYC removed, then added back: [PAPI_TOT_INS, extra, PAPI_TOT_CYC].
+ * PAPI_TOT_INS keeps its count's place (the extra one moves into the removed one's), but becomes the set's
+ * first event: an index left at 1 names the extra event, on which the add sets the overflow up again. */
+static void test_overflow_index_after_remove_and_add(void)
+{
+	int codes[MAX_SET], set = PAPI_NULL;
+	PAPI_event_info_t info[MAX_SET];
+	const int threshold = 50000000;
+
+	if (!has_overflow_interrupt())
+		return;
+	CU_ASSERT_FATAL(overflow_set(&set, codes, info));
+	CU_ASSERT_EQUAL_FATAL(PAPI_overflow(set, PAPI_TOT_INS, threshold, 0, ovf_handler), PAPI_OK);
+	CU_ASSERT_EQUAL_FATAL(PAPI_remove_event(set, PAPI_TOT_CYC), PAPI_OK);
+	expect_overflows(set, &info[1], 0, 1, threshold, "PAPI_TOT_CYC removed");
+	CU_ASSERT_EQUAL_FATAL(PAPI_add_event(set, PAPI_TOT_CYC), PAPI_OK);
+	expect_overflows(set, &info[1], 0, 1, threshold, "PAPI_TOT_CYC removed and added back");
+	CU_ASSERT_EQUAL(PAPI_overflow(set, PAPI_TOT_INS, 0, 0, ovf_handler), PAPI_OK);
+	PAPI_cleanup_eventset(set);
+	PAPI_destroy_eventset(&set);
+}
+
 /* A domain set between two adds holds for the events already open too: the component must reopen them
  * (patch 45 keeps an open event only while it is what the list asks for). Only where Linux filters by
  * privilege (Sscofpmf): PAPI_DOM_KERNEL alone then leaves out the user-mode cycles the test advances. */
@@ -296,5 +462,9 @@ int main(void)
 	CU_add_test(s, "events added one by one, one removed, added back, each count their truth",
 	            test_add_remove);
 	CU_add_test(s, "a domain set between two adds holds for both events", test_domain_between_adds);
+	CU_add_test(s, "overflow on an event still follows it after an event before it is removed",
+	            test_overflow_after_remove);
+	CU_add_test(s, "overflow on an event follows its index after a removal and an add",
+	            test_overflow_index_after_remove_and_add);
 	return cunit_run_all();
 }
