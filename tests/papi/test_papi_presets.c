@@ -9,8 +9,8 @@
  * event of a two-event set (a perf_event group), not only its leader; events added one by one, then one
  * removed, then added back, each count their truth (perf_event keeps the events already open
  * when one is appended, upstream patch 45; a removal keeps each event's code, patch 49, and PAPI reads each
- * event left at its new place, patch 59); on a core with Sscofpmf, PAPI_overflow on an event follows it when
- * an event before it is removed (patch 60). Built and run by
+ * event left at its new place, patch 58); on a core with Sscofpmf, PAPI_overflow on an event follows it when
+ * an event before it is removed (patch 59). Built and run by
  * run-papi-tests.sh.
  */
 #include <CUnit/Basic.h>
@@ -176,7 +176,7 @@ static void count_set_and_compare(int set, const int *codes, int n, uint64_t cyc
 /* PAPI_add_event appends to the set: the events already open stay open (upstream patch 45); a removed one
  * is closed and the events after it are opened again at their new places. Every event counts its truth
  * after each change. Each interval has its own length: PAPI_stop reading an event from a stale place of
- * the component's counts (the place it had before a removal, upstream patch 59) gets that place's value
+ * the component's counts (the place it had before a removal, upstream patch 58) gets that place's value
  * of the interval before, which an interval as long would hide (the U74's instructions came out one short,
  * the rounding of the rate at another start; on CVA6 and BOOM they came out exact). */
 static void test_add_remove(void)
@@ -208,7 +208,7 @@ static void test_add_remove(void)
 	const int added_back[MAX_SET] = {codes[0], codes[2], codes[1]};
 	count_set_and_compare(set, added_back, n, cycles += step, "one removed, added back");
 	/* the extra one out and back in: instructions move from the component's third count to its second,
-	 * and PAPI_stop must read them there (patch 59), then the set is as it was first */
+	 * and PAPI_stop must read them there (patch 58), then the set is as it was first */
 	CU_ASSERT_EQUAL_FATAL(PAPI_remove_event(set, codes[2]), PAPI_OK);
 	count_set_and_compare(set, codes, n - 1, cycles += step, "the extra one removed");
 	CU_ASSERT_EQUAL_FATAL(PAPI_add_event(set, codes[2]), PAPI_OK);
@@ -217,7 +217,7 @@ static void test_add_remove(void)
 	PAPI_destroy_eventset(&set);
 }
 
-/* PAPI_overflow on an event of a set follows it when an event before it is removed (upstream patch 60):
+/* PAPI_overflow on an event of a set follows it when an event before it is removed (upstream patch 59):
  * PAPI keeps the event's index in the set (overflow.EventIndex[]), which a removal moves down one place, and
  * sets the overflow up again on the events' new places. Each run below must call the handler once per
  * threshold of the overflowing event's count (the emulator's truth: the k-th call comes after k thresholds'
