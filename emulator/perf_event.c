@@ -936,16 +936,23 @@ void perf_record_fork(pid_t parent_tid, pid_t pid, pid_t tid)
 		perf_remote_poll_self();
 }
 
+/* The last thread of a process that calls exit() comes here twice: from its exit hook, then from atexit. */
+static __thread int exit_written;
+
 void perf_record_exit(void)
 {
 	perf_remote_poll_self(); /* an event opened on it while it ran gets its EXIT */
-	emu_run_thread_exit();   /* its final cycles for other processes that count it */
+	/* its final cycles for other processes that count it; its EXIT written once (the run's claim; the
+	 * flag for a thread the run's table does not hold) */
+	int mine = emu_run_thread_exit() && !exit_written;
+	exit_written = 1;
 	if (!sideband_wanted())
 		return;
 	struct emu_thread *t = emu_thread_self();
 	emu_lock();
 	emu_remote_shadows_publish(t); /* its last samples before its EXIT */
-	emu_sb_exit(t);
+	if (mine)
+		emu_sb_exit(t);
 	emu_unlock();
 }
 
