@@ -300,6 +300,20 @@ static struct emu_run_task *find_slot(pid_t tid, pid_t pid)
 	return NULL;
 }
 
+/* The slot of a thread of this process that created another, live or exited (caller holds the lock): a main
+ * thread may call pthread_exit before the thread it made registers itself, which stays its child (inherit).
+ */
+static struct emu_run_task *find_creator(pid_t tid, pid_t pid)
+{
+	uint32_t n = run_used();
+	for (uint32_t i = n; i-- > 0;) { /* newest first: a recycled tid's old slot is older */
+		struct emu_run_task *s = &run->task[i];
+		if (s->tid == tid && s->pid == pid)
+			return s;
+	}
+	return NULL;
+}
+
 /* The slot of a child process of this one that registered itself and exited already (caller holds the lock):
  * a fork child may run to its end before fork returns in the parent, which must not make it a second, live
  * slot (its EXIT would be written again for a task killed, perf_remote.c). A child's pid is not reused
@@ -449,7 +463,7 @@ void emu_run_thread_attach(struct emu_thread *t)
 	if (!s)
 		s = new_slot(t->tid, t->pid, getppid(),
 		             slot_index(t->tid == t->pid ? find_slot(getppid(), getppid())
-		                                         : find_slot(t->pid, t->pid)));
+		                                         : find_creator(t->pid, t->pid)));
 	run_unlock();
 	if (!s)
 		return;
@@ -484,7 +498,7 @@ void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid)
 	if (!run)
 		return;
 	run_lock();
-	struct emu_run_task *p = find_slot(parent_tid, getpid());
+	struct emu_run_task *p = find_creator(parent_tid, getpid());
 	struct emu_run_task *s = find_slot(tid, pid);
 	if (!s && pid != getpid())
 		s = find_exited_child(tid, pid); /* it ran and exited before fork returned here */
