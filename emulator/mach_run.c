@@ -557,7 +557,7 @@ int emu_run_thread_exit(void)
 {
 	struct emu_run_task *s = slot_at(my_slot);
 	if (!s || s->pid != getpid())
-		return 1; /* not in the run's table: nobody else writes its EXIT */
+		return -1; /* not in the run's table: nobody else writes its EXIT */
 	if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_LIVE) {
 		own_acct(s);
 		exit_slot(s, own_cycles(s));
