@@ -1734,6 +1734,7 @@ static void *kernel_handler_of(int sig)
 {
 	struct { /* the kernel's struct sigaction: the handler comes first on x86_64 and riscv64 */
 		void *handler;
+		// cppcheck-suppress unusedStructMember ; sizes the kernel's copy, never read
 		unsigned long rest[3];
 	} k;
 	memset(&k, 0, sizeof(k));
