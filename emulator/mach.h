@@ -324,7 +324,10 @@ void emu_run_thread_attach(struct emu_thread *t);       /* a thread of this proc
 void emu_run_publish(struct emu_thread *t, uint64_t c); /* its clock as this process computes it */
 /* A task was created: thread parent_tid of this process made (pid, tid) by fork or pthread_create. */
 void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid);
-void emu_run_thread_exit(void);  /* the calling thread ends: its final cycles */
+/* The calling thread ends: its final cycles. 1 if the caller now owns writing its EXIT record (once per
+ * task: a second call, or a task another process already found killed, gets 0); -1 for a thread the run's
+ * table does not hold (nobody else writes its EXIT). */
+int emu_run_thread_exit(void);
 void emu_run_process_exit(void); /* the process ends (exit, _exit): every thread's final cycles */
 /* Task `tid` of another process, as perf_event_open may reach it (ptrace access: same uid or
  * CAP_SYS_PTRACE): 0 and its proxy, -ESRCH, -EACCES. */

@@ -57,8 +57,9 @@ struct emu_run_task {
 	uint64_t acct[4];      /* at exit: minflt, majflt, nvcsw, nivcsw (software events once it is gone) */
 	uint64_t exec_acct[4]; /* the same at its latest exec (enable_on_exec of software events) */
 	int32_t acct_valid;
-	/* its PERF_RECORD_EXIT is someone's: 1 once it ran its exit path (it writes its own), or once another
-	 * process found it killed and claimed it (emu_run_task_claim_exit): written once, by one */
+	/* its PERF_RECORD_EXIT is someone's: 1 once its exit path took it (it writes its own), or once
+	 * another process found it killed and took it (emu_run_task_claim_exit): a compare-and-swap, so
+	 * written once, by one */
 	int32_t exit_claimed;
 };
 
@@ -98,7 +99,9 @@ static uint32_t run_used(void)
 static int read_proc(const char *path, char *buf, size_t len);
 
 /* A holder that can never release the lock: gone, or a zombie (killed, not yet reaped: kill(pid, 0) still
- * succeeds, and the process that would reap it may be the one spinning here). */
+ * succeeds, and the process that would reap it may be the one spinning here). A main thread that called
+ * pthread_exit while other threads run shows Z in /proc/<pid>/stat too: the process is a zombie only when
+ * that thread is its last one (/proc/<pid>/status: "Threads: 1"). */
 static int process_dead(pid_t pid)
 {
 	int saved = errno; /* called on the program's error paths too: its errno stays */
@@ -106,17 +109,40 @@ static int process_dead(pid_t pid)
 	if (kill(pid, 0) != 0 && errno == ESRCH) {
 		dead = 1;
 	} else {
-		char path[64], buf[512];
+		char path[64], buf[1536];
 		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 		if (read_proc(path, buf, sizeof(buf)) != 0) {
 			dead = 1; /* gone */
 		} else {
 			const char *p = strrchr(buf, ')');
 			dead = p && (p[2] == 'Z' || p[2] == 'X');
+			snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+			if (dead && p[2] == 'Z' && read_proc(path, buf, sizeof(buf)) == 0) {
+				const char *t = strstr(buf, "\nThreads:");
+				dead = !t || strtol(t + strlen("\nThreads:"), NULL, 10) <= 1;
+			}
 		}
 	}
 	errno = saved;
 	return dead;
+}
+
+/* Whether the task of a slot is gone (killed, or exited without a word): its own thread, not its process
+ * (a worker runs on after its main thread called pthread_exit; a main thread is gone with its process). */
+static int task_gone(const struct emu_run_task *s)
+{
+	if (s->tid == s->pid)
+		return process_dead(s->pid);
+	int saved = errno;
+	int gone = tgkill(s->pid, s->tid, 0) != 0 && errno == ESRCH;
+	if (!gone) {
+		char path[64], buf[512];
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)s->pid, (int)s->tid);
+		const char *p = read_proc(path, buf, sizeof(buf)) == 0 ? strrchr(buf, ')') : NULL;
+		gone = !p || p[2] == 'Z' || p[2] == 'X';
+	}
+	errno = saved;
+	return gone;
 }
 
 /* The lock is held with every signal blocked: a handler that registers its thread (a first emulator call in a
@@ -274,6 +300,20 @@ static struct emu_run_task *find_slot(pid_t tid, pid_t pid)
 	return NULL;
 }
 
+/* The slot of a thread of this process that created another, live or exited (caller holds the lock): a main
+ * thread may call pthread_exit before the thread it made registers itself, which stays its child (inherit).
+ */
+static struct emu_run_task *find_creator(pid_t tid, pid_t pid)
+{
+	uint32_t n = run_used();
+	for (uint32_t i = n; i-- > 0;) { /* newest first: a recycled tid's old slot is older */
+		struct emu_run_task *s = &run->task[i];
+		if (s->tid == tid && s->pid == pid)
+			return s;
+	}
+	return NULL;
+}
+
 /* The slot of a child process of this one that registered itself and exited already (caller holds the lock):
  * a fork child may run to its end before fork returns in the parent, which must not make it a second, live
  * slot (its EXIT would be written again for a task killed, perf_remote.c). A child's pid is not reused
@@ -423,7 +463,7 @@ void emu_run_thread_attach(struct emu_thread *t)
 	if (!s)
 		s = new_slot(t->tid, t->pid, getppid(),
 		             slot_index(t->tid == t->pid ? find_slot(getppid(), getppid())
-		                                         : find_slot(t->pid, t->pid)));
+		                                         : find_creator(t->pid, t->pid)));
 	run_unlock();
 	if (!s)
 		return;
@@ -458,7 +498,7 @@ void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid)
 	if (!run)
 		return;
 	run_lock();
-	struct emu_run_task *p = find_slot(parent_tid, getpid());
+	struct emu_run_task *p = find_creator(parent_tid, getpid());
 	struct emu_run_task *s = find_slot(tid, pid);
 	if (!s && pid != getpid())
 		s = find_exited_child(tid, pid); /* it ran and exited before fork returned here */
@@ -502,17 +542,27 @@ static void exit_slot(struct emu_run_task *s, uint64_t cycles)
 	if (cycles > old)
 		__atomic_store_n(&s->cycles, cycles, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->kernel_since, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->exit_claimed, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->state, SLOT_EXITED, __ATOMIC_RELEASE);
 }
 
-void emu_run_thread_exit(void)
+/* The right to write the slot's EXIT record: 1 for the one caller that takes it (the task itself, or a
+ * process that found it killed), 0 for every later one. */
+static int claim_exit(struct emu_run_task *s)
+{
+	int32_t none = 0;
+	return __atomic_compare_exchange_n(&s->exit_claimed, &none, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+int emu_run_thread_exit(void)
 {
 	struct emu_run_task *s = slot_at(my_slot);
-	if (!s || s->pid != getpid() || s->state != SLOT_LIVE)
-		return;
-	own_acct(s);
-	exit_slot(s, own_cycles(s));
+	if (!s || s->pid != getpid())
+		return -1; /* not in the run's table: nobody else writes its EXIT */
+	if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_LIVE) {
+		own_acct(s);
+		exit_slot(s, own_cycles(s));
+	}
+	return claim_exit(s);
 }
 
 void emu_run_process_exit(void)
@@ -829,7 +879,7 @@ int emu_run_task_live(int slot)
 {
 	struct emu_run_task *s = slot_at(slot);
 	/* a task killed without a word (SIGKILL) left its slot live: its process is gone or a zombie */
-	return s && __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_LIVE && !process_dead(s->pid);
+	return s && __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_LIVE && !task_gone(s);
 }
 
 int emu_run_task_running(int slot)
@@ -840,18 +890,18 @@ int emu_run_task_running(int slot)
 	int32_t state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
 	/* a process's main thread marks its slot exited at the start of its exit path (atexit, _exit): its
 	 * records (EXIT) and the rest of the process's exit come after, until the process is gone */
-	return (state == SLOT_LIVE || (state == SLOT_EXITED && s->tid == s->pid)) && !process_dead(s->pid);
+	if (state == SLOT_LIVE)
+		return !task_gone(s);
+	return state == SLOT_EXITED && s->tid == s->pid && !process_dead(s->pid);
 }
 
 int emu_run_task_claim_exit(int slot)
 {
 	struct emu_run_task *s = slot_at(slot);
 	if (!s || (uint32_t)slot >= run_used() || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_LIVE ||
-	    __atomic_load_n(&s->exit_claimed, __ATOMIC_ACQUIRE) || s->pid == self_pid ||
-	    !process_dead(s->pid))
+	    __atomic_load_n(&s->exit_claimed, __ATOMIC_ACQUIRE) || s->pid == self_pid || !task_gone(s))
 		return 0;
-	int32_t none = 0;
-	return __atomic_compare_exchange_n(&s->exit_claimed, &none, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	return claim_exit(s);
 }
 
 int emu_run_task_exit_pending(int slot, pid_t *pid, pid_t *tid, pid_t *ppid)

@@ -936,16 +936,28 @@ void perf_record_fork(pid_t parent_tid, pid_t pid, pid_t tid)
 		perf_remote_poll_self();
 }
 
+/* The last thread of a process that calls exit() comes here twice: from its exit hook, then from atexit. A
+ * thread the run's table does not hold remembers its EXIT here: the process that wrote it (a vfork child
+ * shares its parent's memory, this variable included; a fork child has its own pid). */
+static __thread pid_t exit_written_by;
+
 void perf_record_exit(void)
 {
 	perf_remote_poll_self(); /* an event opened on it while it ran gets its EXIT */
-	emu_run_thread_exit();   /* its final cycles for other processes that count it */
+	/* its final cycles for other processes that count it; its EXIT written once (the run's claim) */
+	int claim = emu_run_thread_exit(), mine = claim > 0;
+	if (claim < 0) {
+		pid_t me = getpid(); /* not cached: a vfork child's is its own */
+		mine = exit_written_by != me;
+		exit_written_by = me;
+	}
 	if (!sideband_wanted())
 		return;
 	struct emu_thread *t = emu_thread_self();
 	emu_lock();
 	emu_remote_shadows_publish(t); /* its last samples before its EXIT */
-	emu_sb_exit(t);
+	if (mine)
+		emu_sb_exit(t);
 	emu_unlock();
 }
 

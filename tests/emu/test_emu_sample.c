@@ -1140,11 +1140,11 @@ struct task_view {
 	uint64_t last_time;
 };
 
-static void task_view(const struct task_rec *r, unsigned n, uint32_t pid, struct task_view *v)
+static void records_view(const struct task_rec *r, unsigned n, uint32_t id, int by_tid, struct task_view *v)
 {
 	memset(v, 0, sizeof(*v));
 	for (unsigned i = 0; i < n; i++) {
-		if (r[i].pid != pid)
+		if ((by_tid ? r[i].tid : r[i].pid) != id)
 			continue;
 		if (r[i].type == PERF_RECORD_FORK) {
 			v->forks++;
@@ -1159,6 +1159,17 @@ static void task_view(const struct task_rec *r, unsigned n, uint32_t pid, struct
 			v->last_time = r[i].time;
 		}
 	}
+}
+
+/* A process's records (every thread's), or one thread's. */
+static void task_view(const struct task_rec *r, unsigned n, uint32_t pid, struct task_view *v)
+{
+	records_view(r, n, pid, 0, v);
+}
+
+static void thread_view(const struct task_rec *r, unsigned n, uint32_t tid, struct task_view *v)
+{
+	records_view(r, n, tid, 1, v);
 }
 
 /* A running child C (150000 cycles: 1 sample) forks G, which runs 350000 cycles (3 samples) and is killed
@@ -1294,7 +1305,9 @@ static void test_sample_other_process_killed(void)
 	static struct task_rec r[64];
 	struct task_view v;
 	task_view(r, task_records(map, r, 64), (uint32_t)child, &v);
-	CU_ASSERT_EQUAL(v.exits, 0); /* not yet: nobody looked */
+	/* Linux has it written by now (do_exit); here it waits for a process of the run to look: printed,
+	 * not pinned */
+	printf("\n  killed task: %u exit before anybody polled", v.exits);
 	struct pollfd p = {fd, POLLIN, 0};
 	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1);
 	CU_ASSERT(p.revents & POLLHUP);
@@ -1310,6 +1323,167 @@ static void test_sample_other_process_killed(void)
 	CU_ASSERT(v.exit.id_pid == (uint32_t)child && v.exit.id_tid == (uint32_t)child);
 	CU_ASSERT(v.exit.cpu == v.cpu && v.exit.id == id && v.exit.stream_id == id);
 	CU_ASSERT(v.exit.time == v.exit.body_time && v.exit.time >= v.last_time);
+	munmap(map, len);
+	close(fd);
+}
+
+/* The main thread of a process calls pthread_exit while its worker runs on: the process is not gone (its
+ * leader shows Z in /proc, the worker runs), so nothing may take the worker for killed. */
+static int pexit_go[2], pexit_ack[2], pexit_more[2];
+
+/* Whether the process's main thread is a zombie (it called pthread_exit): 1, 0 not yet, -1 unreadable. */
+static int leader_zombie(void)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)getpid(), (int)getpid());
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	const char *p = strrchr(buf, ')');
+	return p ? p[2] == 'Z' : -1;
+}
+
+static void *pexit_worker(void *arg)
+{
+	(void)arg;
+	char c;
+	api.advance(1);
+	hot_virtual_kernel(250000); /* 2 samples */
+	int z = 0;
+	for (unsigned i = 0; i < 100000 && (z = leader_zombie()) == 0; i++)
+		sched_yield();
+	if (z != 1 || write(pexit_ack[1], "a", 1) != 1 || read(pexit_more[0], &c, 1) != 1)
+		_exit(5);
+	hot_virtual_kernel(250000); /* 3 more (the period's 50000 left from before) */
+	return NULL;                /* the last thread: the process exits, status 0 */
+}
+
+/* A sampling event (inherit) on a process whose main thread calls pthread_exit while its worker runs: while
+ * the worker runs the owner's poll says no POLLHUP and the ring holds no EXIT of the worker; then the worker
+ * ends: its 5 samples, one EXIT each for the main thread and the worker, POLLHUP. */
+static void test_sample_other_process_main_thread_exits(void)
+{
+	CU_ASSERT_FATAL(pipe(pexit_go) == 0 && pipe(pexit_ack) == 0 && pipe(pexit_more) == 0);
+	fflush(stdout);
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		char c;
+		if (read(pexit_go[0], &c, 1) != 1)
+			_exit(3);
+		api.advance(1);
+		pthread_t t;
+		if (pthread_create(&t, NULL, pexit_worker, NULL) != 0)
+			_exit(4);
+		pthread_exit(NULL);
+	}
+	struct perf_event_attr a;
+	sample_attr(&a, 100000);
+	a.sample_type = TASKREC_TYPE;
+	a.disabled = 0;
+	a.inherit = 1;
+	a.task = 1;
+	a.sample_id_all = 1;
+	int fd = perf_open(&a, child, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
+	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(map != MAP_FAILED);
+	char c;
+	CU_ASSERT_EQUAL(write(pexit_go[1], "x", 1), 1);
+	int acked = read(pexit_ack[0], &c, 1) == 1; /* the main thread gone, the worker waits */
+	CU_ASSERT(acked);
+	static struct task_rec r[64];
+	unsigned n = task_records(map, r, 64);
+	uint32_t w = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (r[i].type == PERF_RECORD_FORK)
+			w = r[i].tid;
+	struct pollfd p = {fd, POLLIN, 0};
+	int pr = poll(&p, 1, 0);
+	struct task_view vm, vw;
+	n = task_records(map, r, 64);
+	thread_view(r, n, w, &vw);
+	thread_view(r, n, (uint32_t)child, &vm);
+	printf("\n  while the worker runs: poll %d POLLHUP %d; worker %u samples %u exit; main %u exit", pr,
+	       !!(p.revents & POLLHUP), vw.samples, vw.exits, vm.exits);
+	CU_ASSERT(w != 0 && w != (uint32_t)child);
+	CU_ASSERT_EQUAL(p.revents & POLLHUP, 0);
+	CU_ASSERT_EQUAL(vw.exits, 0);
+	CU_ASSERT_EQUAL(vm.exits, 1);
+	CU_ASSERT_EQUAL(write(pexit_more[1], "y", 1), 1);
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	pr = poll(&p, 1, 0);
+	n = task_records(map, r, 64);
+	thread_view(r, n, w, &vw);
+	thread_view(r, n, (uint32_t)child, &vm);
+	printf("; after: poll %d POLLHUP %d; worker %u samples %u exit; main %u exit\n", pr,
+	       !!(p.revents & POLLHUP), vw.samples, vw.exits, vm.exits);
+	CU_ASSERT(p.revents & POLLHUP);
+	CU_ASSERT_EQUAL(vw.samples, 5);
+	CU_ASSERT_EQUAL(vw.after_exit, 0);
+	CU_ASSERT_EQUAL(vw.exits, 1);
+	CU_ASSERT(vw.exit.pid == (uint32_t)child && vw.exit.tid == w);
+	CU_ASSERT_EQUAL(vm.exits, 1);
+	for (int i = 0; i < 2; i++) {
+		close(pexit_go[i]);
+		close(pexit_ack[i]);
+		close(pexit_more[i]);
+	}
+	munmap(map, len);
+	close(fd);
+}
+
+/* A single-threaded process whose only thread calls pthread_exit: glibc then runs exit(), whose atexit
+ * handlers come after the thread's own exit hook; its ring holds its 2 samples and one EXIT. */
+static void test_sample_other_process_last_thread_exits(void)
+{
+	int go[2];
+	CU_ASSERT_FATAL(pipe(go) == 0);
+	fflush(stdout);
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		char c;
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		api.advance(1);
+		hot_virtual_kernel(250000);
+		pthread_exit(NULL);
+	}
+	close(go[0]);
+	struct perf_event_attr a;
+	sample_attr(&a, 100000);
+	a.sample_type = TASKREC_TYPE;
+	a.disabled = 0;
+	a.task = 1;
+	a.sample_id_all = 1;
+	int fd = perf_open(&a, child, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
+	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(map != MAP_FAILED);
+	CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
+	close(go[1]);
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	struct pollfd p = {fd, POLLIN, 0};
+	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1);
+	CU_ASSERT(p.revents & POLLHUP);
+	static struct task_rec r[64];
+	struct task_view v;
+	task_view(r, task_records(map, r, 64), (uint32_t)child, &v);
+	printf("\n  last thread's pthread_exit: %u samples, %u exit\n", v.samples, v.exits);
+	CU_ASSERT_EQUAL(v.samples, 2);
+	CU_ASSERT_EQUAL(v.exits, 1);
+	CU_ASSERT_EQUAL(v.after_exit, 0);
 	munmap(map, len);
 	close(fd);
 }
@@ -1468,6 +1642,11 @@ void add_sample_suites(void)
 		            test_sample_other_process_killed_child);
 		CU_add_test(s, "another process killed by SIGKILL: the owner writes its EXIT, once",
 		            test_sample_other_process_killed);
+		CU_add_test(
+		    s, "another process's main thread exits, its worker runs on: no POLLHUP, one EXIT each",
+		    test_sample_other_process_main_thread_exits);
+		CU_add_test(s, "another process's last thread calls pthread_exit: one EXIT",
+		            test_sample_other_process_last_thread_exits);
 		CU_add_test(s, "another process: the owner's RESET and PERIOD reach its shadow",
 		            test_sample_other_process_period_reset);
 		CU_add_test(s, "sampling events on other processes: 256 per run, then ENOMEM",
