@@ -31,8 +31,12 @@
 extern "C" {
 #endif
 
-#define RVBANK_MAX_COUNTERS     64     /* per HPC request (hpcm width), and BOOM's bank size */
-#define RVBANK_DEFAULT_RETRIES  8      /* Algorithm 2 repetitions after the first attempt */
+#define RVBANK_MAX_COUNTERS 64 /* per HPC request (hpcm width), and BOOM's bank size */
+/* Algorithm 2 repetitions after the first attempt. An attempt fails only when the thread was descheduled
+ * during it (or a pop found the FIFO empty), so on a board a retry is rare; where a CSR access traps
+ * (qemu-user, the emulator: each one a signal delivery) a loaded host deschedules most attempts, and 8
+ * repetitions were exhausted under stress-ng --cpu 2. Each repetition costs only when it is needed. */
+#define RVBANK_DEFAULT_RETRIES  32
 #define RVBANK_DEFAULT_POLLS    100000 /* polls of one request before its manager counts as silent */
 #define RVBANK_HPC_COUNTER_BITS 64     /* the paper gives no width: 64-bit counters */
 
