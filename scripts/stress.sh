@@ -45,13 +45,6 @@ command -v stress-ng >/dev/null || { echo "stress: stress-ng is not installed (s
 log_dir=$RVPAPI_BUILD/stress-logs
 mkdir -p "$log_dir"
 
-# Sum the CUnit "tests" Run Summary rows of the logs under a directory: run passed failed.
-count_cunit() { # (test-suite.log repeats the logs of the failed programs: not counted)
-	find "$@" -name '*.log' ! -name test-suite.log -print0 2>/dev/null | xargs -0 -r awk '
-		$1 == "tests" && NF >= 5 { run += $3; passed += $4; bad += $5 }
-		END { printf "%d %d %d", run, passed, bad }'
-}
-
 stage_cmd() { # stage_cmd STAGE: runs one stage once, output to stdout
 	case $1 in
 	sampling)
@@ -73,14 +66,15 @@ stage_cmd() { # stage_cmd STAGE: runs one stage once, output to stdout
 stage_counts() { # stage_counts STAGE LOG: the counts of one run, one line
 	case $1 in
 	sampling)
-		read -r r p f <<<"$(count_cunit "$obj/tests/emu/test_emu.log" "$obj/tests/sample/test_sample.log")"
+		read -r r p f <<<"$("$top/scripts/count-tests.sh" cunit "$obj/tests/emu/test_emu.log" "$obj/tests/sample/test_sample.log")"
 		echo "CUnit $p/$r passed ($f failed)"
 		;;
 	unit)
-		read -r r p f <<<"$(count_cunit "$obj/tests")"
-		local progs
-		progs=$(awk '/^# (TOTAL|PASS):/ { n[$2] = $3 } END { printf "%d/%d", n["PASS:"], n["TOTAL:"] }' "$obj/tests/test-suite.log" 2>/dev/null)
-		echo "programs ${progs:-?} passed; CUnit $p/$r passed ($f failed)"
+		# counted as the test command's closing line counts them: the whole tree (tests/ and profiler/)
+		local pr pp pf
+		read -r r p f <<<"$("$top/scripts/count-tests.sh" cunit "$obj")"
+		read -r pr pp pf <<<"$("$top/scripts/count-tests.sh" programs "$obj")"
+		echo "programs $pp/$pr passed ($pf failed); CUnit $p/$r passed ($f failed)"
 		;;
 	overflow) grep -h '^overflow_fast:' "$2" | sed 's/^overflow_fast: //' ;;
 	papi) grep -hE '^papi (tests|examples|robustness):' "$2" | sed 's/^papi //' | paste -sd ';' - ;;
@@ -101,7 +95,7 @@ for s in "${stages[@]}"; do
 		log=$log_dir/$s-$i.log
 		t0=$SECONDS
 		touch "$log_dir/.run-start"
-		if timeout -k 10 "$limit" bash -c "$(declare -f stage_cmd count_cunit); obj='$obj' top='$top' PREFIX='$PREFIX' log_dir='$log_dir' stage_cmd $s" >"$log" 2>&1; then
+		if timeout -k 10 "$limit" bash -c "$(declare -f stage_cmd); obj='$obj' top='$top' PREFIX='$PREFIX' log_dir='$log_dir' stage_cmd $s" >"$log" 2>&1; then
 			verdict=ok
 			ok=$((ok + 1))
 		else
@@ -111,7 +105,7 @@ for s in "${stages[@]}"; do
 		total=$((total + 1))
 		printf 'stress %-8s run %2d/%d: %-4s (%3ss) %s\n' "$s" "$i" "$runs" "$verdict" $((SECONDS - t0)) "$(stage_counts "$s" "$log")"
 		if [ $verdict != ok ]; then # the failed assertions, from the run's log and the test programs' logs
-			{ cat "$log"; [ "$s" = sampling ] || [ "$s" = unit ] && find "$obj/tests" -name '*.log' -newer "$log_dir/.run-start" -print0 | xargs -0 -r cat; } |
+			{ cat "$log"; [ "$s" = sampling ] || [ "$s" = unit ] && find "$obj" -name '*.log' -newer "$log_dir/.run-start" -print0 | xargs -0 -r cat; } |
 				grep -hE '^FAIL|\.c:[0-9]+ +- ' | sort -u | head -8 | sed 's/^/   | /'
 		fi
 	done
