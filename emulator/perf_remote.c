@@ -647,7 +647,7 @@ static void shadows_follow(struct emu_thread *t)
  * are (each thread makes and drops its own, at its own next look). */
 static __thread uint64_t blocks_seen __attribute__((tls_model("initial-exec")));
 
-void perf_remote_attach_self(pid_t forked_by)
+void perf_remote_attach_self(pid_t forked_by, pid_t forked_by_pid)
 {
 	int exec = forked_by == 0;
 	uint64_t gen = emu_run_blocks_gen();
@@ -703,11 +703,13 @@ void perf_remote_attach_self(pid_t forked_by)
 	 * follow. */
 	if (forked_by > 0 && t->tid == t->pid) {
 		int parent = emu_run_task_parent(slot), cpu = emu_run_task_hart(parent);
+		/* the parent at fork time (copy_process), not getppid(): a parent that exited since (before
+		 * this child got here) left it to a reaper */
 		struct emu_task_record k = {(uint32_t)t->pid,
-		                            (uint32_t)getppid(),
+		                            (uint32_t)forked_by_pid,
 		                            (uint32_t)t->tid,
 		                            (uint32_t)forked_by,
-		                            getppid(),
+		                            forked_by_pid,
 		                            forked_by,
 		                            (uint32_t)(cpu >= 0 ? cpu : (int)t->hart),
 		                            emu_event_time(t)};
@@ -739,7 +741,7 @@ void perf_remote_attach_self(pid_t forked_by)
 void perf_remote_poll_self(void)
 {
 	if (emu_run_blocks_gen() != __atomic_load_n(&blocks_seen, __ATOMIC_RELAXED))
-		perf_remote_attach_self(-1);
+		perf_remote_attach_self(-1, 0);
 }
 
 /* ------------------------------------------------------------------------- an fd sent over SCM_RIGHTS */
