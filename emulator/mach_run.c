@@ -49,6 +49,8 @@ struct emu_run_task {
 	int32_t parent;          /* slot of the task that created it (fork, pthread_create), -1 unknown */
 	int32_t hart;            /* the CPU it runs on (no migration is modelled), dealt out run-wide */
 	uint64_t born;           /* the run's sequence number when the slot was made */
+	uint64_t start;          /* its process's start time (/proc/<pid>/stat field 22, clock ticks since
+	                          * boot; 0 unknown): the process, not a later one that got its pid */
 	uint64_t fork_seq;       /* the run-wide number of the fork() that made it, 0 none: a pid is reused
 	                          * once its process is reaped, the fork that made a task is its own */
 	uint64_t exec_gen;       /* execs of this task so far */
@@ -137,12 +139,39 @@ static int process_dead(pid_t pid)
 	return dead;
 }
 
+/* A process's start time in clock ticks since boot (/proc/<pid>/stat field 22; exec keeps it), 0 when it
+ * cannot be read (gone). */
+static uint64_t process_start(pid_t pid)
+{
+	int saved = errno;
+	char path[64], buf[1536];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	uint64_t start = 0;
+	const char *p = read_proc(path, buf, sizeof(buf)) == 0 ? strrchr(buf, ')') : NULL;
+	for (int field = 2; p && *p && field < 22; p++) /* after "(comm)": field 3 is the state */
+		if (*p == ' ')
+			field++;
+	if (p && *p)
+		start = strtoull(p, NULL, 10);
+	errno = saved;
+	return start;
+}
+
+/* Whether the process of a slot is gone: dead, or its pid now another process's (a later start). */
+static int slot_process_dead(const struct emu_run_task *s)
+{
+	if (process_dead(s->pid))
+		return 1;
+	uint64_t start = __atomic_load_n(&s->start, __ATOMIC_RELAXED);
+	return start && process_start(s->pid) != start;
+}
+
 /* Whether the task of a slot is gone (killed, or exited without a word): its own thread, not its process
  * (a worker runs on after its main thread called pthread_exit; a main thread is gone with its process). */
 static int task_gone(const struct emu_run_task *s)
 {
 	if (s->tid == s->pid)
-		return process_dead(s->pid);
+		return slot_process_dead(s);
 	int saved = errno;
 	int gone = tgkill(s->pid, s->tid, 0) != 0 && errno == ESRCH;
 	if (!gone) {
@@ -341,6 +370,20 @@ static struct emu_run_task *find_fork_child(pid_t tid, pid_t pid)
 	return NULL;
 }
 
+/* A process's start time, this process's read once (a fork child reads its own). */
+static uint64_t start_of(pid_t pid)
+{
+	static uint64_t self_start;
+	static pid_t self_start_pid;
+	if (pid != getpid())
+		return process_start(pid);
+	if (self_start_pid != pid) {
+		self_start = process_start(pid);
+		self_start_pid = pid;
+	}
+	return self_start;
+}
+
 /* A new slot (caller holds the lock), or NULL when the table is full (that task is then not seen by others).
  */
 static struct emu_run_task *new_slot(pid_t tid, pid_t pid, pid_t ppid, int parent)
@@ -363,6 +406,7 @@ static struct emu_run_task *new_slot(pid_t tid, pid_t pid, pid_t ppid, int paren
 	s->ppid = ppid;
 	s->parent = parent;
 	s->born = ++run->seq;
+	s->start = start_of(pid);
 	s->hart = (int32_t)(run->next_hart++ % emu_nharts());
 	__atomic_store_n(&s->state, SLOT_LIVE, __ATOMIC_RELEASE);
 	__atomic_store_n(&run->used, run->used + 1, __ATOMIC_RELEASE);
@@ -968,7 +1012,7 @@ int emu_run_task_running(int slot)
 	 * records (EXIT) and the rest of the process's exit come after, until the process is gone */
 	if (state == SLOT_LIVE)
 		return !task_gone(s);
-	return state == SLOT_EXITED && s->tid == s->pid && !process_dead(s->pid);
+	return state == SLOT_EXITED && s->tid == s->pid && !slot_process_dead(s);
 }
 
 int emu_run_task_claim_exit(int slot)

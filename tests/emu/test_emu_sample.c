@@ -1613,6 +1613,32 @@ static pid_t write_last_pid(pid_t pid)
 	return w == len ? 0 : -1;
 }
 
+/* A process's start time in clock ticks since boot (/proc/<pid>/stat field 22), 0 if unreadable. */
+static uint64_t start_ticks(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	const char *p = strrchr(buf, ')');
+	for (int field = 2; p && *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	return p && *p ? strtoull(p, NULL, 10) : 0;
+}
+
+static uint64_t boot_ticks(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	uint64_t hz = (uint64_t)sysconf(_SC_CLK_TCK);
+	return (uint64_t)ts.tv_sec * hz + (uint64_t)ts.tv_nsec / (1000000000ull / hz);
+}
+
 static void held_child_run(int reuse)
 {
 	int go[2], gate[2], info[2];
@@ -1634,9 +1660,14 @@ static void held_child_run(int reuse)
 			hot_virtual_kernel(150000);
 			_exit(0);
 		}
+		uint64_t a_start = a > 0 ? start_ticks(a) : 0;
 		int st = 0;
 		if (a < 0 || waitpid(a, &st, 0) != a || !WIFEXITED(st))
 			_exit(4);
+		/* B starts in a later clock tick than A (the start times /proc shows tell them apart), not
+		 * a wait on time: a condition, bounded */
+		for (int i = 0; reuse && i < 1000 && boot_ticks() <= a_start + 1; i++)
+			usleep(1000);
 		/* B gets A's pid unless another process of the machine took it in between: tried again (B
 		 * released at once and reaped), a bounded number of times */
 		pid_t b = -1;
