@@ -48,6 +48,9 @@ void perf_exit_flush(void); /* exit, _exit, exec: inherited counts go to the par
  * (perf_remote.c). Cheap when there are none. */
 void perf_remote_attach_self(pid_t forked_by, pid_t forked_by_pid);
 void perf_remote_poll_self(void); /* the same, if such an event was opened since the last look */
+/* SIGCHLD is delivered to the program (outside the emulator): the EXIT records of the run's tasks killed
+ * meanwhile, before the program's handler learns of it. */
+void perf_remote_child_exited(void);
 /* SCM_RIGHTS: an event's fd is sent to another process (perf_share: its values are published in the run's
  * shared memory from now on), and a received fd (perf_adopt: 0 and *out for an event of the run, which
  * reads what its owner publishes; -1 for any other fd). */

@@ -318,6 +318,28 @@ static void exit_dead_tasks(struct emu_thread *self, const struct emu_xsampler *
 	}
 }
 
+/* SIGCHLD reached the program, whose handler runs next (fe_signal.c): a child that died without its exit path
+ * (killed) has its EXIT written now, before the program knows it is gone. The kernel writes it in do_exit,
+ * before the task can be waited for; perf record's SIGCHLD handler ends its loop, which then may never poll
+ * again (the other place a killed command's EXIT is written) before its last read of the rings. Outside the
+ * emulator only (the trampoline defers a signal that lands inside); no allocation. */
+void perf_remote_child_exited(void)
+{
+	int any = 0;
+	for (unsigned i = 0; i < EMU_RUN_BLOCKS && !any; i++) {
+		const struct emu_xsampler *xs = emu_run_block_at(i);
+		any = xs && __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) == EMU_BLOCK_SAMPLER;
+	}
+	if (!any)
+		return; /* nothing samples another process: nothing to write */
+	int saved = errno;
+	emu_lock();
+	exit_dead_tasks(NULL,
+	                NULL); /* its record times come from the dead tasks' cycles (no clock of ours) */
+	emu_unlock();
+	errno = saved;
+}
+
 /* Whether the task of `slot` or one of its inheriting descendants still runs: an event with none left
  * polls POLLHUP (perf_poll's is_event_hup). A process whose main thread began its exit runs until it is
  * gone: its EXIT record comes after, and perf record, which ends at POLLHUP, sends SIGTERM to a command
