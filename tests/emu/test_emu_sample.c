@@ -1328,6 +1328,83 @@ static void test_sample_other_process_killed(void)
 	close(fd);
 }
 
+/* perf record's end, without its timing: its SIGCHLD handler sets `done`, and it then reads the ring a last
+ * time without polling (or any other call on its events) again. The event's own task kills itself with
+ * SIGKILL at once; this process waits for the signal in sigsuspend, never polls, and finds the task's EXIT
+ * in the ring, with its sample_id, as the kernel wrote it before the task could be waited for. */
+static volatile sig_atomic_t chld_done;
+
+static void on_sigchld(int sig)
+{
+	(void)sig;
+	chld_done = 1;
+}
+
+static void test_sample_other_process_killed_sigchld(void)
+{
+	int go[2];
+	CU_ASSERT_FATAL(pipe(go) == 0);
+	struct sigaction sa, old_sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigchld;
+	sigemptyset(&sa.sa_mask);
+	CU_ASSERT_FATAL(sigaction(SIGCHLD, &sa, &old_sa) == 0);
+	sigset_t block, old_mask;
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &block, &old_mask);
+	chld_done = 0;
+	fflush(stdout);
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		char c;
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		api.advance(1);
+		hot_virtual_kernel(150000); /* 1 sample */
+		raise(SIGKILL);             /* does not return */
+	}
+	close(go[0]);
+	struct perf_event_attr a;
+	sample_attr(&a, 100000);
+	a.sample_type = TASKREC_TYPE;
+	a.disabled = 0;
+	a.task = 1;
+	a.sample_id_all = 1;
+	int fd = perf_open(&a, child, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
+	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(map != MAP_FAILED);
+	CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
+	close(go[1]);
+	sigset_t wait_mask = old_mask;
+	sigdelset(&wait_mask, SIGCHLD);
+	for (int i = 0; i < 1000 && !chld_done; i++) /* each return is a handled signal: bounded */
+		sigsuspend(&wait_mask);
+	CU_ASSERT(chld_done);
+	static struct task_rec r[64];
+	struct task_view v;
+	task_view(r, task_records(map, r, 64), (uint32_t)child, &v); /* no poll: perf's last read */
+	printf(
+	    "\n  killed at once, SIGCHLD handled, no poll: %u samples, %u exit (sample_id pid %u tid %u)\n",
+	    v.samples, v.exits, v.exit.id_pid, v.exit.id_tid);
+	CU_ASSERT_EQUAL(v.samples, 1);
+	CU_ASSERT_EQUAL(v.exits, 1);
+	CU_ASSERT_EQUAL(v.after_exit, 0);
+	CU_ASSERT(v.exit.id_pid == (uint32_t)child && v.exit.id_tid == (uint32_t)child);
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	CU_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	sigaction(SIGCHLD, &old_sa, NULL);
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	munmap(map, len);
+	close(fd);
+}
+
 /* The main thread of a process calls pthread_exit while its worker runs on: the process is not gone (its
  * leader shows Z in /proc, the worker runs), so nothing may take the worker for killed. */
 static int pexit_go[2], pexit_ack[2], pexit_more[2];
@@ -1945,6 +2022,9 @@ void add_sample_suites(void)
 		    test_sample_other_process_main_thread_exits);
 		CU_add_test(s, "another process's last thread calls pthread_exit: one EXIT",
 		            test_sample_other_process_last_thread_exits);
+		CU_add_test(s,
+		            "another process killed, its owner's SIGCHLD handled, no poll: its EXIT is there",
+		            test_sample_other_process_killed_sigchld);
 		CU_add_test(s, "another process calls exit() while its worker runs: one EXIT each",
 		            test_sample_other_process_exit_group);
 		CU_add_test(s, "another process killed while its worker runs: one EXIT each",
