@@ -1671,13 +1671,13 @@ static void test_sample_other_process_killed_with_worker(void)
 }
 
 /* The run's slot of a forked child is the one its own fork made. R, the sampled process, forks A, which
- * runs 150000 cycles and exits; R reaps it, then forks B with A's pid (ns_last_pid; root only) and B held at
- * the emulator's fork gate (rvemu_test_fork_gate) before it registers, so R's fork returns first. R exits
- * at once. While B is held: R is gone, B is R's inheriting descendant and alive, so the owner's poll says
- * no POLLHUP (before: R's fork took A's exited slot for B's, B had none, POLLHUP, and perf record would stop
- * reading). Then B runs 250000 cycles: its FORK names R, the parent at fork time (not the reaper it has by
- * then, this process, a subreaper), 2 samples, one EXIT. `reuse`: force A's pid on B; 0: a plain second
- * child (the reparenting case alone). */
+ * exits at once; R reaps it, then forks B with A's pid (ns_last_pid; root only) and B held at
+ * the emulator's fork gate (rvemu_test_fork_gate) before it registers, so R's fork returns first (A and B
+ * again when another process of the machine took the pid first). R exits at once. While B is held: R is gone,
+ * B is R's inheriting descendant and alive, so the owner's poll says no POLLHUP (before: R's fork took A's
+ * exited slot for B's, B had none, POLLHUP, and perf record would stop reading). Then B runs 250000 cycles:
+ * its FORK names R, the parent at fork time (not the reaper it has by then, this process, a subreaper), 2
+ * samples, one EXIT. `reuse`: force A's pid on B; 0: a plain second child (the reparenting case alone). */
 static pid_t write_last_pid(pid_t pid)
 {
 	int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
@@ -1732,30 +1732,27 @@ static void held_child_run(int reuse)
 		if (read(go[0], &c, 1) != 1)
 			_exit(3);
 		api.advance(1);
-		pid_t a = fork();
-		if (a == 0) {
-			hot_virtual_kernel(150000);
-			_exit(0);
-		}
-		uint64_t a_start = a > 0 ? start_ticks(a) : 0;
-		int st = 0;
-		if (a < 0 || waitpid(a, &st, 0) != a || !WIFEXITED(st))
-			_exit(4);
-		/* B starts in a later clock tick than A (the start times /proc shows tell them apart), not
-		 * a wait on time: a condition, bounded */
-		for (int i = 0; reuse && i < 1000 && boot_ticks() <= a_start + 1; i++)
-			usleep(1000);
-		/* B gets A's pid unless another process of the machine took it in between: tried again (B
-		 * released at once and reaped), a bounded number of times */
-		pid_t b = -1;
-		for (int tries = 0; tries < 50; tries++) {
+		/* B gets A's pid unless another process of the machine takes it between the write of
+		 * ns_last_pid and the fork (and keeps it): then A and B again, a bounded number of times */
+		pid_t a = -1, b = -1;
+		for (int tries = 0; tries < 20 && b < 0; tries++) {
+			a = fork();
+			if (a == 0)
+				_exit(0); /* A: FORK and EXIT, then its pid is free */
+			uint64_t a_start = a > 0 ? start_ticks(a) : 0;
+			int st = 0;
+			if (a < 0 || waitpid(a, &st, 0) != a || !WIFEXITED(st))
+				_exit(4);
+			/* B starts in a later clock tick than A (the start times /proc shows tell them
+			 * apart): a condition, bounded */
+			for (int i = 0; reuse && i < 1000 && boot_ticks() <= a_start + 1; i++)
+				usleep(1000);
 			if (reuse && write_last_pid(a - 1) != 0)
 				_exit(5);
 			fork_gate(gate[0]);
 			b = fork();
 			if (b == 0) {
-				/* the gate opened: this child runs (a stray one of a missed try ends at once)
-				 */
+				/* the gate opened: this child runs (a stray one of a missed try ends) */
 				if (reuse && getpid() != a)
 					_exit(0);
 				hot_virtual_kernel(250000);
@@ -1781,7 +1778,7 @@ static void held_child_run(int reuse)
 	at.sample_id_all = 1;
 	int fd = perf_open(&at, r, -1, -1, 0);
 	CU_ASSERT_FATAL(fd >= 0);
-	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
+	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + 16); /* room for the task records of 20 tries */
 	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	CU_ASSERT_FATAL(map != MAP_FAILED);
 	CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
@@ -1808,8 +1805,8 @@ static void held_child_run(int reuse)
 	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1);
 	CU_ASSERT(p.revents & POLLHUP);
-	static struct task_rec rec[64];
-	unsigned n = task_records(map, rec, 64);
+	static struct task_rec rec[256];
+	unsigned n = task_records(map, rec, 256);
 	struct task_view va;
 	records_view(rec, n, (uint32_t)a, 0, &va); /* by pid: A's records, then B's when B has A's pid */
 	unsigned forks_b = 0, exits_b = 0, samples_b = 0, seen_exit_a = 0;
