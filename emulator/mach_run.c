@@ -139,13 +139,14 @@ static int process_dead(pid_t pid)
 	return dead;
 }
 
-/* A process's start time in clock ticks since boot (/proc/<pid>/stat field 22; exec keeps it), 0 when it
- * cannot be read (gone). */
+/* A process's start time in clock ticks since boot (field 22 of its main thread's stat; exec keeps it), 0
+ * when it cannot be read (gone). Read from /proc/<pid>/task/<pid>/stat, which qemu-user passes through for
+ * every process: it serves its own /proc/self/stat and /proc/<own pid>/stat, with another start time. */
 static uint64_t process_start(pid_t pid)
 {
 	int saved = errno;
 	char path[64], buf[1536];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)pid);
 	uint64_t start = 0;
 	const char *p = read_proc(path, buf, sizeof(buf)) == 0 ? strrchr(buf, ')') : NULL;
 	for (int field = 2; p && *p && field < 22; p++) /* after "(comm)": field 3 is the state */
