@@ -83,3 +83,9 @@ EMU_EXPORT void rvemu_reset_stats(void)
 	for (size_t i = 0; i < sizeof(emu_stats) / sizeof(uint64_t); i++)
 		__atomic_store_n(&s[i], 0, __ATOMIC_RELAXED);
 }
+
+EMU_EXPORT void rvemu_test_fork_gate(int fd)
+{
+	emu_init();
+	emu_run_set_fork_gate(fd);
+}

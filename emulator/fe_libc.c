@@ -135,9 +135,9 @@ __attribute__((constructor)) static void fe_constructor(void)
 {
 	emu_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
-	atexit(perf_record_exit); /* exit(): the thread calling it ends with the process */
+	atexit(perf_record_process_exit); /* exit(): the process ends, every thread of it */
 	fe_trap_install();
-	perf_remote_attach_self(0); /* another process samples this one (perf record -- cmd): after exec */
+	perf_remote_attach_self(0, 0); /* another process samples this one (perf record -- cmd): after exec */
 	exec_take_events();
 	perf_exec_done(); /* what the image before the exec left in the run's shared memory */
 }
@@ -602,7 +602,7 @@ EMU_EXPORT int dup3(int fd, int newfd, int flags)
  * not attributed to the parent's events. */
 EMU_EXPORT void _exit(int status)
 {
-	perf_record_exit();
+	perf_record_process_exit();
 	perf_exit_flush();
 	emu_run_process_exit();
 	EMU_REAL(_exit)(status);
@@ -611,7 +611,7 @@ EMU_EXPORT void _exit(int status)
 
 EMU_EXPORT void _Exit(int status)
 {
-	perf_record_exit();
+	perf_record_process_exit();
 	perf_exit_flush();
 	emu_run_process_exit();
 	EMU_REAL(_Exit)(status);

@@ -30,6 +30,7 @@
 
 #include "fe.h"
 #include "mach.h"
+#include "perf.h"
 #include "rvemu.h"
 
 struct recorded_handler {
@@ -120,6 +121,9 @@ static void program_signal(int sig, siginfo_t *si, void *uc)
 		}
 		return;
 	}
+	if (sig == SIGCHLD && is_function(&h))
+		perf_remote_child_exited(); /* a killed child's EXIT first, as the kernel wrote it at its
+		                               death */
 	if (h.sa_flags & SA_SIGINFO)
 		h.sa_sigaction(sig, si, uc);
 	else if (is_function(&h))

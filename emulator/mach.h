@@ -329,6 +329,12 @@ void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid);
  * table does not hold (nobody else writes its EXIT). */
 int emu_run_thread_exit(void);
 void emu_run_process_exit(void); /* the process ends (exit, _exit): every thread's final cycles */
+/* The process ends (exit_group): another of its threads, still alive, whose EXIT record nobody wrote yet,
+ * now the caller's to write: 1 and its tid; 0 when none is left. */
+int emu_run_claim_sibling_exit(pid_t *tid);
+/* Test hook (rvemu_test_fork_gate): a child of a later fork() of this process reads one byte from fd before
+ * it registers in the run, so a test can act while a child exists that no slot of its own names yet. */
+void emu_run_set_fork_gate(int fd);
 /* Task `tid` of another process, as perf_event_open may reach it (ptrace access: same uid or
  * CAP_SYS_PTRACE): 0 and its proxy, -ESRCH, -EACCES. */
 int emu_run_task_open(pid_t tid, struct emu_thread **out);

@@ -34,7 +34,7 @@
 #include "mach.h"
 #include "mach_priv.h"
 
-#define RUN_MAGIC  "rvemu-run v3"
+#define RUN_MAGIC  "rvemu-run v4"
 #define RUN_DIR    "/dev/shm/"
 #define RUN_PREFIX "rvemu-run."
 #define RUN_ENV    "RVEMU_RUN_SHM"
@@ -44,10 +44,15 @@ enum { SLOT_FREE = 0, SLOT_LIVE = 1, SLOT_EXITED = 2 };
  * is a value on its own; `cycles` is monotonic). */
 struct emu_run_task {
 	int32_t state;           /* SLOT_* */
-	int32_t tid, pid, ppid;  /* ppid: the parent process when the slot was made (exec matching) */
+	int32_t tid, pid, ppid;  /* ppid: the parent process when the slot was made (exec matching); a fork
+	                          * child's: its parent at fork time, as copy_process records it */
 	int32_t parent;          /* slot of the task that created it (fork, pthread_create), -1 unknown */
 	int32_t hart;            /* the CPU it runs on (no migration is modelled), dealt out run-wide */
 	uint64_t born;           /* the run's sequence number when the slot was made */
+	uint64_t start;          /* its process's start time (/proc/<pid>/stat field 22, clock ticks since
+	                          * boot; 0 unknown): the process, not a later one that got its pid */
+	uint64_t fork_seq;       /* the run-wide number of the fork() that made it, 0 none: a pid is reused
+	                          * once its process is reaped, the fork that made a task is its own */
 	uint64_t exec_gen;       /* execs of this task so far */
 	uint64_t exec_cycles[8]; /* its cycles at exec n (n % 8): a reader acts on the first it missed */
 	uint64_t vcycles;        /* virtual clock */
@@ -70,6 +75,7 @@ struct emu_run_shared {
 	uint32_t used;    /* slots handed out */
 	uint32_t next_hart;
 	uint64_t seq;
+	uint64_t forks;      /* fork() calls of the run's processes so far (a slot's fork_seq) */
 	uint64_t blocks_gen; /* blocks claimed so far: a process looks at them again when it moved */
 	struct emu_run_task task[EMU_RUN_TASKS];
 	/* the perf core's state shared across processes (an event sampling a task of another process), opaque
@@ -83,6 +89,12 @@ static char run_name[96];
 static pid_t run_owner_pid;       /* the process that mapped it (a fork child re-checks) */
 static pid_t self_pid;            /* getpid(), kept current at fork (getpid is a system call) */
 static __thread int my_slot = -1; /* the calling thread's slot */
+/* The run-wide number of the last fork() of the calling thread (taken in the prepare handler, so the child,
+ * a copy of this thread, knows it too): a child is the slot its own fork made, not a slot of an older child
+ * whose pid it got after that one was reaped. */
+static __thread uint64_t my_fork_seq;
+static int fork_gate =
+    -1; /* test hook (emu_run_set_fork_gate): a fork child reads a byte before it registers */
 
 /* Proxies: this process's view of other processes' tasks (struct emu_thread with pid != getpid()). */
 static struct emu_thread *proxies;
@@ -127,12 +139,40 @@ static int process_dead(pid_t pid)
 	return dead;
 }
 
+/* A process's start time in clock ticks since boot (field 22 of its main thread's stat; exec keeps it), 0
+ * when it cannot be read (gone). Read from /proc/<pid>/task/<pid>/stat, which qemu-user passes through for
+ * every process: it serves its own /proc/self/stat and /proc/<own pid>/stat, with another start time. */
+static uint64_t process_start(pid_t pid)
+{
+	int saved = errno;
+	char path[64], buf[1536];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)pid);
+	uint64_t start = 0;
+	const char *p = read_proc(path, buf, sizeof(buf)) == 0 ? strrchr(buf, ')') : NULL;
+	for (int field = 2; p && *p && field < 22; p++) /* after "(comm)": field 3 is the state */
+		if (*p == ' ')
+			field++;
+	if (p && *p)
+		start = strtoull(p, NULL, 10);
+	errno = saved;
+	return start;
+}
+
+/* Whether the process of a slot is gone: dead, or its pid now another process's (a later start). */
+static int slot_process_dead(const struct emu_run_task *s)
+{
+	if (process_dead(s->pid))
+		return 1;
+	uint64_t start = __atomic_load_n(&s->start, __ATOMIC_RELAXED);
+	return start && process_start(s->pid) != start;
+}
+
 /* Whether the task of a slot is gone (killed, or exited without a word): its own thread, not its process
  * (a worker runs on after its main thread called pthread_exit; a main thread is gone with its process). */
 static int task_gone(const struct emu_run_task *s)
 {
 	if (s->tid == s->pid)
-		return process_dead(s->pid);
+		return slot_process_dead(s);
 	int saved = errno;
 	int gone = tgkill(s->pid, s->tid, 0) != 0 && errno == ESRCH;
 	if (!gone) {
@@ -314,19 +354,35 @@ static struct emu_run_task *find_creator(pid_t tid, pid_t pid)
 	return NULL;
 }
 
-/* The slot of a child process of this one that registered itself and exited already (caller holds the lock):
- * a fork child may run to its end before fork returns in the parent, which must not make it a second, live
- * slot (its EXIT would be written again for a task killed, perf_remote.c). A child's pid is not reused
- * before this process reaps it, so an exited slot of that tid, pid and parent is that child's. */
-static struct emu_run_task *find_exited_child(pid_t tid, pid_t pid)
+/* The slot of the child process that this thread's last fork() made (caller holds the lock), live or exited:
+ * the child may register, and even run to its end, before fork returns in the parent, which must not make
+ * it a second slot (its EXIT would be written again for a task killed, perf_remote.c). The pid alone does
+ * not say which child: once an older child was reaped its pid may be the new one's (pid_max 32768), and
+ * its exited slot has the same tid, pid and parent. The fork's run-wide number does. */
+static struct emu_run_task *find_fork_child(pid_t tid, pid_t pid)
 {
 	uint32_t n = run_used();
 	for (uint32_t i = n; i-- > 0;) {
 		struct emu_run_task *s = &run->task[i];
-		if (s->tid == tid && s->pid == pid)
-			return s->state == SLOT_EXITED && s->ppid == self_pid ? s : NULL;
+		if (s->tid == tid && s->pid == pid && s->state != SLOT_FREE && s->ppid == self_pid &&
+		    my_fork_seq && s->fork_seq == my_fork_seq)
+			return s;
 	}
 	return NULL;
+}
+
+/* A process's start time, this process's read once (a fork child reads its own). */
+static uint64_t start_of(pid_t pid)
+{
+	static uint64_t self_start;
+	static pid_t self_start_pid;
+	if (pid != getpid())
+		return process_start(pid);
+	if (self_start_pid != pid) {
+		self_start = process_start(pid);
+		self_start_pid = pid;
+	}
+	return self_start;
 }
 
 /* A new slot (caller holds the lock), or NULL when the table is full (that task is then not seen by others).
@@ -351,6 +407,7 @@ static struct emu_run_task *new_slot(pid_t tid, pid_t pid, pid_t ppid, int paren
 	s->ppid = ppid;
 	s->parent = parent;
 	s->born = ++run->seq;
+	s->start = start_of(pid);
 	s->hart = (int32_t)(run->next_hart++ % emu_nharts());
 	__atomic_store_n(&s->state, SLOT_LIVE, __ATOMIC_RELEASE);
 	__atomic_store_n(&run->used, run->used + 1, __ATOMIC_RELEASE);
@@ -373,21 +430,56 @@ static uint64_t own_cycles(const struct emu_run_task *s)
 	return emu_ns_to_cycles(ns > k ? ns - k : 0);
 }
 
+static void fork_prepare(void)
+{
+	my_fork_seq = run ? __atomic_add_fetch(&run->forks, 1, __ATOMIC_ACQ_REL) : 0;
+}
+
+/* The parent: the gate held this fork's child only. */
+static void fork_parent(void)
+{
+	fork_gate = -1;
+}
+
 static void fork_child(void)
 {
 	if (!run)
 		return;
 	int parent = my_slot;
+	pid_t parent_pid = self_pid; /* the parent's, as copied: getppid() names a reaper once it died */
 	self_pid = getpid();
 	run_created = 0; /* the name is the creator's to remove */
+	if (fork_gate >= 0) {
+		char c;
+		int gate = fork_gate;
+		fork_gate = -1; /* the child's own forks are not held */
+		while (EMU_REAL(read)(gate, &c, 1) < 0 && errno == EINTR)
+			;
+	}
 	run_lock();
-	struct emu_run_task *s = find_slot(emu_gettid(), getpid()); /* the parent may have made it (fork) */
-	if (!s)
-		s = new_slot(emu_gettid(), getpid(), getppid(), parent);
-	else if (s->parent < 0)
+	/* the parent may have made it (fork returned there first): the slot of this fork, never an older
+	 * child's whose pid this one got */
+	struct emu_run_task *s = NULL;
+	for (uint32_t i = run_used(); i-- > 0 && !s;) {
+		struct emu_run_task *o = &run->task[i];
+		if (o->state == SLOT_LIVE && o->tid == self_pid && o->pid == self_pid &&
+		    ((my_fork_seq && o->fork_seq == my_fork_seq) || o->ppid == 0 /* a counter's (open) */))
+			s = o;
+	}
+	if (!s) {
+		s = new_slot(emu_gettid(), self_pid, parent_pid, parent);
+		if (s)
+			s->fork_seq = my_fork_seq;
+	} else if (s->parent < 0) {
 		s->parent = parent;
+	}
 	run_unlock();
 	my_slot = slot_index(s);
+}
+
+void emu_run_set_fork_gate(int fd)
+{
+	fork_gate = fd;
 }
 
 static void at_exit(void)
@@ -436,7 +528,7 @@ static void run_init(void)
 	}
 	run_unlock();
 	my_slot = slot_index(s);
-	pthread_atfork(NULL, NULL, fork_child);
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit);
 }
 
@@ -499,12 +591,16 @@ void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid)
 		return;
 	run_lock();
 	struct emu_run_task *p = find_creator(parent_tid, getpid());
-	struct emu_run_task *s = find_slot(tid, pid);
-	if (!s && pid != getpid())
-		s = find_exited_child(tid, pid); /* it ran and exited before fork returned here */
-	if (!s)
-		s = new_slot(tid, pid, pid == getpid() ? getppid() : getpid(), slot_index(p));
-	else if (s->parent < 0 && s != p)
+	/* a child process: the slot of this fork (it may have registered, even exited, before fork returned
+	 * here); a thread: its live slot */
+	struct emu_run_task *s = pid != getpid() ? find_fork_child(tid, pid) : find_slot(tid, pid);
+	if (!s && pid != getpid()) {
+		s = new_slot(tid, pid, getpid(), slot_index(p));
+		if (s)
+			s->fork_seq = my_fork_seq;
+	} else if (!s) {
+		s = new_slot(tid, pid, getppid(), slot_index(p));
+	} else if (s->parent < 0 && s != p)
 		s->parent = slot_index(p);
 	run_unlock();
 	if (s && tid == emu_gettid())
@@ -563,6 +659,31 @@ int emu_run_thread_exit(void)
 		exit_slot(s, own_cycles(s));
 	}
 	return claim_exit(s);
+}
+
+int emu_run_claim_sibling_exit(pid_t *tid)
+{
+	if (!run || run_owner_pid == 0)
+		return 0;
+	pid_t pid = getpid(), me = emu_gettid();
+	int found = 0;
+	run_lock();
+	for (uint32_t i = run_used(); i-- > 0 && !found;) { /* newest first */
+		struct emu_run_task *s = &run->task[i];
+		if (s->pid != pid || s->tid == me || s->state != SLOT_LIVE ||
+		    __atomic_load_n(&s->exit_claimed, __ATOMIC_ACQUIRE) || find_slot(s->tid, pid) != s)
+			continue; /* another process's, ours, ended, written, or an older image's reused tid
+			           */
+		int saved = errno;
+		int alive = tgkill(pid, s->tid, 0) == 0;
+		errno = saved;
+		if (alive && claim_exit(s)) {
+			*tid = s->tid;
+			found = 1;
+		}
+	}
+	run_unlock();
+	return found;
 }
 
 void emu_run_process_exit(void)
@@ -892,7 +1013,7 @@ int emu_run_task_running(int slot)
 	 * records (EXIT) and the rest of the process's exit come after, until the process is gone */
 	if (state == SLOT_LIVE)
 		return !task_gone(s);
-	return state == SLOT_EXITED && s->tid == s->pid && !process_dead(s->pid);
+	return state == SLOT_EXITED && s->tid == s->pid && !slot_process_dead(s);
 }
 
 int emu_run_task_claim_exit(int slot)

@@ -43,10 +43,14 @@ void perf_fork_parent(void);
 void perf_fork_child(void);
 void perf_exit_flush(void); /* exit, _exit, exec: inherited counts go to the parent's events */
 /* Load time (forked_by 0: after exec), fork or thread start (forked_by: the tid of the thread that created
- * it), or later (-1): the run's events on other processes that sample this task (perf record -- cmd) get
- * their shadows in its context (perf_remote.c). Cheap when there are none. */
-void perf_remote_attach_self(pid_t forked_by);
+ * it, forked_by_pid its process at fork time: the FORK record's ppid), or later (-1): the run's events on
+ * other processes that sample this task (perf record -- cmd) get their shadows in its context
+ * (perf_remote.c). Cheap when there are none. */
+void perf_remote_attach_self(pid_t forked_by, pid_t forked_by_pid);
 void perf_remote_poll_self(void); /* the same, if such an event was opened since the last look */
+/* SIGCHLD is delivered to the program (outside the emulator): the EXIT records of the run's tasks killed
+ * meanwhile, before the program's handler learns of it. */
+void perf_remote_child_exited(void);
 /* SCM_RIGHTS: an event's fd is sent to another process (perf_share: its values are published in the run's
  * shared memory from now on), and a received fd (perf_adopt: 0 and *out for an event of the run, which
  * reads what its owner publishes; -1 for any other fd). */
@@ -81,8 +85,9 @@ void perf_record_fork(pid_t parent_tid, pid_t pid, pid_t tid);
 void perf_record_mmaps_of(uint32_t maj, uint32_t min, uint64_t ino);
 /* The mappings now in /proc/self/maps that overlap [lo, hi) changed (mprotect: perf_event_mmap per vma). */
 void perf_record_mmaps_in(uint64_t lo, uint64_t hi);
-int perf_mmap_records_wanted(void); /* whether any event may want a mapping's record (cheap) */
-void perf_record_exit(void);        /* the calling thread exits */
+int perf_mmap_records_wanted(void);  /* whether any event may want a mapping's record (cheap) */
+void perf_record_exit(void);         /* the calling thread exits */
+void perf_record_process_exit(void); /* the process exits (exit_group): its other threads too */
 
 /* The control API's operations on the calling thread. */
 void perf_advance_self(uint64_t cycles, uint64_t ip); /* virtual clock */

@@ -853,7 +853,8 @@ void perf_fork_child(void)
 	emu_lock();
 	inherit_fork_child(parent, child);
 	emu_unlock();
-	perf_remote_attach_self(parent->tid); /* events of other processes sampling it with inherit */
+	/* events of other processes sampling it with inherit; its FORK names the parent at fork time */
+	perf_remote_attach_self(parent->tid, parent->pid);
 }
 
 /* ------------------------------------------------------------------------------ user counter reads */
@@ -931,7 +932,7 @@ void perf_record_fork(pid_t parent_tid, pid_t pid, pid_t tid)
 	/* a thread starting (it reports itself): events of other processes sampling it with inherit, after
 	 * its FORK record; a process that forked: such events opened on it meanwhile */
 	if (tid == emu_gettid() && tid != pid)
-		perf_remote_attach_self(parent_tid);
+		perf_remote_attach_self(parent_tid, emu_getpid());
 	else
 		perf_remote_poll_self();
 }
@@ -959,6 +960,29 @@ void perf_record_exit(void)
 	if (mine)
 		emu_sb_exit(t);
 	emu_unlock();
+}
+
+/* exit_group (exit, _exit, _Exit from any thread): the process's other threads end with it (the kernel kills
+ * them, zap_other_threads) and each writes its own EXIT in do_exit, after its last samples. Here the exiting
+ * thread writes theirs, once each (the run's claim), then turns their events off: a thread still running
+ * until the kernel kills it takes no sample after its EXIT. */
+void perf_record_process_exit(void)
+{
+	perf_record_exit();
+	pid_t tid;
+	for (unsigned i = 0; i < EMU_RUN_TASKS && emu_run_claim_sibling_exit(&tid); i++) {
+		struct emu_thread *o = sideband_wanted() ? emu_thread_by_tid(tid) : NULL;
+		if (!o)
+			continue;
+		emu_lock();
+		if (o->perf) {
+			emu_remote_shadows_publish(o); /* its last samples before its EXIT */
+			emu_sb_exit(o);
+			for_each_group(o->perf, g) for_each_member(g, e) e->state = EV_OFF;
+			emu_ctx_schedule(o);
+		}
+		emu_unlock();
+	}
 }
 
 /* An MMAP2 record for every mapping of /proc/self/maps that `wanted` selects (exec: 1 executable, 0 data,

@@ -318,6 +318,28 @@ static void exit_dead_tasks(struct emu_thread *self, const struct emu_xsampler *
 	}
 }
 
+/* SIGCHLD reached the program, whose handler runs next (fe_signal.c): a child that died without its exit path
+ * (killed) has its EXIT written now, before the program knows it is gone. The kernel writes it in do_exit,
+ * before the task can be waited for; perf record's SIGCHLD handler ends its loop, which then may never poll
+ * again (the other place a killed command's EXIT is written) before its last read of the rings. Outside the
+ * emulator only (the trampoline defers a signal that lands inside); no allocation. */
+void perf_remote_child_exited(void)
+{
+	int any = 0;
+	for (unsigned i = 0; i < EMU_RUN_BLOCKS && !any; i++) {
+		const struct emu_xsampler *xs = emu_run_block_at(i);
+		any = xs && __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) == EMU_BLOCK_SAMPLER;
+	}
+	if (!any)
+		return; /* nothing samples another process: nothing to write */
+	int saved = errno;
+	emu_lock();
+	exit_dead_tasks(NULL,
+	                NULL); /* its record times come from the dead tasks' cycles (no clock of ours) */
+	emu_unlock();
+	errno = saved;
+}
+
 /* Whether the task of `slot` or one of its inheriting descendants still runs: an event with none left
  * polls POLLHUP (perf_poll's is_event_hup). A process whose main thread began its exit runs until it is
  * gone: its EXIT record comes after, and perf record, which ends at POLLHUP, sends SIGTERM to a command
@@ -647,7 +669,7 @@ static void shadows_follow(struct emu_thread *t)
  * are (each thread makes and drops its own, at its own next look). */
 static __thread uint64_t blocks_seen __attribute__((tls_model("initial-exec")));
 
-void perf_remote_attach_self(pid_t forked_by)
+void perf_remote_attach_self(pid_t forked_by, pid_t forked_by_pid)
 {
 	int exec = forked_by == 0;
 	uint64_t gen = emu_run_blocks_gen();
@@ -703,11 +725,13 @@ void perf_remote_attach_self(pid_t forked_by)
 	 * follow. */
 	if (forked_by > 0 && t->tid == t->pid) {
 		int parent = emu_run_task_parent(slot), cpu = emu_run_task_hart(parent);
+		/* the parent at fork time (copy_process), not getppid(): a parent that exited since (before
+		 * this child got here) left it to a reaper */
 		struct emu_task_record k = {(uint32_t)t->pid,
-		                            (uint32_t)getppid(),
+		                            (uint32_t)forked_by_pid,
 		                            (uint32_t)t->tid,
 		                            (uint32_t)forked_by,
-		                            getppid(),
+		                            forked_by_pid,
 		                            forked_by,
 		                            (uint32_t)(cpu >= 0 ? cpu : (int)t->hart),
 		                            emu_event_time(t)};
@@ -739,7 +763,7 @@ void perf_remote_attach_self(pid_t forked_by)
 void perf_remote_poll_self(void)
 {
 	if (emu_run_blocks_gen() != __atomic_load_n(&blocks_seen, __ATOMIC_RELAXED))
-		perf_remote_attach_self(-1);
+		perf_remote_attach_self(-1, 0);
 }
 
 /* ------------------------------------------------------------------------- an fd sent over SCM_RIGHTS */

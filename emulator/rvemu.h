@@ -84,6 +84,11 @@ RVEMU_API void rvemu_reset_stats(void);
  * after the trampoline read the program's disposition and before it puts the handler back for the queued
  * copy: the window in which another thread's sigaction can change the disposition. NULL: none (default). */
 RVEMU_API void rvemu_test_resethand_hook(void (*fn)(int sig));
+/* For tests of the run across processes: the child of the caller's next fork() reads one byte from `fd`
+ * before it registers in the run's table (its FORK record and first sample come after), so a test can make
+ * its parent act first (reap an older child whose pid it got, exit and leave it to a reaper) without timing.
+ * Once: the next fork clears it. -1: none (default). */
+RVEMU_API void rvemu_test_fork_gate(int fd);
 
 /* Distributed HPC (model lowrisc-hpc). */
 /* Ground truth of one HPC counter: manager id (RVHW_HPC_MANAGER_ID) and hpcm bit. */

@@ -8,6 +8,7 @@
  * fork N: a forked child spins N in record_hot_child; the parent only waits.
  * forkexec N: a forked child execs this program as "exec N", which spins N in record_hot_exec.
  * killed N: a forked child spins N in record_hot_child, then kills itself with SIGKILL.
+ * selfkill N: spins N in record_hot_main, then kills itself with SIGKILL (no exit path of its own runs).
  * thread N: a thread spins N in record_hot_thread; the main thread only joins it.
  * both N: a forked child spins N in record_hot_child while the parent spins N in record_hot_main (two writers
  * of one ring when they share a CPU). */
@@ -84,13 +85,19 @@ static int wait_child(pid_t pid)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: record_child main|thread|fork|forkexec|killed|both|exec N\n");
+		fprintf(stderr,
+		        "usage: record_child main|thread|fork|forkexec|killed|selfkill|both|exec N\n");
 		return 2;
 	}
 	unsigned long n = strtoul(argv[2], NULL, 0);
 	if (strcmp(argv[1], "main") == 0) {
 		record_outer(record_hot_main, n);
 		return 0;
+	}
+	if (strcmp(argv[1], "selfkill") == 0) {
+		record_outer(record_hot_main, n);
+		raise(SIGKILL);
+		return 1;
 	}
 	if (strcmp(argv[1], "exec") == 0) {
 		record_outer(record_hot_exec, n);

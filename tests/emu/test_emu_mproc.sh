@@ -7,7 +7,7 @@
 # ptrace-access rule (EACCES as an unprivileged user on root's process, ESRCH for no process). Debian's perf
 # record samples a command, its forked child, its fork+exec'd child and one killed by SIGKILL: perf report
 # names the hot function (and, with -g, its call chain); every task gets one EXIT record, a killed one too, and
-# a FORK record's sample_id is the parent's.
+# a FORK record's sample_id is the parent's; a command that ends at once (killed too) has its EXIT in every run.
 # Env: RVEMU_RUN (rvemu-run), RVEMU_LIB; the workloads mproc_child and record_child next to this script in the
 # build tree.
 set -uo pipefail
@@ -216,5 +216,20 @@ check "perf record -- sh -c 'cmd & kill -9 \$!; wait': one EXIT per task" "2 tas
 record shkillv --sscofpmf --clock virtual -- -e cycles -c 100000 -- sh -c "'$child' adv 300000 & kill -9 \$!; wait"
 check "perf record (virtual clock) -- sh -c 'cmd & kill -9 \$!; wait': one EXIT per task" "2 tasks, one EXIT each" \
 	"$(exit_once "$tmp/shkillv.data")"
+# a command that ends at once, many times (bounded): perf record's SIGCHLD handler ends its loop, which may then
+# read the rings a last time without polling again; the kernel wrote the command's EXIT before it could be
+# waited for. Killed by SIGKILL (no exit path of its own: the EXIT is perf's emulator's to write, at the
+# SIGCHLD, before perf's handler runs) and exiting normally (its own exit path writes it): runs with one EXIT
+for how in selfkill main; do
+	runs=$([ $how = selfkill ] && echo 16 || echo 8) one=0
+	for i in $(seq 1 $runs); do
+		(timeout 300 "$run" --sscofpmf -- perf record -q -o "$tmp/quick.data" -e cycles -c 100000 -- "$rec" $how 0) \
+			>"$tmp/quick.out" 2>&1
+		[ "$(perf script --show-task-events -i "$tmp/quick.data" 2>/dev/null | grep -c 'PERF_RECORD_EXIT(')" = 1 ] &&
+			one=$((one + 1))
+	done
+	check "perf record -- a command that ends at once ($how): runs with its one EXIT record" "$runs of $runs" \
+		"$one of $runs"
+done
 echo "test_emu_mproc: $passes passed, $fails failed"
 [ $fails -eq 0 ]
