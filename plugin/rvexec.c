@@ -227,6 +227,7 @@ struct block {
 	uint64_t last_pc;
 	struct rvexec_insn last; /* the block's last instruction (its control transfer, if any) */
 	uint32_t ninsns;
+	uint32_t l1i_lines; /* the L1I lines it spans */
 	struct { /* each instruction, for the alarm's exact instruction */
 		uint64_t pc;
 		uint8_t count; /* its class */
@@ -268,6 +269,7 @@ static struct thread_state *thread_state_new(void)
 		                                __ATOMIC_RELAXED)) {
 			__atomic_store_n(&s->state, RVEXEC_SLOT_LIVE, __ATOMIC_RELEASE);
 			ts->slot = s;
+			ts->counts = s->counts[RVEXEC_MODE_USER];
 			return ts;
 		}
 	}
@@ -275,6 +277,7 @@ static struct thread_state *thread_state_new(void)
 	        "rvexec: all %u slots of the count file are in use: thread %u is not counted (slots=)\n",
 	        shm->nslots, tid);
 	ts->slot = &overflow_slot;
+	ts->counts = overflow_slot.counts[RVEXEC_MODE_USER];
 	return ts;
 }
 
@@ -333,15 +336,9 @@ static void charge_tlb_miss(struct thread_state *ts, uint64_t vpn, enum rvexec_c
 	}
 }
 
-static void fetch(struct thread_state *ts, const struct block *b)
+static void __attribute__((noinline)) fetch_lookup(struct thread_state *ts, const struct block *b)
 {
 	uint64_t first = b->vaddr >> ts->l1i.line_shift, last = (b->end - 1) >> ts->l1i.line_shift;
-	/* A block that runs again right after itself (a loop in one block) finds its lines and pages where it
-	 * left them, most recently used: all hits, and touching them again keeps the LRU order as it is. */
-	if (ts->last_fetched == b) {
-		ts->counts[RVEXEC_L1I_ACCESS] += last - first + 1;
-		return;
-	}
 	ts->last_fetched = b;
 	for (uint64_t line = first; line <= last; line++) {
 		uint64_t victim;
@@ -358,6 +355,16 @@ static void fetch(struct thread_state *ts, const struct block *b)
 			charge_tlb_miss(ts, page, RVEXEC_ITLB_MISS);
 }
 
+static inline __attribute__((always_inline)) void fetch(struct thread_state *ts, const struct block *b)
+{
+	/* A block that runs again right after itself (a loop in one block) finds its lines and pages where it
+	 * left them, most recently used: all hits, and touching them again keeps the LRU order as it is. */
+	if (ts->last_fetched == b)
+		ts->counts[RVEXEC_L1I_ACCESS] += b->l1i_lines;
+	else
+		fetch_lookup(ts, b);
+}
+
 static void mispredict(struct thread_state *ts, enum rvexec_count which)
 {
 	ts->counts[which]++;
@@ -365,7 +372,7 @@ static void mispredict(struct thread_state *ts, enum rvexec_count which)
 }
 
 /* The previous block of this thread ended in a control transfer; `next` is where execution went. */
-static void resolve(struct thread_state *ts, uint64_t next)
+static inline __attribute__((always_inline)) void resolve(struct thread_state *ts, uint64_t next)
 {
 	struct pending_flow *p = &ts->pending;
 	if (p->insn.flow == RVEXEC_FLOW_BRANCH) {
@@ -781,9 +788,7 @@ static void __attribute__((noinline)) watched_access(struct thread_state *ts, ui
 /* One data access. */
 static inline __attribute__((always_inline)) void one_access(uint64_t vaddr, bool write, void *udata)
 {
-	struct thread_state *ts = thread_state();
-	if (__builtin_expect(!ts->counts, 0)) /* cannot happen: a block starts before its accesses */
-		ts->counts = ts->slot->counts[RVEXEC_MODE_USER];
+	struct thread_state *ts = thread_state(); /* (ts->counts is set from the start) */
 	if (__builtin_expect((uint32_t)__atomic_load_n(&ts->slot->alarm_armed, __ATOMIC_RELAXED) != 0, 0)) {
 		watched_access(ts, vaddr, write, (uint64_t)(uintptr_t)udata);
 		return;
@@ -866,6 +871,7 @@ static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		}
 	}
 	per_count[RVEXEC_INSTRET] = (uint32_t)n;
+	b->l1i_lines = (uint32_t)(((b->end - 1) >> log2u(model->l1i.line)) - (b->vaddr >> log2u(model->l1i.line)) + 1);
 	b->ninsns = (uint32_t)n;
 	for (unsigned c = 0; c < RVEXEC_NCOUNTS; c++) {
 		if (per_count[c] == 0)
