@@ -187,6 +187,29 @@ static void test_kernel_share_follows_enable_and_disable(void)
 	close(cycles);
 }
 
+/* A multiplexing rotation found at a past instant of the thread (its cycles ran past the slice's end before the
+ * emulator looked): the outgoing event's share ends at the accounting that finds it, the incoming one's starts
+ * there. Three kernel-counting load events on the U74's two programmable counters, one group each: the first
+ * two go on, the third waits; the rotation puts the first at the end (Linux's rotate_ctx). */
+static void test_kernel_share_across_a_rotation(void)
+{
+	int ev[3];
+	for (int i = 0; i < 3; i++)
+		ev[i] = perf_open_with_kernel(PERF_TYPE_RAW, 0x200); /* INTEGER_LOAD_RETIRED */
+	enable_all(ev, 3);
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_INT_LOAD, 10); /* while the first two are on */
+	CU_ASSERT_EQUAL(read_count(ev[2]), 0);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_CYCLES, 4000ull * 1500 + 1000); /* past the 4 ms slice */
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_INT_LOAD, 5); /* before the accounting that rotates */
+	CU_ASSERT_EQUAL(read_count(ev[2]), 0);                    /* it rotates here: on from now */
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_INT_LOAD, 3); /* the second and third are on */
+	CU_ASSERT_EQUAL(read_count(ev[0]), 15);
+	CU_ASSERT_EQUAL(read_count(ev[1]), 18);
+	CU_ASSERT_EQUAL(read_count(ev[2]), 3);
+	for (int i = 0; i < 3; i++)
+		close(ev[i]);
+}
+
 static int (*boom_op)(unsigned tag, uint64_t in, uint64_t *out);
 
 static uint64_t boom_counter(unsigned n)
@@ -322,6 +345,8 @@ static int child(const char *what)
 		CU_add_test(s, "model events count the plugin's counters", test_events_count_plugin_counters);
 		CU_add_test(s, "the kernel's share follows the enable and the disable",
 		            test_kernel_share_follows_enable_and_disable);
+		CU_add_test(s, "the kernel's share across a multiplexing rotation",
+		            test_kernel_share_across_a_rotation);
 		CU_add_test(s, "the thread clock is the modelled cycles",
 		            test_thread_clock_is_modelled_cycles);
 	}
