@@ -122,7 +122,7 @@ static uint64_t kernel_share(const struct emu_event *e, uint64_t *now)
 {
 	*now = emu_kernel_events_now(e->target, e->evmask);
 	if (e->kernel_capped && *now > e->kernel_cap)
-		*now = e->kernel_cap; /* a disable's entry: no further than its start (emu_kernel_share_stop_here) */
+		*now = e->kernel_cap; /* held (emu_kernel_share_stop_here) */
 	return *now > e->kernel_mark ? *now - e->kernel_mark : 0;
 }
 
@@ -776,8 +776,8 @@ static void ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip, int kernel
 	struct emu_ctx *ctx = emu_ctx_of(t);
 	if (ctx->next_tick <= ctx->last_cycles) /* a context made before the configuration's tick */
 		ctx->next_tick = ctx->last_cycles + emu_cfg()->tick_cycles;
-	/* A rotation at a past instant of the thread: on a board the outgoing events stop there and count none
-	 * of the later kernel work, this entry's included; the incoming ones count from there. */
+	/* A rotation at a past instant of the thread: on a board the outgoing events stop there and count
+	 * none of the later kernel work, this entry's included; the incoming ones count from there. */
 	int hold = ctx->rotate_needed && ctx->slice_end < now && !kernel_held(ctx);
 	if (hold)
 		emu_kernel_share_stop_here(t, 1);

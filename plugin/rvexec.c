@@ -225,10 +225,11 @@ struct block {
 		uint32_t n;
 	} adds[RVEXEC_NCLASSES + 4];
 	uint64_t last_pc;
+	uint32_t l1i_lines;      /* the L1I lines it spans */
 	struct rvexec_insn last; /* the block's last instruction (its control transfer, if any) */
 	uint32_t ninsns;
-	uint32_t l1i_lines; /* the L1I lines it spans */
-	struct { /* each instruction, for the alarm's exact instruction */
+	/* each instruction, for the alarm's exact instruction */
+	struct {
 		uint64_t pc;
 		uint8_t count; /* its class */
 	} insn[];
@@ -590,8 +591,8 @@ static bool alarm_step(struct thread_state *ts, struct alarm_watch *w, const str
 
 /* ---- execution, continued ---- */
 
-/* A block run with an alarm armed or a skid waiting: the step as block_exec()'s, with the watches checked after
- * each part (the branch resolved, the fetch, the block's static counts). */
+/* A block run with an alarm armed or a skid waiting: the step as block_exec()'s, with the watches checked
+ * after each part (the branch resolved, the fetch, the block's static counts). */
 static void __attribute__((noinline)) block_exec_watched(struct thread_state *ts, const struct block *b)
 {
 	struct alarm_watch w;
@@ -653,10 +654,10 @@ static void cache_touch(struct cache *c, uint64_t line, size_t where)
 }
 
 /*
- * The recent lines and pages (struct thread_state): an access to one of the two lines (pages) accessed last is
- * a hit found without a lookup. A hit on recent[0] leaves the LRU order as it is; one on recent[1] swaps the
- * pair and leaves the order to the pair alone: then the model's LRU state is the cache's (TLB's) recorded one
- * with recent[1] and then recent[0] made the most recent, and the lookups make it so first (l1d_sync,
+ * The recent lines and pages (struct thread_state): an access to one of the two lines (pages) accessed last
+ * is a hit found without a lookup. A hit on recent[0] leaves the LRU order as it is; one on recent[1] swaps
+ * the pair and leaves the order to the pair alone: then the model's LRU state is the cache's (TLB's) recorded
+ * one with recent[1] and then recent[0] made the most recent, and the lookups make it so first (l1d_sync,
  * dtlb_sync). Right after a lookup the recorded order is the model's (the looked-up line is the most recent,
  * the one before it was when it was looked up or synced).
  */
@@ -683,8 +684,8 @@ static void dtlb_sync(struct thread_state *ts)
 }
 
 /* `line` (at `where`) was just looked up: it becomes recent[0], the previous one recent[1]. The previous line
- * stays in the cache (it is the second most recent of its set now, and a miss evicts the least recent), unless
- * the cache is direct mapped and both lines share the set. */
+ * stays in the cache (it is the second most recent of its set now, and a miss evicts the least recent),
+ * unless the cache is direct mapped and both lines share the set. */
 static void recent_push(struct thread_state *ts, uint64_t line, size_t where)
 {
 	ts->recent[1] = ts->recent[0];
@@ -708,8 +709,8 @@ static void __attribute__((noinline)) dtlb_lookup(struct thread_state *ts, uint6
 }
 
 /* The L1D for an access (counted) to neither recent line. */
-static void __attribute__((noinline)) l1d_lookup(struct thread_state *ts, uint64_t vaddr, uint64_t line,
-                                                 bool write)
+static void __attribute__((noinline))
+l1d_lookup(struct thread_state *ts, uint64_t vaddr, uint64_t line, bool write)
 {
 	uint64_t victim;
 	size_t where;
@@ -773,8 +774,8 @@ static inline __attribute__((always_inline)) void data_access(struct thread_stat
 }
 
 /* An access with its alarm armed: the model, then the watches. pc: the accessing instruction. */
-static void __attribute__((noinline)) watched_access(struct thread_state *ts, uint64_t vaddr, bool write,
-                                                      uint64_t pc)
+static void __attribute__((noinline))
+watched_access(struct thread_state *ts, uint64_t vaddr, bool write, uint64_t pc)
 {
 	struct alarm_watch w;
 	alarm_watch(ts, &w);
@@ -846,18 +847,21 @@ static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		case RVEXEC_INT_LOAD:
 		case RVEXEC_FP_LOAD:
 			qemu_plugin_register_vcpu_mem_cb(insn, load_access, QEMU_PLUGIN_CB_NO_REGS,
-			                                 QEMU_PLUGIN_MEM_RW, (void *)(uintptr_t)b->insn[i].pc);
+			                                 QEMU_PLUGIN_MEM_RW,
+			                                 (void *)(uintptr_t)b->insn[i].pc);
 			break;
 		case RVEXEC_INT_STORE:
 		case RVEXEC_FP_STORE:
 			qemu_plugin_register_vcpu_mem_cb(insn, store_access, QEMU_PLUGIN_CB_NO_REGS,
-			                                 QEMU_PLUGIN_MEM_RW, (void *)(uintptr_t)b->insn[i].pc);
+			                                 QEMU_PLUGIN_MEM_RW,
+			                                 (void *)(uintptr_t)b->insn[i].pc);
 			break;
 		case RVEXEC_AMO:
 		case RVEXEC_LR:
 		case RVEXEC_SC:
 			qemu_plugin_register_vcpu_mem_cb(insn, atomic_access, QEMU_PLUGIN_CB_NO_REGS,
-			                                 QEMU_PLUGIN_MEM_RW, (void *)(uintptr_t)b->insn[i].pc);
+			                                 QEMU_PLUGIN_MEM_RW,
+			                                 (void *)(uintptr_t)b->insn[i].pc);
 			break;
 		default:
 			break;
@@ -871,7 +875,8 @@ static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		}
 	}
 	per_count[RVEXEC_INSTRET] = (uint32_t)n;
-	b->l1i_lines = (uint32_t)(((b->end - 1) >> log2u(model->l1i.line)) - (b->vaddr >> log2u(model->l1i.line)) + 1);
+	b->l1i_lines =
+	    (uint32_t)(((b->end - 1) >> log2u(model->l1i.line)) - (b->vaddr >> log2u(model->l1i.line)) + 1);
 	b->ninsns = (uint32_t)n;
 	for (unsigned c = 0; c < RVEXEC_NCOUNTS; c++) {
 		if (per_count[c] == 0)
