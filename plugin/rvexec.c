@@ -47,6 +47,9 @@ struct cache {
 	uint8_t *dirty;
 	uint8_t *mru; /* per set: the way used last */
 	uint64_t clock;
+	/* line -> its place when last looked up, direct mapped: a guess checked against the tag, so a hit in
+	 * another way than the set's most recent is found without scanning the set */
+	uint32_t hint[1024];
 };
 
 enum cache_result { CACHE_HIT, CACHE_MISS, CACHE_MISS_WRITEBACK };
@@ -70,6 +73,7 @@ static int cache_init(struct cache *c, const struct rvexec_cache_geometry *g)
 	c->line_shift = log2u(g->line);
 	c->set_mask = g->sets - 1;
 	c->clock = 0;
+	memset(c->hint, 0, sizeof(c->hint)); /* place 0: a guess like any other */
 	c->tag = calloc(n, sizeof(*c->tag));
 	c->last_use = calloc(n, sizeof(*c->last_use));
 	c->dirty = calloc(n, 1);
@@ -92,8 +96,17 @@ static enum cache_result cache_access(struct cache *c, uint64_t addr, bool write
 		*where = mru;
 		return CACHE_HIT;
 	}
+	uint32_t *hint = &c->hint[line % (sizeof(c->hint) / sizeof(c->hint[0]))];
+	if (c->tag[*hint] == line + 1) { /* a line lives only in its own set: the guess is in it */
+		c->last_use[*hint] = c->clock;
+		c->dirty[*hint] |= write;
+		c->mru[set] = (uint8_t)(*hint - base);
+		*where = *hint;
+		return CACHE_HIT;
+	}
 	for (size_t i = base; i < base + c->ways; i++) {
 		if (c->tag[i] == line + 1) {
+			*hint = (uint32_t)i;
 			c->last_use[i] = c->clock;
 			c->dirty[i] |= write;
 			c->mru[set] = (uint8_t)(i - base);
@@ -112,6 +125,7 @@ static enum cache_result cache_access(struct cache *c, uint64_t addr, bool write
 	c->last_use[lru] = c->clock;
 	c->dirty[lru] = write;
 	c->mru[set] = (uint8_t)(lru - base);
+	*hint = (uint32_t)lru;
 	*where = lru;
 	return r;
 }
