@@ -152,11 +152,12 @@ void emu_kernel_share_restart(struct emu_event *e)
 }
 
 /* A disable's entry (stop 1, before anything is accounted; stop 0 after its scheduling pass). On a board the
- * counter stops in the head of the disable (riscv_pmu_sbi's stop call, in event_sched_out) and the kernel
- * reads it afterwards, so the window holds the way into the disable and none of the folding. The emulator
- * folds first (the user's window is accounted lazily, at the disable) and stops the event after: its share
- * is held at the entry's start, so an event the disable turns off ends there, and one that stays on counts
- * the entry's work at the next accounting, as its counter went on counting. */
+ * disable's way in reaches the PMU's stop (riscv_pmu_stop, from event_sched_out), which reads the counter
+ * into the count and then stops it: the window ends at that read, in the head of the disable. The emulator
+ * accounts the user's window lazily, at the disable, and stops the event after; that accounting stands for
+ * nothing a board does, so the share is held at the entry's start: an event the disable turns off ends
+ * there, one that stays on counts the entry's work at its next accounting, as its counter went on counting.
+ */
 void emu_kernel_share_stop_here(struct emu_thread *t, int stop)
 {
 	if (!t->perf)

@@ -544,7 +544,7 @@ int perf_ioctl(struct emu_event *ev, unsigned long req, unsigned long arg)
 	emu_lock();
 	int stops = req == PERF_EVENT_IOC_DISABLE && !is_foreign(ev) && !ev->target->remote;
 	if (stops)
-		emu_kernel_share_stop_here(ev->target, 1); /* its counter stops in the head of the disable */
+		emu_kernel_share_stop_here(ev->target, 1); /* a board reads it in the head of the disable */
 	sync_event(ev);
 	if (!is_foreign(ev))
 		emu_pes_flush(ev->target);
