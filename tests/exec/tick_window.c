@@ -22,26 +22,7 @@
 #include <unistd.h>
 
 #include "open_event.h"
-#include "rvexec_shm.h"
-
-static const struct rvexec_slot *own_slot(void)
-{
-	const char *path = getenv(RVEXEC_SHM_ENV);
-	struct stat st;
-	int fd = path ? open(path, O_RDONLY) : -1;
-	if (fd < 0 || fstat(fd, &st) != 0)
-		return NULL;
-	const struct rvexec_shm_header *h = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (h == MAP_FAILED || h->magic != RVEXEC_SHM_MAGIC || h->slot_size != sizeof(struct rvexec_slot))
-		return NULL;
-	for (uint32_t i = 0; i < h->nslots; i++) {
-		const struct rvexec_slot *s = rvexec_shm_slot(h, i);
-		if (s->tid == (uint32_t)gettid() && s->state == RVEXEC_SLOT_LIVE)
-			return s;
-	}
-	return NULL;
-}
+#include "own_slot.h"
 
 int main(int argc, char **argv)
 {
