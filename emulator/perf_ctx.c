@@ -121,6 +121,8 @@ static uint64_t event_delta(const struct emu_event *ev, uint64_t a, uint64_t b)
 static uint64_t kernel_share(const struct emu_event *e, uint64_t *now)
 {
 	*now = emu_kernel_events_now(e->target, e->evmask);
+	if (e->kernel_capped && *now > e->kernel_cap)
+		*now = e->kernel_cap; /* held (emu_kernel_share_stop_here) */
 	return *now > e->kernel_mark ? *now - e->kernel_mark : 0;
 }
 
@@ -130,6 +132,8 @@ static void kernel_share_edge(struct emu_event *e)
 	int on = e->state == EV_ACTIVE && e->kind != EK_SOFTWARE && !e->attr.exclude_kernel;
 	if (on == e->kernel_on)
 		return;
+	if (on)
+		e->kernel_capped = 0; /* back on within a held entry: it counts from now */
 	uint64_t now, d = kernel_share(e, &now);
 	if (!on)
 		count_events(e, d); /* its last share: what the kernel did up to the stop */
@@ -144,6 +148,25 @@ void emu_kernel_share_restart(struct emu_event *e)
 	if (e->kernel_on) {
 		kernel_share(e, &now);
 		e->kernel_mark = now;
+	}
+}
+
+/* A disable's entry (stop 1, before anything is accounted; stop 0 after its scheduling pass). On a board the
+ * disable's way in reaches the PMU's stop (riscv_pmu_stop, from event_sched_out), which reads the counter
+ * into the count and then stops it: the window ends at that read, in the head of the disable. The emulator
+ * accounts the user's window lazily, at the disable, and stops the event after; that accounting stands for
+ * nothing a board does, so the share is held at the entry's start: an event the disable turns off ends
+ * there, one that stays on counts the entry's work at its next accounting, as its counter went on counting.
+ */
+void emu_kernel_share_stop_here(struct emu_thread *t, int stop)
+{
+	if (!t->perf)
+		return;
+	for_each_group(t->perf, g) for_each_member(g, e)
+	{
+		e->kernel_capped = stop && e->kernel_on;
+		if (e->kernel_capped)
+			e->kernel_cap = emu_kernel_events_now(e->target, e->evmask);
 	}
 }
 
@@ -671,6 +694,24 @@ static void ctx_tick(struct emu_ctx *ctx)
 	}
 }
 
+static int kernel_held(const struct emu_ctx *ctx)
+{
+	for_each_group(ctx, g) for_each_member(g, e) if (e->kernel_capped) return 1;
+	return 0;
+}
+
+/* A tick crossed while the shares are held (emu_kernel_share_stop_here): its bookkeeping stands for the tick
+ * interrupt inside the window, which every counter still on counts, so the held shares grow by it. (The cap
+ * goes down by the count before and up by the count after: the difference, in modular arithmetic.) */
+static void ctx_tick_held(struct emu_ctx *ctx)
+{
+	for_each_group(ctx, g) for_each_member(g, e) if (e->kernel_capped) e->kernel_cap -=
+	    emu_kernel_events_now(e->target, e->evmask);
+	ctx_tick(ctx);
+	for_each_group(ctx, g) for_each_member(g, e) if (e->kernel_capped) e->kernel_cap +=
+	    emu_kernel_events_now(e->target, e->evmask);
+}
+
 /* The kernel's share of the events on (kernel_share): what the emulator did since their marks, counted now
  * and in the kernel (an overflow it makes is a kernel sample, never the user's code). */
 static void ctx_account_kernel(struct emu_ctx *ctx)
@@ -736,6 +777,11 @@ static void ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip, int kernel
 	struct emu_ctx *ctx = emu_ctx_of(t);
 	if (ctx->next_tick <= ctx->last_cycles) /* a context made before the configuration's tick */
 		ctx->next_tick = ctx->last_cycles + emu_cfg()->tick_cycles;
+	/* A rotation at a past instant of the thread: on a board the outgoing events stop there and count
+	 * none of the later kernel work, this entry's included; the incoming ones count from there. */
+	int hold = ctx->rotate_needed && ctx->slice_end < now && !kernel_held(ctx);
+	if (hold)
+		emu_kernel_share_stop_here(t, 1);
 	while (ctx->last_cycles < now) {
 		uint64_t last = ctx->last_cycles, next = now;
 		if (ctx->rotate_needed && ctx->slice_end < next)
@@ -748,10 +794,12 @@ static void ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip, int kernel
 		ctx->last_cycles = next;
 		take_due_interrupts(ctx, next, ip, 0);
 		if (next >= ctx->next_tick)
-			ctx_tick(ctx);
+			ctx_tick_held(ctx);
 		if (ctx->rotate_needed && next >= ctx->slice_end)
 			ctx_rotate(t);
 	}
+	if (hold)
+		emu_kernel_share_stop_here(t, 0);
 	ctx_account_kernel(ctx);
 	if (kernel_entry)
 		take_due_interrupts(ctx, now, ip, 1);

@@ -542,6 +542,9 @@ static int ioctl_locked(struct emu_event *ev, unsigned long req, unsigned long a
 int perf_ioctl(struct emu_event *ev, unsigned long req, unsigned long arg)
 {
 	emu_lock();
+	int stops = req == PERF_EVENT_IOC_DISABLE && !is_foreign(ev) && !ev->target->remote;
+	if (stops)
+		emu_kernel_share_stop_here(ev->target, 1); /* a board reads it in the head of the disable */
 	sync_event(ev);
 	if (!is_foreign(ev))
 		emu_pes_flush(ev->target);
@@ -552,6 +555,8 @@ int perf_ioctl(struct emu_event *ev, unsigned long req, unsigned long arg)
 		emu_ctx_schedule(ev->target);
 		emu_timer_rearm(ev->target);
 	}
+	if (stops)
+		emu_kernel_share_stop_here(ev->target, 0);
 	if (!is_foreign(ev))
 		for (struct emu_event *e = ev->leader; e; e = e->sibling)
 			emu_event_publish(e);

@@ -112,6 +112,10 @@ struct emu_event {
 	 * kernel, its target's supervisor count of evmask when the share was last taken (perf_ctx.c) */
 	int kernel_on;
 	uint64_t kernel_mark;
+	/* during a disable's entry: where the share stops if the disable turns the event off (its supervisor
+	 * count at the entry's start, before the emulator accounts the window) */
+	int kernel_capped;
+	uint64_t kernel_cap;
 	uint64_t time_enabled, time_running;
 	/* sampling */
 	uint64_t period;
@@ -209,6 +213,7 @@ void emu_event_publish(struct emu_event *ev);
 uint64_t emu_counter_now(const struct emu_event *e);
 /* PERF_EVENT_IOC_RESET of an event that is on: its kernel's share starts again from now (perf_ctx.c). */
 void emu_kernel_share_restart(struct emu_event *e);
+void emu_kernel_share_stop_here(struct emu_thread *t, int stop);
 /* PES: the kernel drains the task's record buffer into the events' rings (read, ioctl, close, schedule) */
 void emu_pes_flush(struct emu_thread *t);
 /* Where a PES record holds the counter an event is on (cycle, instret, mhpmcounter3..5), or -1. */

@@ -47,6 +47,9 @@ struct cache {
 	uint8_t *dirty;
 	uint8_t *mru; /* per set: the way used last */
 	uint64_t clock;
+	/* line -> its place when last looked up, direct mapped: a guess checked against the tag, so a hit in
+	 * another way than the set's most recent is found without scanning the set */
+	uint32_t hint[1024];
 };
 
 enum cache_result { CACHE_HIT, CACHE_MISS, CACHE_MISS_WRITEBACK };
@@ -70,6 +73,7 @@ static int cache_init(struct cache *c, const struct rvexec_cache_geometry *g)
 	c->line_shift = log2u(g->line);
 	c->set_mask = g->sets - 1;
 	c->clock = 0;
+	memset(c->hint, 0, sizeof(c->hint)); /* place 0: a guess like any other */
 	c->tag = calloc(n, sizeof(*c->tag));
 	c->last_use = calloc(n, sizeof(*c->last_use));
 	c->dirty = calloc(n, 1);
@@ -92,8 +96,17 @@ static enum cache_result cache_access(struct cache *c, uint64_t addr, bool write
 		*where = mru;
 		return CACHE_HIT;
 	}
+	uint32_t *hint = &c->hint[line % (sizeof(c->hint) / sizeof(c->hint[0]))];
+	if (c->tag[*hint] == line + 1) { /* a line lives only in its own set: the guess is in it */
+		c->last_use[*hint] = c->clock;
+		c->dirty[*hint] |= write;
+		c->mru[set] = (uint8_t)(*hint - base);
+		*where = *hint;
+		return CACHE_HIT;
+	}
 	for (size_t i = base; i < base + c->ways; i++) {
 		if (c->tag[i] == line + 1) {
+			*hint = (uint32_t)i;
 			c->last_use[i] = c->clock;
 			c->dirty[i] |= write;
 			c->mru[set] = (uint8_t)(i - base);
@@ -112,6 +125,7 @@ static enum cache_result cache_access(struct cache *c, uint64_t addr, bool write
 	c->last_use[lru] = c->clock;
 	c->dirty[lru] = write;
 	c->mru[set] = (uint8_t)(lru - base);
+	*hint = (uint32_t)lru;
 	*where = lru;
 	return r;
 }
@@ -203,14 +217,17 @@ struct thread_state {
 	 * at which it is sent and the arming it belongs to (alarm_armed's word: a re-arming cancels it; 0:
 	 * none) */
 	uint64_t skid_armed, skid_at;
-	/* The two L1D lines accessed last (line + 1, 0 = none) and their places: each is still the most
-	 * recently used line of its set, so an access to one of them is a hit that leaves the LRU order as it
-	 * is. */
+	/* The two L1D lines accessed last (line + 1, 0 = none) and their places; whether the cache's
+	 * recorded LRU order lags behind them (l1d_sync()). */
 	struct {
 		uint64_t line;
 		size_t where;
 	} recent[2];
-	uint64_t recent_vpn; /* the page of the last data access + 1: the DTLB's most recent entry */
+	/* The two pages accessed last (vpn + 1, 0 = none), their DTLB entries, and whether the DTLB's
+	 * recorded order lags behind them (dtlb_sync()). */
+	uint64_t recent_vpn[2];
+	uint32_t recent_entry[2];
+	bool l1d_unsynced, dtlb_unsynced;
 };
 
 /* A translated block: its counts, summed at translation time, and what the models need at execution. */
@@ -222,9 +239,11 @@ struct block {
 		uint32_t n;
 	} adds[RVEXEC_NCLASSES + 4];
 	uint64_t last_pc;
+	uint32_t l1i_lines;      /* the L1I lines it spans */
 	struct rvexec_insn last; /* the block's last instruction (its control transfer, if any) */
 	uint32_t ninsns;
-	struct { /* each instruction, for the alarm's exact instruction */
+	/* each instruction, for the alarm's exact instruction */
+	struct {
 		uint64_t pc;
 		uint8_t count; /* its class */
 	} insn[];
@@ -232,6 +251,7 @@ struct block {
 
 static const struct rvexec_model *model;
 static unsigned page_shift;
+static bool l1d_write_through; /* model->l1d_write_through */
 static struct rvexec_shm_header *shm;
 static char *out_path;
 static uint64_t inline_instret;          /* QEMU 7.2 inline adds: one global counter, the cross-check */
@@ -264,6 +284,7 @@ static struct thread_state *thread_state_new(void)
 		                                __ATOMIC_RELAXED)) {
 			__atomic_store_n(&s->state, RVEXEC_SLOT_LIVE, __ATOMIC_RELEASE);
 			ts->slot = s;
+			ts->counts = s->counts[RVEXEC_MODE_USER];
 			return ts;
 		}
 	}
@@ -271,6 +292,7 @@ static struct thread_state *thread_state_new(void)
 	        "rvexec: all %u slots of the count file are in use: thread %u is not counted (slots=)\n",
 	        shm->nslots, tid);
 	ts->slot = &overflow_slot;
+	ts->counts = overflow_slot.counts[RVEXEC_MODE_USER];
 	return ts;
 }
 
@@ -329,15 +351,9 @@ static void charge_tlb_miss(struct thread_state *ts, uint64_t vpn, enum rvexec_c
 	}
 }
 
-static void fetch(struct thread_state *ts, const struct block *b)
+static void __attribute__((noinline)) fetch_lookup(struct thread_state *ts, const struct block *b)
 {
 	uint64_t first = b->vaddr >> ts->l1i.line_shift, last = (b->end - 1) >> ts->l1i.line_shift;
-	/* A block that runs again right after itself (a loop in one block) finds its lines and pages where it
-	 * left them, most recently used: all hits, and touching them again keeps the LRU order as it is. */
-	if (ts->last_fetched == b) {
-		ts->counts[RVEXEC_L1I_ACCESS] += last - first + 1;
-		return;
-	}
 	ts->last_fetched = b;
 	for (uint64_t line = first; line <= last; line++) {
 		uint64_t victim;
@@ -354,6 +370,16 @@ static void fetch(struct thread_state *ts, const struct block *b)
 			charge_tlb_miss(ts, page, RVEXEC_ITLB_MISS);
 }
 
+static inline __attribute__((always_inline)) void fetch(struct thread_state *ts, const struct block *b)
+{
+	/* A block that runs again right after itself (a loop in one block) finds its lines and pages where it
+	 * left them, most recently used: all hits, and touching them again keeps the LRU order as it is. */
+	if (ts->last_fetched == b)
+		ts->counts[RVEXEC_L1I_ACCESS] += b->l1i_lines;
+	else
+		fetch_lookup(ts, b);
+}
+
 static void mispredict(struct thread_state *ts, enum rvexec_count which)
 {
 	ts->counts[which]++;
@@ -361,7 +387,7 @@ static void mispredict(struct thread_state *ts, enum rvexec_count which)
 }
 
 /* The previous block of this thread ended in a control transfer; `next` is where execution went. */
-static void resolve(struct thread_state *ts, uint64_t next)
+static inline __attribute__((always_inline)) void resolve(struct thread_state *ts, uint64_t next)
 {
 	struct pending_flow *p = &ts->pending;
 	if (p->insn.flow == RVEXEC_FLOW_BRANCH) {
@@ -579,14 +605,11 @@ static bool alarm_step(struct thread_state *ts, struct alarm_watch *w, const str
 
 /* ---- execution, continued ---- */
 
-static void block_exec(unsigned int vcpu_index, void *udata)
+/* A block run with an alarm armed or a skid waiting: the step as block_exec()'s, with the watches checked
+ * after each part (the branch resolved, the fetch, the block's static counts). */
+static void __attribute__((noinline)) block_exec_watched(struct thread_state *ts, const struct block *b)
 {
-	const struct block *b = udata;
-	struct thread_state *ts = thread_state();
-	uint32_t mode = __atomic_load_n(&ts->slot->mode, __ATOMIC_RELAXED);
 	struct alarm_watch w;
-	(void)vcpu_index;
-	ts->counts = ts->slot->counts[mode < RVEXEC_NMODES ? mode : RVEXEC_MODE_USER];
 	alarm_watch(ts, &w);
 	if (ts->pending.insn.flow != RVEXEC_FLOW_NONE) {
 		uint64_t branch_pc = ts->pending.pc;
@@ -608,6 +631,26 @@ static void block_exec(unsigned int vcpu_index, void *udata)
 		alarm_step(ts, &w, b, 0, base);
 	if (ts->skid_armed)
 		skid_step(ts, b, base, 0);
+}
+
+static void block_exec(unsigned int vcpu_index, void *udata)
+{
+	const struct block *b = udata;
+	struct thread_state *ts = thread_state();
+	uint32_t mode = __atomic_load_n(&ts->slot->mode, __ATOMIC_RELAXED);
+	(void)vcpu_index;
+	ts->counts = ts->slot->counts[mode < RVEXEC_NMODES ? mode : RVEXEC_MODE_USER];
+	if (__builtin_expect((uint32_t)__atomic_load_n(&ts->slot->alarm_armed, __ATOMIC_RELAXED) != 0 ||
+	                         ts->skid_armed,
+	                     0)) {
+		block_exec_watched(ts, b);
+	} else {
+		if (ts->pending.insn.flow != RVEXEC_FLOW_NONE)
+			resolve(ts, b->vaddr);
+		fetch(ts, b);
+		for (uint32_t i = 0; i < b->nadds; i++)
+			ts->counts[b->adds[i].count] += b->adds[i].n;
+	}
 	if (b->last.flow != RVEXEC_FLOW_NONE) {
 		ts->pending.pc = b->last_pc;
 		ts->pending.fallthrough = b->last_pc + b->last.length;
@@ -615,75 +658,88 @@ static void block_exec(unsigned int vcpu_index, void *udata)
 	}
 }
 
-static void data_access(struct thread_state *ts, qemu_plugin_meminfo_t info, uint64_t vaddr);
-
-/* udata: the accessing instruction's address (the alarm's pc). */
-static void memory_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+/* Makes the line at `where` (resident) its set's most recently used, as a hit in cache_access() would. */
+static void cache_touch(struct cache *c, uint64_t line, size_t where)
 {
-	struct thread_state *ts = thread_state();
-	if (!ts->counts) /* cannot happen: a block starts before its accesses */
-		ts->counts = ts->slot->counts[RVEXEC_MODE_USER];
-	if (__builtin_expect((uint32_t)__atomic_load_n(&ts->slot->alarm_armed, __ATOMIC_RELAXED) != 0, 0)) {
-		struct alarm_watch w;
-		alarm_watch(ts, &w);
-		data_access(ts, info, vaddr);
-		if (w.armed)
-			alarm_step(ts, &w, NULL, (uint64_t)(uintptr_t)udata, 0);
-		if (ts->skid_armed)
-			skid_step(ts, NULL, 0, (uint64_t)(uintptr_t)udata);
-		return;
-	}
-	data_access(ts, info, vaddr);
-	(void)vcpu_index;
+	size_t set = (size_t)(line & c->set_mask);
+	c->clock++;
+	c->last_use[where] = c->clock;
+	c->mru[set] = (uint8_t)(where - set * c->ways);
 }
 
-/* The data cache and TLB model for one access. */
-static void data_access(struct thread_state *ts, qemu_plugin_meminfo_t info, uint64_t vaddr)
+/*
+ * The recent lines and pages (struct thread_state): an access to one of the two lines (pages) accessed last
+ * is a hit found without a lookup. A hit on recent[0] leaves the LRU order as it is; one on recent[1] swaps
+ * the pair and leaves the order to the pair alone: then the model's LRU state is the cache's (TLB's) recorded
+ * one with recent[1] and then recent[0] made the most recent, and the lookups make it so first (l1d_sync,
+ * dtlb_sync). Right after a lookup the recorded order is the model's (the looked-up line is the most recent,
+ * the one before it was when it was looked up or synced).
+ */
+static void l1d_sync(struct thread_state *ts)
 {
-	bool write = qemu_plugin_mem_is_store(info);
-	uint64_t victim, vpn = vaddr >> page_shift, line = vaddr >> ts->l1d.line_shift;
-	size_t where;
-	if (vpn + 1 != ts->recent_vpn) {
-		if (!tlb_access(&ts->dtlb, vpn))
-			charge_tlb_miss(ts, vpn, RVEXEC_DTLB_MISS);
-		ts->recent_vpn = vpn + 1;
-	}
-	ts->counts[write ? RVEXEC_L1D_WRITE_ACCESS : RVEXEC_L1D_READ_ACCESS]++;
-	if (write && model->l1d_write_through) {
-		/* the store goes on to memory through the write buffer (no cycles charged); a hit also
-		 * updates the line. A recent line is the most recent of its set already. */
-		if (ts->recent[0].line == line + 1 || ts->recent[1].line == line + 1)
-			return;
-		if (!cache_write_through(&ts->l1d, vaddr, &where))
-			ts->counts[RVEXEC_L1D_WRITE_MISS]++;
-		else { /* it became its set's most recent line: it may stand for recent[0] as a load would */
-			ts->recent[1] = ts->recent[0];
-			if ((((ts->recent[1].line - 1) ^ line) & ts->l1d.set_mask) == 0)
-				ts->recent[1].line = 0;
-			ts->recent[0].line = line + 1;
-			ts->recent[0].where = where;
+	if (!ts->l1d_unsynced)
+		return;
+	ts->l1d_unsynced = false;
+	for (int i = 1; i >= 0; i--)
+		if (ts->recent[i].line)
+			cache_touch(&ts->l1d, ts->recent[i].line - 1, ts->recent[i].where);
+}
+
+static void dtlb_sync(struct thread_state *ts)
+{
+	if (!ts->dtlb_unsynced)
+		return;
+	ts->dtlb_unsynced = false;
+	for (int i = 1; i >= 0; i--)
+		if (ts->recent_vpn[i]) {
+			ts->dtlb.clock++;
+			ts->dtlb.last_use[ts->recent_entry[i]] = ts->dtlb.clock;
 		}
-		return;
-	}
-	if (ts->recent[0].line == line + 1) {
-		ts->l1d.dirty[ts->recent[0].where] |= write;
-		return;
-	}
-	if (ts->recent[1].line == line + 1) { /* recent[0] is in another set (see below) */
-		ts->l1d.dirty[ts->recent[1].where] |= write;
-		where = ts->recent[1].where;
-		ts->recent[1] = ts->recent[0];
-		ts->recent[0].line = line + 1;
-		ts->recent[0].where = where;
-		return;
-	}
-	enum cache_result r = cache_access(&ts->l1d, vaddr, write, &victim, &where);
-	/* the previous line stays a recent one only if it is in another set than this one */
+}
+
+/* `line` (at `where`) was just looked up: it becomes recent[0], the previous one recent[1]. The previous line
+ * stays in the cache (it is the second most recent of its set now, and a miss evicts the least recent),
+ * unless the cache is direct mapped and both lines share the set. */
+static void recent_push(struct thread_state *ts, uint64_t line, size_t where)
+{
 	ts->recent[1] = ts->recent[0];
-	if ((((ts->recent[1].line - 1) ^ line) & ts->l1d.set_mask) == 0)
+	if (ts->l1d.ways == 1 && (((ts->recent[1].line - 1) ^ line) & ts->l1d.set_mask) == 0)
 		ts->recent[1].line = 0;
 	ts->recent[0].line = line + 1;
 	ts->recent[0].where = where;
+}
+
+/* The DTLB for an access to neither recent page. */
+static void __attribute__((noinline)) dtlb_lookup(struct thread_state *ts, uint64_t vpn)
+{
+	dtlb_sync(ts);
+	if (!tlb_access(&ts->dtlb, vpn))
+		charge_tlb_miss(ts, vpn, RVEXEC_DTLB_MISS);
+	/* the previous page stays in the TLB (a miss evicts the least recent) unless it has one entry */
+	ts->recent_vpn[1] = ts->dtlb.entries > 1 ? ts->recent_vpn[0] : 0;
+	ts->recent_entry[1] = ts->recent_entry[0];
+	ts->recent_vpn[0] = vpn + 1;
+	ts->recent_entry[0] = ts->dtlb.hint[vpn % TLB_HINTS]; /* tlb_access() leaves the entry there */
+}
+
+/* The L1D for an access (counted) to neither recent line. */
+static void __attribute__((noinline))
+l1d_lookup(struct thread_state *ts, uint64_t vaddr, uint64_t line, bool write)
+{
+	uint64_t victim;
+	size_t where;
+	l1d_sync(ts);
+	if (write && l1d_write_through) {
+		/* the store goes on to memory through the write buffer (no cycles charged); a hit also
+		 * updates the line, a miss leaves the cache as it is */
+		if (cache_write_through(&ts->l1d, vaddr, &where))
+			recent_push(ts, line, where);
+		else
+			ts->counts[RVEXEC_L1D_WRITE_MISS]++;
+		return;
+	}
+	enum cache_result r = cache_access(&ts->l1d, vaddr, write, &victim, &where);
+	recent_push(ts, line, where);
 	if (r == CACHE_HIT)
 		return;
 	ts->counts[write ? RVEXEC_L1D_WRITE_MISS : RVEXEC_L1D_READ_MISS]++;
@@ -693,6 +749,87 @@ static void data_access(struct thread_state *ts, qemu_plugin_meminfo_t info, uin
 		charge_l2(ts, victim, true);
 	}
 	charge_l2(ts, vaddr, false);
+}
+
+/* The data cache and TLB model for one access. */
+static inline __attribute__((always_inline)) void data_access(struct thread_state *ts, uint64_t vaddr,
+                                                              bool write)
+{
+	uint64_t vpn = vaddr >> page_shift, line = vaddr >> ts->l1d.line_shift;
+	if (vpn + 1 != ts->recent_vpn[0]) {
+		if (vpn + 1 == ts->recent_vpn[1]) {
+			uint32_t e = ts->recent_entry[1];
+			ts->recent_vpn[1] = ts->recent_vpn[0];
+			ts->recent_entry[1] = ts->recent_entry[0];
+			ts->recent_vpn[0] = vpn + 1;
+			ts->recent_entry[0] = e;
+			ts->dtlb_unsynced = true;
+		} else {
+			dtlb_lookup(ts, vpn);
+		}
+	}
+	ts->counts[write ? RVEXEC_L1D_WRITE_ACCESS : RVEXEC_L1D_READ_ACCESS]++;
+	/* a write-through store hit only updates the line (no dirty bit); a write-back one dirties it */
+	bool dirties = write && !l1d_write_through;
+	if (line + 1 == ts->recent[0].line) {
+		if (dirties)
+			ts->l1d.dirty[ts->recent[0].where] = 1;
+	} else if (line + 1 == ts->recent[1].line) {
+		size_t where = ts->recent[1].where;
+		if (dirties)
+			ts->l1d.dirty[where] = 1;
+		ts->recent[1] = ts->recent[0];
+		ts->recent[0].line = line + 1;
+		ts->recent[0].where = where;
+		ts->l1d_unsynced = true;
+	} else {
+		l1d_lookup(ts, vaddr, line, write);
+	}
+}
+
+/* An access with its alarm armed: the model, then the watches. pc: the accessing instruction. */
+static void __attribute__((noinline))
+watched_access(struct thread_state *ts, uint64_t vaddr, bool write, uint64_t pc)
+{
+	struct alarm_watch w;
+	alarm_watch(ts, &w);
+	data_access(ts, vaddr, write);
+	if (w.armed)
+		alarm_step(ts, &w, NULL, pc, 0);
+	if (ts->skid_armed)
+		skid_step(ts, NULL, 0, pc);
+}
+
+/* One data access. */
+static inline __attribute__((always_inline)) void one_access(uint64_t vaddr, bool write, void *udata)
+{
+	struct thread_state *ts = thread_state(); /* (ts->counts is set from the start) */
+	if (__builtin_expect((uint32_t)__atomic_load_n(&ts->slot->alarm_armed, __ATOMIC_RELAXED) != 0, 0)) {
+		watched_access(ts, vaddr, write, (uint64_t)(uintptr_t)udata);
+		return;
+	}
+	data_access(ts, vaddr, write);
+}
+
+/* The memory callbacks, one per kind of instruction: a load's access is a read and a store's a write whatever
+ * QEMU says (no call to ask it); an AMO, LR or SC asks. udata: the accessing instruction's address (the
+ * alarm's pc). */
+static void load_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+{
+	(void)vcpu_index, (void)info;
+	one_access(vaddr, false, udata);
+}
+
+static void store_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+{
+	(void)vcpu_index, (void)info;
+	one_access(vaddr, true, udata);
+}
+
+static void atomic_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+{
+	(void)vcpu_index;
+	one_access(vaddr, qemu_plugin_mem_is_store(info), udata);
 }
 
 /* ---- translation ---- */
@@ -722,13 +859,21 @@ static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		per_count[RVEXEC_CYCLES] += model->latency[d.count - RVEXEC_FIRST_CLASS];
 		switch (d.count) {
 		case RVEXEC_INT_LOAD:
-		case RVEXEC_INT_STORE:
 		case RVEXEC_FP_LOAD:
+			qemu_plugin_register_vcpu_mem_cb(insn, load_access, QEMU_PLUGIN_CB_NO_REGS,
+			                                 QEMU_PLUGIN_MEM_RW,
+			                                 (void *)(uintptr_t)b->insn[i].pc);
+			break;
+		case RVEXEC_INT_STORE:
 		case RVEXEC_FP_STORE:
+			qemu_plugin_register_vcpu_mem_cb(insn, store_access, QEMU_PLUGIN_CB_NO_REGS,
+			                                 QEMU_PLUGIN_MEM_RW,
+			                                 (void *)(uintptr_t)b->insn[i].pc);
+			break;
 		case RVEXEC_AMO:
 		case RVEXEC_LR:
 		case RVEXEC_SC:
-			qemu_plugin_register_vcpu_mem_cb(insn, memory_access, QEMU_PLUGIN_CB_NO_REGS,
+			qemu_plugin_register_vcpu_mem_cb(insn, atomic_access, QEMU_PLUGIN_CB_NO_REGS,
 			                                 QEMU_PLUGIN_MEM_RW,
 			                                 (void *)(uintptr_t)b->insn[i].pc);
 			break;
@@ -744,6 +889,8 @@ static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		}
 	}
 	per_count[RVEXEC_INSTRET] = (uint32_t)n;
+	b->l1i_lines =
+	    (uint32_t)(((b->end - 1) >> log2u(model->l1i.line)) - (b->vaddr >> log2u(model->l1i.line)) + 1);
 	b->ninsns = (uint32_t)n;
 	for (unsigned c = 0; c < RVEXEC_NCOUNTS; c++) {
 		if (per_count[c] == 0)
@@ -897,6 +1044,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	if (model_by_name(model_name) != 0)
 		return -1;
 	page_shift = log2u(model->page_kib * 1024);
+	l1d_write_through = model->l1d_write_through;
 	if (path && *path) {
 		if (shm_open_file(path, (uint32_t)nslots) != 0)
 			return -1;

@@ -19,46 +19,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "rvexec_shm.h"
-
-static int open_event(uint32_t type, uint64_t config, int exclude_kernel)
-{
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = type;
-	a.config = config;
-	a.disabled = 1;
-	a.exclude_kernel = (unsigned)exclude_kernel;
-	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
-}
-
-static struct rvexec_slot *own_slot(void)
-{
-	const char *path = getenv(RVEXEC_SHM_ENV);
-	struct stat st;
-	int fd = path ? open(path, O_RDONLY) : -1;
-	if (fd < 0 || fstat(fd, &st) != 0)
-		return NULL;
-	struct rvexec_shm_header *h = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (h == MAP_FAILED || h->magic != RVEXEC_SHM_MAGIC || h->slot_size != sizeof(struct rvexec_slot))
-		return NULL;
-	for (uint32_t i = 0; i < h->nslots; i++) {
-		struct rvexec_slot *s = rvexec_shm_slot(h, i);
-		if (s->tid == (uint32_t)gettid() && s->state == RVEXEC_SLOT_LIVE)
-			return s;
-	}
-	return NULL;
-}
+#include "open_event.h"
+#include "own_slot.h"
 
 int main(int argc, char **argv)
 {
 	long calls = argc > 1 ? atol(argv[1]) : 100;
-	struct rvexec_slot *slot = own_slot();
-	int counted = open_event(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 1),
-	    other = open_event(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 1),
-	    all = open_event(PERF_TYPE_RAW, 0x200, 0); /* U74 INTEGER_LOAD_RETIRED, kernel too */
+	const struct rvexec_slot *slot = own_slot();
+	int counted = open_event_excluding(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 1),
+	    other = open_event_excluding(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 1),
+	    all = open_event_excluding(PERF_TYPE_RAW, 0x200, 0); /* U74 INTEGER_LOAD_RETIRED, kernel too */
 	uint64_t value = 0, all_value = 0, scratch;
 	if (!slot || counted < 0 || other < 0 || all < 0 || ioctl(counted, PERF_EVENT_IOC_ENABLE, 0) != 0 ||
 	    ioctl(all, PERF_EVENT_IOC_ENABLE, 0) != 0) {

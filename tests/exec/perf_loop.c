@@ -14,16 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int open_event(uint32_t type, uint64_t config)
-{
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = type;
-	a.config = config;
-	a.disabled = 1;
-	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
-}
+#include "open_event.h"
 
 static uint64_t word;
 

@@ -187,6 +187,74 @@ static void test_kernel_share_follows_enable_and_disable(void)
 	close(cycles);
 }
 
+/* A multiplexing rotation found at a past instant of the thread (its cycles ran past the slice's end before
+ * the emulator looked): the outgoing event counts the kernel's work up to the accounting that finds it, the
+ * incoming one from there. Three kernel-counting load events on the U74's two programmable counters, one
+ * group each: the first two go on, the third waits; the rotation puts the first at the end (rotate_ctx). */
+static void test_kernel_share_across_a_rotation(void)
+{
+	int ev[3];
+	for (int i = 0; i < 3; i++)
+		ev[i] = perf_open_with_kernel(PERF_TYPE_RAW, 0x200); /* INTEGER_LOAD_RETIRED */
+	enable_all(ev, 3);
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_INT_LOAD, 10); /* while the first two are on */
+	CU_ASSERT_EQUAL(read_count(ev[2]), 0);
+	plugin_adds(RVEXEC_MODE_USER, RVEXEC_CYCLES, 4000ull * 1500 + 1000); /* past the 4 ms slice */
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_INT_LOAD, 5); /* before the accounting that rotates */
+	CU_ASSERT_EQUAL(read_count(ev[2]), 0);                   /* it rotates here: on from now */
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_INT_LOAD, 3); /* the second and third are on */
+	CU_ASSERT_EQUAL(read_count(ev[0]), 15);
+	CU_ASSERT_EQUAL(read_count(ev[1]), 18);
+	CU_ASSERT_EQUAL(read_count(ev[2]), 3);
+	for (int i = 0; i < 3; i++)
+		close(ev[i]);
+}
+
+/* An inheriting event's copy in a forked child counts the child's kernel work from the fork (the copy goes on
+ * with the child) to the child's exit, where it reaches the parent's event; the parent's own work after its
+ * disable does not count. The child claims its own slot, as the plugin does at its first block. */
+static void test_kernel_share_of_an_inherited_child(void)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_RAW;
+	a.config = 0x200; /* INTEGER_LOAD_RETIRED */
+	a.disabled = 1;
+	a.inherit = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_INT_LOAD, 10); /* the parent's, while on */
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		uint32_t tid = (uint32_t)gettid(), n = file->nslots;
+		for (uint32_t probe = 0; probe < n; probe++) {
+			struct rvexec_slot *s = rvexec_shm_slot(file, (tid + probe) % n);
+			uint32_t free_tid = 0;
+			if (__atomic_compare_exchange_n(&s->tid, &free_tid, tid, 0, __ATOMIC_ACQ_REL,
+			                                __ATOMIC_RELAXED)) {
+				__atomic_store_n(&s->state, RVEXEC_SLOT_LIVE, __ATOMIC_RELEASE);
+				__atomic_fetch_add(&s->counts[RVEXEC_MODE_SUPERVISOR][RVEXEC_INT_LOAD], 40,
+				                   __ATOMIC_RELAXED);
+				__atomic_store_n(&s->state, RVEXEC_SLOT_EXITED, __ATOMIC_RELEASE);
+				exit(0);
+			}
+		}
+		exit(3); /* no free slot */
+	}
+	CU_ASSERT_FATAL(pid > 0);
+	int status = -1;
+	CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+	CU_ASSERT_EQUAL(status, 0);
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_INT_LOAD, 5); /* the parent's, while on */
+	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_INT_LOAD, 70); /* after the disable */
+	CU_ASSERT_EQUAL(read_count(fd), 10 + 40 + 5);
+	close(fd);
+}
+
 static int (*boom_op)(unsigned tag, uint64_t in, uint64_t *out);
 
 static uint64_t boom_counter(unsigned n)
@@ -322,6 +390,10 @@ static int child(const char *what)
 		CU_add_test(s, "model events count the plugin's counters", test_events_count_plugin_counters);
 		CU_add_test(s, "the kernel's share follows the enable and the disable",
 		            test_kernel_share_follows_enable_and_disable);
+		CU_add_test(s, "the kernel's share across a multiplexing rotation",
+		            test_kernel_share_across_a_rotation);
+		CU_add_test(s, "the kernel's share of an inherited child",
+		            test_kernel_share_of_an_inherited_child);
 		CU_add_test(s, "the thread clock is the modelled cycles",
 		            test_thread_clock_is_modelled_cycles);
 	}
