@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* Task contexts: scheduling events onto the model's counters, counting, the scheduler tick, overflows,
- * throttling, and the lock. What kernel/events/core.c does for a task context, with the RISC-V PMU
- * driver's counter update (riscv_pmu_event_update).
+/* Task contexts: scheduling events onto the model's counters, counting, the scheduler tick, overflows
+ * (their throttling: perf_throttle.c), and the lock. What kernel/events/core.c does for a task context, with
+ * the RISC-V PMU driver's counter update (riscv_pmu_event_update).
  *
  * Counting is lazy: a context is accounted up to "now" whenever something looks at it (a read, an ioctl,
  * the sampling timer, rvemu_advance). The interval is cut at every point where the kernel would act:
@@ -84,12 +84,6 @@ struct emu_ctx *emu_ctx_of(struct emu_thread *t)
 		t->perf->next_tick = emu_cfg()->tick_cycles;
 	}
 	return t->perf;
-}
-
-static int is_clock(const struct emu_event *ev)
-{
-	return ev->kind == EK_SOFTWARE &&
-	       (ev->attr.config == PERF_COUNT_SW_CPU_CLOCK || ev->attr.config == PERF_COUNT_SW_TASK_CLOCK);
 }
 
 /* Software events counted from the thread's real accounting (faults, context switches). */
@@ -348,25 +342,6 @@ static __thread const struct emu_uregs *sample_uregs __attribute__((tls_model("i
 
 /* ------------------------------------------------------------------------------------------ overflow */
 
-static int refresh_too_fast(const struct emu_event *e);
-
-/* __perf_event_account_interrupt: more than max_sample_rate / HZ samples of one event in one tick stop it
- * until the next tick (PERF_RECORD_THROTTLE, then UNTHROTTLE), so a too-small period cannot starve the
- * program. `samples`: 1 for an overflow interrupt, the records of a PES drain (each is a sample the
- * emulator must produce: a PES event with a period of 10 cycles must not keep it busy for minutes). Returns 1
- * when this throttled the event. */
-static int account_interrupt(struct emu_event *ev, uint64_t samples)
-{
-	uint64_t per_tick = (emu_cfg()->max_sample_rate + 249) / 250; /* HZ = 250 */
-	ev->tick_interrupts += samples;
-	if (ev->throttled || (ev->tick_interrupts < per_tick && !refresh_too_fast(ev)))
-		return 0;
-	ev->throttled = 1;
-	EMU_STAT_ADD(throttles, 1);
-	emu_ring_write_throttle(ev, 1, emu_event_time(ev->target));
-	return 1;
-}
-
 /* ----------------------------------------------------------------------- Precise Event Sampling */
 /* The emulated kernel's side of PES (docs/pes.md). A sampling event with precise_ip > 0 on a PES core does
  * not interrupt per overflow: the PES unit appends a record (the causing PC, hart, privilege, time, which
@@ -407,7 +382,7 @@ static void pes_drain(struct emu_thread *t, int interrupt)
 	 * only writes the records. */
 	for_each_group(ctx, g) for_each_member(g, e) if (e->pes_pending)
 	{
-		account_interrupt(e, (uint64_t)e->pes_pending); /* every record is a sample */
+		emu_account_interrupt(e, (uint64_t)e->pes_pending); /* every record is a sample */
 		e->pes_pending = 0;
 		if (!interrupt)
 			continue;
@@ -489,7 +464,7 @@ static void take_interrupt(struct emu_event *ev, uint64_t ip)
 {
 	EMU_STAT_ADD(interrupts, 1);
 	int code = POLL_IN;
-	account_interrupt(ev, 1); /* the sample of the overflow that throttles is still written */
+	emu_account_interrupt(ev, 1); /* the sample of the overflow that throttles is still written */
 	/* __perf_event_overflow: a budget that reaches 0 disables the event, signal POLL_HUP. */
 	if (ev->event_limit && --ev->event_limit == 0) {
 		code = POLL_HUP;
@@ -661,14 +636,7 @@ static void ctx_tick(struct emu_ctx *ctx)
 {
 	uint64_t tick = emu_cfg()->tick_cycles;
 	ctx->next_tick += tick * (1 + (ctx->last_cycles - ctx->next_tick) / tick);
-	for_each_group(ctx, g) for_each_member(g, e)
-	{
-		e->tick_interrupts = 0;
-		if (e->throttled) {
-			e->throttled = 0;
-			emu_ring_write_throttle(e, 0, emu_event_time(e->target));
-		}
-	}
+	emu_throttle_tick(ctx);
 }
 
 /* The kernel's share of the events on (kernel_share): what the emulator did since their marks, counted now
@@ -1015,7 +983,8 @@ static struct emu_alarm_plan next_event_plan(struct emu_thread *t)
 
 /* The thread's alarm at its next event; overflows due sooner than the clock can deliver (its floor) are
  * batched (an event without an IOC_REFRESH budget takes every overflow due at the next alarm, up to the
- * throttle), and an event that must be refreshed after each overflow is throttled (account_interrupt). */
+ * throttle), and an event that must be refreshed after each overflow is throttled (emu_account_interrupt,
+ * perf_throttle.c). */
 void emu_timer_rearm(struct emu_thread *t)
 {
 	if (!t->perf || (in_tick_handler && t->tid == emu_gettid()))
@@ -1026,27 +995,4 @@ void emu_timer_rearm(struct emu_thread *t)
 	if (p.cycles != UINT64_MAX && ensure_tick_signal() != 0)
 		return;
 	emu_clock_arm(t, &p);
-}
-
-/* The event's period in thread cycles, or 0 when it cannot be told. */
-static uint64_t period_cycles(const struct emu_event *e)
-{
-	if (is_clock(e))
-		return emu_ns_to_cycles(e->period);
-	if (e->kind == EK_SOFTWARE || e->attr.exclude_user)
-		return 0;
-	uint64_t c = emu_count_source()->cycles_for(e->target, e->evmask, e->period);
-	return c == UINT64_MAX ? 0 : c;
-}
-
-/* An event refreshed after each overflow (IOC_REFRESH budget) whose period is shorter than the emulator's
- * alarm floor asks for more interrupts than the emulator can deliver without starving the program: as
- * Linux lowers perf_event_max_sample_rate when its interrupts take too long (perf_cpu_time_max_percent),
- * it is throttled until the next tick, and says so (PERF_RECORD_THROTTLE). */
-static int refresh_too_fast(const struct emu_event *e)
-{
-	if (!e->event_limit || !e->target->perf)
-		return 0;
-	uint64_t p = period_cycles(e);
-	return p && p < emu_clock_floor_cycles(e->target);
 }
