@@ -216,8 +216,6 @@ void emu_event_publish(struct emu_event *ev);
 uint64_t emu_counter_now(const struct emu_event *e);
 /* PERF_EVENT_IOC_RESET of an event that is on: its kernel's share starts again from now (perf_ctx.c). */
 void emu_kernel_share_restart(struct emu_event *e);
-/* PES: the kernel drains the task's record buffer into the events' rings (read, ioctl, close, schedule) */
-void emu_pes_flush(struct emu_thread *t);
 /* Where a PES record holds the counter an event is on (cycle, instret, mhpmcounter3..5), or -1. */
 static inline int emu_pes_slot(int hw_idx)
 {
@@ -231,6 +229,11 @@ static inline uint64_t emu_width_mask(const struct emu_event *ev, uint64_t v)
 	unsigned w = ev->kind == EK_PROG && m->prog_width < 64 ? m->prog_width : 64;
 	return w >= 64 ? v : v & ((1ull << w) - 1);
 }
+
+/* perf_pes.c: Precise Event Sampling. An overflow of a precise event on a PES core is a record, not an
+ * interrupt; the kernel drains the task's buffer into the events' rings (read, ioctl, close, schedule). */
+void emu_pes_flush(struct emu_thread *t);
+void emu_pes_sample(struct emu_event *ev, uint64_t ip);
 
 /* perf_throttle.c: perf_event_max_sample_rate per tick, shared by the overflow interrupt and the PES drain.
  * `samples` an interrupt cost the event (1, or a drain's records); 1 when this throttled it. */
