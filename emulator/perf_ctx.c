@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Task contexts: scheduling events onto the model's counters, counting, the scheduler tick, overflows,
- * throttling, and the lock. What kernel/events/core.c does for a task context, with the RISC-V PMU
- * driver's counter update (riscv_pmu_event_update).
+/* Task contexts: scheduling events onto the model's counters, counting, the scheduler tick, overflows
+ * (their throttling: perf_throttle.c; a precise event's record: perf_pes.c), and the lock. What
+ * kernel/events/core.c does for a task context, with the RISC-V PMU driver's counter update
+ * (riscv_pmu_event_update).
  *
  * Counting is lazy: a context is accounted up to "now" whenever something looks at it (a read, an ioctl,
  * the sampling timer, rvemu_advance). The interval is cut at every point where the kernel would act:
@@ -26,7 +27,6 @@
 
 #include "perf_priv.h"
 
-static void pes_drain(struct emu_thread *t, int interrupt);
 static void count_events(struct emu_event *e, uint64_t delta);
 
 /* --------------------------------------------------------------------------------------------- lock */
@@ -84,12 +84,6 @@ struct emu_ctx *emu_ctx_of(struct emu_thread *t)
 		t->perf->next_tick = emu_cfg()->tick_cycles;
 	}
 	return t->perf;
-}
-
-static int is_clock(const struct emu_event *ev)
-{
-	return ev->kind == EK_SOFTWARE &&
-	       (ev->attr.config == PERF_COUNT_SW_CPU_CLOCK || ev->attr.config == PERF_COUNT_SW_TASK_CLOCK);
 }
 
 /* Software events counted from the thread's real accounting (faults, context switches). */
@@ -297,7 +291,7 @@ static void group_set_active(struct emu_event *leader, int active)
 void emu_ctx_schedule(struct emu_thread *t)
 {
 	struct emu_ctx *ctx = emu_ctx_of(t);
-	pes_drain(t, 0); /* records go to the events on their counters before the counters change hands */
+	emu_pes_flush(t); /* records go to the events on their counters before the counters change hands */
 	struct hw_use used = {0, 0, 0};
 	int was_rotating = ctx->rotate_needed;
 	ctx->rotate_needed = 0;
@@ -371,148 +365,13 @@ static __thread const struct emu_uregs *sample_uregs __attribute__((tls_model("i
 
 /* ------------------------------------------------------------------------------------------ overflow */
 
-static int refresh_too_fast(const struct emu_event *e);
-
-/* __perf_event_account_interrupt: more than max_sample_rate / HZ samples of one event in one tick stop it
- * until the next tick (PERF_RECORD_THROTTLE, then UNTHROTTLE), so a too-small period cannot starve the
- * program. `samples`: 1 for an overflow interrupt, the records of a PES drain (each is a sample the
- * emulator must produce: a PES event with a period of 10 cycles must not keep it busy for minutes). Returns 1
- * when this throttled the event. */
-static int account_interrupt(struct emu_event *ev, uint64_t samples)
-{
-	uint64_t per_tick = (emu_cfg()->max_sample_rate + 249) / 250; /* HZ = 250 */
-	ev->tick_interrupts += samples;
-	if (ev->throttled || (ev->tick_interrupts < per_tick && !refresh_too_fast(ev)))
-		return 0;
-	ev->throttled = 1;
-	EMU_STAT_ADD(throttles, 1);
-	emu_ring_write_throttle(ev, 1, emu_event_time(ev->target));
-	return 1;
-}
-
-/* ----------------------------------------------------------------------- Precise Event Sampling */
-/* The emulated kernel's side of PES (docs/pes.md). A sampling event with precise_ip > 0 on a PES core does
- * not interrupt per overflow: the PES unit appends a record (the causing PC, hart, privilege, time, which
- * counter, the other counters) to its buffer and interrupts when the buffer is full. The kernel then turns
- * every record into a PERF_RECORD_SAMPLE of the event on that counter (PERF_RECORD_MISC_EXACT_IP) and
- * signals each such event's owner once. It also drains the buffer whenever the schedule changes and at
- * read, ioctl and close, so a record always meets the event it belongs to. */
-static struct emu_event *event_on_counter(struct emu_ctx *ctx, unsigned counter)
-{
-	for_each_group(ctx, g) for_each_member(g, e) if (e->state == EV_ACTIVE && e->hw_idx == (int)counter &&
-	                                                 e->attr.precise_ip && is_sampling(e)) return e;
-	return NULL;
-}
-
-static void pes_drain(struct emu_thread *t, int interrupt)
-{
-	struct rvemu_pes_record recs[256];
-	struct emu_ctx *ctx = t->perf;
-	size_t n;
-	if (!ctx || !t->pes)
-		return;
-	if (interrupt)
-		EMU_STAT_ADD(interrupts, 1);
-	while ((n = emu_pes_drain(t, recs, sizeof(recs) / sizeof(recs[0]))) > 0) {
-		for (size_t i = 0; i < n; i++) {
-			struct emu_event *e = event_on_counter(ctx, recs[i].counter);
-			if (!e)
-				continue; /* cannot happen: every schedule change drains first */
-			emu_sample_write(e, recs[i].pc, recs[i].time, &recs[i], NULL);
-			e->pes_pending++;
-		}
-		if (n < sizeof(recs) / sizeof(recs[0]))
-			break;
-	}
-	/* As Linux's large-PEBS drain, which hands all records but the last to perf_event_output and the last
-	 * to perf_event_overflow: per event and interrupt, one throttling tick, one IOC_REFRESH unit and one
-	 * signal, however many records the buffer held. A drain without an interrupt (read, ioctl, schedule)
-	 * only writes the records. */
-	for_each_group(ctx, g) for_each_member(g, e) if (e->pes_pending)
-	{
-		account_interrupt(e, (uint64_t)e->pes_pending); /* every record is a sample */
-		e->pes_pending = 0;
-		if (!interrupt)
-			continue;
-		int code = POLL_IN;
-		if (e->event_limit && --e->event_limit == 0) {
-			e->limit_reached = 1;
-			e->hup = 1;
-			code = POLL_HUP;
-		}
-		if (e->async)
-			emu_queue_signal(e, code);
-	}
-}
-
-void emu_pes_flush(struct emu_thread *t)
-{
-	pes_drain(t, 0);
-}
-
-/* How many records per fill interrupt. Linux's large-PEBS rule (intel_pmu_hw_config): the buffer collects
- * many records per interrupt only if every precise event is content with what a record holds and with
- * being told late: no frequency mode (its period is recomputed per sample), no wakeup per N samples
- * without a watermark (the user asked to hear of each sample), and nothing in sample_type that needs the
- * interrupted context (a call chain, user registers or stack). Otherwise one record per interrupt. */
-#define PES_LARGE_SAMPLE_TYPES                                                                               \
-	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |           \
-	 PERF_SAMPLE_CPU | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ |                   \
-	 PERF_SAMPLE_IDENTIFIER)
-static int pes_large(const struct emu_event *e)
-{
-	return !e->attr.freq && !(e->attr.wakeup_events && !e->attr.watermark) &&
-	       !(e->attr.sample_type & ~(uint64_t)PES_LARGE_SAMPLE_TYPES);
-}
-
-static unsigned pes_records_wanted(struct emu_ctx *ctx)
-{
-	for_each_group(ctx, g) for_each_member(g, e)
-	{
-		if (e->state == EV_ACTIVE && e->attr.precise_ip && is_sampling(e) && !pes_large(e))
-			return 1;
-	}
-	return emu_cfg()->pes_records;
-}
-
-static void pes_sample(struct emu_event *ev, uint64_t ip)
-{
-	struct emu_thread *t = ev->target;
-	struct rvemu_pes_record r;
-	memset(&r, 0, sizeof(r));
-	r.version = RVEMU_PES_RECORD_VERSION;
-	r.counter = (uint8_t)ev->hw_idx;
-	r.priv =
-	    ip == EMU_IP_KERNEL ? 1 : 0; /* every modelled event happens in user mode; S: in the emulator */
-	r.hart = emu_cpu_hart_id(t->hart);
-	r.pc = ip;
-	r.time = emu_event_time(t);
-	for_each_group(t->perf, g) for_each_member(g, e)
-	{
-		int k = emu_pes_slot(e->hw_idx);
-		if (e->state == EV_ACTIVE && k >= 0)
-			r.counters[k] = e->hw_raw;
-	}
-	emu_pes_set_threshold(t, (unsigned)ev->hw_idx, ev->period);
-	unsigned records = pes_records_wanted(t->perf);
-	if (records != emu_pes_size(t)) { /* the kernel reprograms mhpmmsize on an empty buffer */
-		pes_drain(t, 0);
-		emu_pes_set_size(t, records);
-	}
-	int full = emu_pes_append(t, &r);
-	if (full < 0)
-		emu_sample_lost(ev); /* the buffer was not drained: never silently */
-	if (full)
-		pes_drain(t, 1);
-}
-
 /* The overflow interrupt of a sampling event, taken at `ip`: the sample, the IOC_REFRESH budget, the signal
  * (sent at unlock). */
 static void take_interrupt(struct emu_event *ev, uint64_t ip)
 {
 	EMU_STAT_ADD(interrupts, 1);
 	int code = POLL_IN;
-	account_interrupt(ev, 1); /* the sample of the overflow that throttles is still written */
+	emu_account_interrupt(ev, 1); /* the sample of the overflow that throttles is still written */
 	/* __perf_event_overflow: a budget that reaches 0 disables the event, signal POLL_HUP. */
 	if (ev->event_limit && --ev->event_limit == 0) {
 		code = POLL_HUP;
@@ -534,7 +393,7 @@ static void overflow(struct emu_event *ev, uint64_t ip, uint64_t cycle)
 		return;
 	}
 	if (ev->attr.precise_ip && emu_cfg()->pes) {
-		pes_sample(ev, ip);
+		emu_pes_sample(ev, ip);
 		return;
 	}
 	uint64_t skid = emu_cfg()->irq_skid;
@@ -684,14 +543,7 @@ static void ctx_tick(struct emu_ctx *ctx)
 {
 	uint64_t tick = emu_cfg()->tick_cycles;
 	ctx->next_tick += tick * (1 + (ctx->last_cycles - ctx->next_tick) / tick);
-	for_each_group(ctx, g) for_each_member(g, e)
-	{
-		e->tick_interrupts = 0;
-		if (e->throttled) {
-			e->throttled = 0;
-			emu_ring_write_throttle(e, 0, emu_event_time(e->target));
-		}
-	}
+	emu_throttle_tick(ctx);
 }
 
 static int kernel_held(const struct emu_ctx *ctx)
@@ -1063,7 +915,8 @@ static struct emu_alarm_plan next_event_plan(struct emu_thread *t)
 
 /* The thread's alarm at its next event; overflows due sooner than the clock can deliver (its floor) are
  * batched (an event without an IOC_REFRESH budget takes every overflow due at the next alarm, up to the
- * throttle), and an event that must be refreshed after each overflow is throttled (account_interrupt). */
+ * throttle), and an event that must be refreshed after each overflow is throttled (emu_account_interrupt,
+ * perf_throttle.c). */
 void emu_timer_rearm(struct emu_thread *t)
 {
 	if (!t->perf || (in_tick_handler && t->tid == emu_gettid()))
@@ -1074,27 +927,4 @@ void emu_timer_rearm(struct emu_thread *t)
 	if (p.cycles != UINT64_MAX && ensure_tick_signal() != 0)
 		return;
 	emu_clock_arm(t, &p);
-}
-
-/* The event's period in thread cycles, or 0 when it cannot be told. */
-static uint64_t period_cycles(const struct emu_event *e)
-{
-	if (is_clock(e))
-		return emu_ns_to_cycles(e->period);
-	if (e->kind == EK_SOFTWARE || e->attr.exclude_user)
-		return 0;
-	uint64_t c = emu_count_source()->cycles_for(e->target, e->evmask, e->period);
-	return c == UINT64_MAX ? 0 : c;
-}
-
-/* An event refreshed after each overflow (IOC_REFRESH budget) whose period is shorter than the emulator's
- * alarm floor asks for more interrupts than the emulator can deliver without starving the program: as
- * Linux lowers perf_event_max_sample_rate when its interrupts take too long (perf_cpu_time_max_percent),
- * it is throttled until the next tick, and says so (PERF_RECORD_THROTTLE). */
-static int refresh_too_fast(const struct emu_event *e)
-{
-	if (!e->event_limit || !e->target->perf)
-		return 0;
-	uint64_t p = period_cycles(e);
-	return p && p < emu_clock_floor_cycles(e->target);
 }

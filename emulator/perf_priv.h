@@ -179,6 +179,13 @@ static inline int is_sampling(const struct emu_event *ev)
 	return ev->attr.sample_period != 0; /* also sample_freq: same union */
 }
 
+/* A clock event (cpu-clock, task-clock): counts ns of the thread's cycles, not model events. */
+static inline int is_clock(const struct emu_event *ev)
+{
+	return ev->kind == EK_SOFTWARE &&
+	       (ev->attr.config == PERF_COUNT_SW_CPU_CLOCK || ev->attr.config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
 /* Where a sample taken inside the emulator is: time in the emulator stands for time in the kernel (a system
  * call on an event, an interposed call, the sampling alarm's own handling), so such a sample is a kernel
  * sample (PERF_RECORD_MISC_KERNEL) at this address, the start of the RV64 kernel's text (KERNEL_LINK_ADDR),
@@ -213,9 +220,8 @@ void emu_event_publish(struct emu_event *ev);
 uint64_t emu_counter_now(const struct emu_event *e);
 /* PERF_EVENT_IOC_RESET of an event that is on: its kernel's share starts again from now (perf_ctx.c). */
 void emu_kernel_share_restart(struct emu_event *e);
+/* A disable (or a late rotation) holds every kernel share at its entry's start (stop 1) and lets go (0). */
 void emu_kernel_share_stop_here(struct emu_thread *t, int stop);
-/* PES: the kernel drains the task's record buffer into the events' rings (read, ioctl, close, schedule) */
-void emu_pes_flush(struct emu_thread *t);
 /* Where a PES record holds the counter an event is on (cycle, instret, mhpmcounter3..5), or -1. */
 static inline int emu_pes_slot(int hw_idx)
 {
@@ -229,6 +235,16 @@ static inline uint64_t emu_width_mask(const struct emu_event *ev, uint64_t v)
 	unsigned w = ev->kind == EK_PROG && m->prog_width < 64 ? m->prog_width : 64;
 	return w >= 64 ? v : v & ((1ull << w) - 1);
 }
+
+/* perf_pes.c: Precise Event Sampling. An overflow of a precise event on a PES core is a record, not an
+ * interrupt; the kernel drains the task's buffer into the events' rings (read, ioctl, close, schedule). */
+void emu_pes_flush(struct emu_thread *t);
+void emu_pes_sample(struct emu_event *ev, uint64_t ip);
+
+/* perf_throttle.c: perf_event_max_sample_rate per tick, shared by the overflow interrupt and the PES drain.
+ * `samples` an interrupt cost the event (1, or a drain's records); 1 when this throttled it. */
+int emu_account_interrupt(struct emu_event *ev, uint64_t samples);
+void emu_throttle_tick(struct emu_ctx *ctx); /* a scheduler tick: interrupt counts restart, unthrottle */
 
 /* perf_output.c: read_format values, the ring buffer and its records */
 /* `at`: the values when that PES record was written (PERF_SAMPLE_READ of a PES sample), NULL for now. */

@@ -3,7 +3,8 @@
 # The PAPI patch series as upstream's maintainers would take it: `git am` of every patch (new files included:
 # the cpuinfo parser, the Linux glue, the riscv_hpc component and its tests) onto pristine PAPI 7.0.0 applies
 # exactly, gives the same sources as papi-component/apply.sh (which built what the other stages test), and
-# builds: libpapi with the perf_event and riscv_hpc components, the utilities, the validation and component tests.
+# builds: libpapi with the perf_event and riscv_hpc components, the utilities, the validation and component tests;
+# and its preset table rule leaves no header when the generation fails (check-events-table-rule.sh).
 #   tests/papi/check-series.sh    (after the build and install: needs $RVPAPI_BUILD/papi from apply.sh, our
 #                                  libpfm4 in $RVPAPI_BUILD/libpfm4, librvbank in $PREFIX)
 # The only difference allowed is what apply.sh adds beside the series: the RISC-V presets appended to
@@ -42,6 +43,11 @@ cmp -s -n "$size" "$work/series/src/papi_events.csv" "$applied/src/papi_events.c
 	{ echo "check-series: src/papi_events.csv: apply.sh's does not start with the series'" >&2; differ=$((differ + 1)); }
 [ "$differ" -eq 0 ] || exit 1
 echo "check-series: $n patches apply with git am to pristine PAPI 7.0.0, the same sources as apply.sh ($((SECONDS - t0))s)"
+
+# The built-in preset table's Makefile rule (patch 55): a failing papi_events_table.sh leaves no header behind.
+"$top/tests/papi/check-events-table-rule.sh" "$work/series/src" >"$work/table-rule.log" 2>&1 ||
+	{ cat "$work/table-rule.log" >&2; die "a failing papi_events_table.sh leaves a header (see $work/table-rule.log)"; }
+echo "check-series: the preset table's rule leaves no header when papi_events_table.sh fails ($(tail -n 1 "$work/table-rule.log"))"
 
 # Build the git am tree as a maintainer would, against our libpfm4 and librvbank (upstream's own flags).
 t1=$SECONDS
