@@ -60,7 +60,19 @@ xfail=0
 ok() { echo "ok    $*"; pass=$((pass + 1)); }
 bad() { echo "FAIL  $*"; fail=$((fail + 1)); }
 expected_fail() { echo "xfail $*"; xfail=$((xfail + 1)); }
-emu() { timeout 120 "$run" "$@"; } # a hang is a failure, not a stuck suite
+# A hang is a failure, not a stuck suite. What a test leaves behind goes with it: a ctest whose forked child
+# stopped itself for an attach that then failed (multiattach2 under qemu-user, which has no ptrace) exits and
+# leaves the child stopped, for good when its new parent is a subreaper of the same session; timeout leads
+# its own process group, so the group is killed once timeout has returned.
+emu() {
+	local pid status
+	timeout 120 "$run" "$@" <&0 &
+	pid=$!
+	wait "$pid"
+	status=$?
+	kill -KILL -- -"$pid" 2>/dev/null
+	return "$status"
+}
 
 [ -x "$run" ] || { echo "run-papi-tests: rvemu-run not found at $run" >&2; exit 1; }
 
