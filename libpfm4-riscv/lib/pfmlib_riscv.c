@@ -52,6 +52,8 @@ pfm_riscv_read_max_precise(void)
 	return v;
 }
 
+static void pfm_riscv_format_perf_cpuid(pfm_riscv_config_t *c);
+
 /*
  * read the fields of the first hart the RISC-V PMUs are recognised
  * from, in one pass over the file, and the kernel's caps/max_precise.
@@ -102,6 +104,7 @@ pfm_riscv_read_cpuinfo(void)
 	DPRINT("%s: isa=%s uarch=%s mvendorid=%s marchid=%s mimpid=%s riscv=%d\n", path,
 		c->isa, c->uarch, c->mvendorid, c->marchid, c->mimpid, c->is_riscv);
 	c->max_precise = pfm_riscv_read_max_precise();
+	pfm_riscv_format_perf_cpuid(c);
 	return 0;
 }
 
@@ -157,6 +160,26 @@ pfm_riscv_id_value(const char *field, unsigned long long *v)
 		return -1;
 	*v = strtoull(field, &end, 0);
 	return *end == '\0' ? 0 : -1;
+}
+
+/*
+ * the cpuid Linux perf's keys are matched against, formatted once per
+ * reading of cpuinfo rather than for every key: each field as the
+ * kernel prints it (0x%lx); "" when one is missing or malformed, which
+ * no key matches
+ */
+static void
+pfm_riscv_format_perf_cpuid(pfm_riscv_config_t *c)
+{
+	unsigned long long vendor, arch, imp;
+
+	c->perf_cpuid[0] = '\0';
+	if (pfm_riscv_id_value(c->mvendorid, &vendor)
+	    || pfm_riscv_id_value(c->marchid, &arch)
+	    || pfm_riscv_id_value(c->mimpid, &imp))
+		return;
+	snprintf(c->perf_cpuid, sizeof(c->perf_cpuid), "0x%llx-0x%llx-0x%llx",
+		 vendor, arch, imp);
 }
 
 /*
@@ -308,6 +331,29 @@ pfm_riscv_ere_match_here(const char *p, const char *s)
 }
 
 /*
+ * the literal characters a full match of the extended regular
+ * expression p must begin with: the leading run of ordinary characters
+ * none of which a quantifier follows, 0 when p has an alternation
+ * anywhere (conservative: "a|b" may match what does not begin with a).
+ * (Not static: tests check it against regexec.)
+ */
+size_t
+pfm_riscv_ere_literal_prefix(const char *p)
+{
+	static const char special[] = ".[]()|{}^$\\*+?";
+	size_t n = 0;
+
+	if (strchr(p, '|'))
+		return 0;
+	while (p[n] != '\0' && !strchr(special, p[n]))
+		n++;
+	/* a quantifier after the run applies to its last character */
+	if (n && p[n] != '\0' && strchr("*+?{", p[n]))
+		n--;
+	return n;
+}
+
+/*
  * does all of s match the extended regular expression p? 1 or 0,
  * without compiling it, when p is made of what Linux perf's cpuid keys
  * use: ordinary characters, '.' and bracket expressions ([0-9a-f],
@@ -346,17 +392,21 @@ pfm_riscv_ere_match(const char *p, const char *s)
 static int
 pfm_riscv_match_perf_id(const pfm_riscv_config_t *c, const char *key)
 {
-	unsigned long long vendor, arch, imp;
-	char cpuid[3 * 20];
+	const char *cpuid = c->perf_cpuid;
+	size_t prefix;
 	regmatch_t m;
 	regex_t re;
 	int ret;
 
-	if (pfm_riscv_id_value(c->mvendorid, &vendor)
-	    || pfm_riscv_id_value(c->marchid, &arch)
-	    || pfm_riscv_id_value(c->mimpid, &imp))
+	if (!*cpuid)
 		return 0;
-	snprintf(cpuid, sizeof(cpuid), "0x%llx-0x%llx-0x%llx", vendor, arch, imp);
+	/*
+	 * most keys name another vendor or core in their first characters,
+	 * ordinary ones: a cpuid that does not begin with them cannot match
+	 */
+	prefix = pfm_riscv_ere_literal_prefix(key);
+	if (strncmp(key, cpuid, prefix))
+		return 0;
 
 	ret = pfm_riscv_ere_match(key, cpuid);
 	if (ret >= 0)

@@ -135,6 +135,9 @@ typedef struct {
 	char	marchid[64];
 	char	mimpid[64];
 	int	max_precise;		/* caps/max_precise, -1: no such file */
+	char	perf_cpuid[3 * 20];	/* "mvendorid-marchid-mimpid" as Linux
+					   perf matches it, "" if a field is
+					   missing or malformed */
 } pfm_riscv_config_t;
 
 extern pfm_riscv_config_t pfm_riscv_cfg;
@@ -142,6 +145,7 @@ extern pfm_riscv_config_t pfm_riscv_cfg;
 extern int pfm_riscv_read_cpuinfo(void);
 extern int pfm_riscv_isa_has_ext(const char *isa, const char *ext);
 extern int pfm_riscv_ere_match(const char *p, const char *s);
+extern size_t pfm_riscv_ere_literal_prefix(const char *p);
 extern int pfm_riscv_match_id(const riscv_id_t *id);
 extern int pfm_riscv_detect_ids(const riscv_id_t *ids, int nids);
 extern int pfm_riscv_detect_other(const riscv_id_t *ids, int nids);

@@ -335,19 +335,64 @@ int riscv_ere_full_match(const char *pattern, const char *s)
 	return ere_match_here(pattern, s);
 }
 
+size_t riscv_ere_literal_prefix(const char *pattern)
+{
+	size_t n = 0;
+	if (strchr(pattern, '|') != NULL)
+		return 0;
+	while (pattern[n] != '\0' && strchr(".[]()|{}^$\\*+?", pattern[n]) == NULL)
+		n++;
+	if (n > 0 && pattern[n] != '\0' && strchr("*+?{", pattern[n]) != NULL)
+		n--; /* the quantifier applies to the run's last character */
+	return n;
+}
+
+/* "0x" and v in lower-case hex without leading zeros, as "0x%" PRIx64 prints it; returns the end */
+static char *put_hex(char *p, uint64_t v)
+{
+	char digits[16];
+	int n = 0;
+	do {
+		digits[n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v != 0);
+	*p++ = '0';
+	*p++ = 'x';
+	while (n > 0)
+		*p++ = digits[--n];
+	return p;
+}
+
+int riscv_cpuinfo_perf_cpuid(const struct riscv_cpuinfo *ci, char *buf, size_t len)
+{
+	char cpuid[3 * 18 + 2], *p = cpuid; /* three "0x" + 16 digits, two dashes */
+	if (!ci->has_mvendorid || !ci->has_marchid || !ci->has_mimpid || len == 0)
+		return -1;
+	p = put_hex(p, ci->mvendorid);
+	*p++ = '-';
+	p = put_hex(p, ci->marchid);
+	*p++ = '-';
+	p = put_hex(p, ci->mimpid);
+	size_t n = (size_t)(p - cpuid) < len ? (size_t)(p - cpuid) : len - 1; /* cut as snprintf cuts */
+	memcpy(buf, cpuid, n);
+	buf[n] = '\0';
+	return 0;
+}
+
 /* Linux perf's cpuid match (mapfile.csv): the pattern must match all of "mvendorid-marchid-mimpid", each
  * printed as the kernel prints it (0x%lx); a missing field never matches. The rules are tried one after the
  * other at every PAPI_library_init, and compiling an expression costs far more than matching it: the patterns
- * the rules use are matched directly (riscv_ere_full_match), only another one is compiled. */
+ * the rules use are matched directly (riscv_ere_full_match), only another one is compiled, and most name
+ * another vendor or core in their leading literal characters, which refuses them at once. */
 static int perf_id_matches(const struct riscv_cpuinfo *ci, const char *pattern)
 {
 	char cpuid[64];
 	regex_t re;
 	regmatch_t m;
-	if (!ci->has_mvendorid || !ci->has_marchid || !ci->has_mimpid)
+	if (riscv_cpuinfo_perf_cpuid(ci, cpuid, sizeof(cpuid)) != 0)
 		return 0;
-	snprintf(cpuid, sizeof(cpuid), "0x%" PRIx64 "-0x%" PRIx64 "-0x%" PRIx64, ci->mvendorid, ci->marchid,
-	         ci->mimpid);
+	if (strncmp(pattern, cpuid, riscv_ere_literal_prefix(pattern)) != 0)
+		return 0;
 	int direct = riscv_ere_full_match(pattern, cpuid);
 	if (direct >= 0)
 		return direct;

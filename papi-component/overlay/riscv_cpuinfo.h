@@ -34,6 +34,15 @@ int riscv_cpuinfo_parse(FILE *f, struct riscv_cpuinfo *out);
  * pattern. */
 int riscv_ere_full_match(const char *pattern, const char *s);
 
+/* How many leading characters of pattern every string it matches in full begins with: its leading run of
+ * ordinary characters, less the last when a quantifier follows it; 0 when '|' appears anywhere. */
+size_t riscv_ere_literal_prefix(const char *pattern);
+
+/* The cpuid Linux perf's keys are matched against, "mvendorid-marchid-mimpid", each as the kernel prints it
+ * ("0x%lx"), into buf (cut to len - 1 characters and NUL-terminated, as snprintf does); -1, buf untouched,
+ * when a field is missing or len is 0. */
+int riscv_cpuinfo_perf_cpuid(const struct riscv_cpuinfo *ci, char *buf, size_t len);
+
 /* 1 when the ISA string names the multi-letter extension `ext` (case-insensitive, e.g. "sscofpmf"). */
 int riscv_isa_has_extension(const char *isa, const char *ext);
 

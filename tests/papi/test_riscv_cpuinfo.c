@@ -2,6 +2,7 @@
 /* Unit tests of the PAPI overlay's RISC-V /proc/cpuinfo identification
  * (papi-component/overlay/riscv_cpuinfo.c). */
 #include <CUnit/Basic.h>
+#include <inttypes.h>
 #include <regex.h>
 #include <stdio.h>
 #include <string.h>
@@ -137,6 +138,9 @@ static int compared;
 /* riscv_ere_full_match and regex agree on s (when the former answers at all) */
 static void check_agrees(const char *pattern, const char *s)
 {
+	/* what regexec matches begins with the literal prefix perf_id_matches() refuses others by */
+	if (regex_full_match(pattern, s))
+		CU_ASSERT_EQUAL(strncmp(pattern, s, riscv_ere_literal_prefix(pattern)), 0);
 	int direct = riscv_ere_full_match(pattern, s);
 	if (direct < 0)
 		return;
@@ -259,6 +263,69 @@ static void test_perf_id_patterns_without_regcomp(void)
 	CU_ASSERT_TRUE(compared > 1000);
 }
 
+/* The leading characters perf_id_matches() compares before matching: none quantified, none after a '|' */
+static void test_literal_prefix(void)
+{
+	static const struct {
+		const char *pattern;
+		size_t prefix;
+	} cases[] = {{"0x[[:xdigit:]]+", 2},
+	             {"abc", 3},
+	             {"ab?c", 1},
+	             {"ab*", 1},
+	             {"ab+c", 1},
+	             {"ab{2}", 1},
+	             {"x*", 0},
+	             {"a|b", 0},
+	             {"ab|cd", 0},
+	             {"(ab)c", 0},
+	             {"^ab", 0},
+	             {"ab$", 2},
+	             {"a\\.b", 1},
+	             {"a.c", 1},
+	             {"[ab]c", 0},
+	             {"a]b", 1},
+	             {"", 0},
+	             {"0x5b7-0x0-0x0", 13}};
+	static const char *const strings[] = {"",   "a",    "ab",  "abc", "abbc", "ac",
+	                                      "cd", "abab", "a.b", "axb", "a]b"};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CU_ASSERT_EQUAL(riscv_ere_literal_prefix(cases[i].pattern), cases[i].prefix);
+		for (size_t j = 0; j < sizeof(strings) / sizeof(strings[0]); j++)
+			check_agrees(cases[i].pattern, strings[j]);
+	}
+}
+
+/* perf's cpuid as snprintf("0x%" PRIx64 ...) prints it, cut as snprintf cuts it; none without all three ids
+ */
+static void test_perf_cpuid(void)
+{
+	static const uint64_t values[] = {0, 1, 0xf, 0x10, 0x489, 0x5b7, 0x8000000000000007ULL, UINT64_MAX};
+	const size_t nv = sizeof(values) / sizeof(values[0]);
+	struct riscv_cpuinfo ci;
+	char got[80], want[80];
+	for (size_t i = 0; i < nv; i++) {
+		memset(&ci, 0, sizeof(ci));
+		ci.has_mvendorid = ci.has_marchid = ci.has_mimpid = 1;
+		ci.mvendorid = values[i];
+		ci.marchid = values[(i + 3) % nv];
+		ci.mimpid = values[nv - 1 - i];
+		for (size_t len = 1; len <= sizeof(got); len++) {
+			memset(got, '#', sizeof(got));
+			snprintf(want, len, "0x%" PRIx64 "-0x%" PRIx64 "-0x%" PRIx64, ci.mvendorid,
+			         ci.marchid, ci.mimpid);
+			CU_ASSERT_EQUAL_FATAL(riscv_cpuinfo_perf_cpuid(&ci, got, len), 0);
+			CU_ASSERT_STRING_EQUAL(got, want);
+		}
+	}
+	strcpy(got, "untouched");
+	ci.has_mimpid = 0;
+	CU_ASSERT_EQUAL(riscv_cpuinfo_perf_cpuid(&ci, got, sizeof(got)), -1);
+	ci.has_mimpid = 1;
+	CU_ASSERT_EQUAL(riscv_cpuinfo_perf_cpuid(&ci, got, 0), -1);
+	CU_ASSERT_STRING_EQUAL(got, "untouched");
+}
+
 int main(void)
 {
 	if (CU_initialize_registry() != CUE_SUCCESS)
@@ -271,5 +338,7 @@ int main(void)
 	CU_add_test(s, "ISA extension matching", test_isa_extensions);
 	CU_add_test(s, "buffers are not overrun", test_truncation);
 	CU_add_test(s, "cpuid patterns matched without regcomp", test_perf_id_patterns_without_regcomp);
+	CU_add_test(s, "cpuid patterns' literal prefix", test_literal_prefix);
+	CU_add_test(s, "perf cpuid printed as by 0x%lx", test_perf_cpuid);
 	return cunit_run_all();
 }
