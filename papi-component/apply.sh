@@ -13,7 +13,7 @@
 #                                        00a, 00b... add new files and come before 01, which uses them
 #      patches/riscv_hpc/NN-*.patch      the riscv_hpc component (src/components/riscv_hpc), for upstream too
 #      patches/emulator-host/NN-*.patch  needed only because our emulator runs x86_64 builds of PAPI
-#    (to add a patch, drop an NN-name.patch into the right directory; upstream/ uses 00a-00z and 01-59,
+#    (to add a patch, drop an NN-name.patch into the right directory; upstream/ uses 00a-00z, then 01 on,
 #    a patch split in two keeps its number with a letter (44a, 44b); emulator-host/ has its own 50-99;
 #    a patch file anywhere else is refused),
 # 3. appends our presets (events/presets.csv by default) to src/papi_events.csv, which PAPI compiles into
