@@ -62,16 +62,14 @@ bad() { echo "FAIL  $*"; fail=$((fail + 1)); }
 expected_fail() { echo "xfail $*"; xfail=$((xfail + 1)); }
 # A hang is a failure, not a stuck suite. What a test leaves behind goes with it: a ctest whose forked child
 # stopped itself for an attach that then failed (multiattach2 under qemu-user, which has no ptrace) exits and
-# leaves the child stopped, for good when its new parent is a subreaper of the same session; timeout leads
-# its own process group, so the group is killed once timeout has returned.
+# leaves the child stopped, for good when its new parent is a subreaper of the same session. timeout leads
+# its own process group; the shell between it and the test kills the rest of that group once the test has
+# returned, while the group's leader is still alive, so the number cannot belong to anyone else's group.
 emu() {
-	local pid status
-	timeout 120 "$run" "$@" <&0 &
-	pid=$!
-	wait "$pid"
-	status=$?
-	kill -KILL -- -"$pid" 2>/dev/null
-	return "$status"
+	timeout 120 bash -c '"$@"
+		status=$?
+		for p in $(pgrep -g 0); do [ "$p" = $$ ] || [ "$p" = "$PPID" ] || kill -KILL "$p" 2>/dev/null; done
+		exit $status' emu "$run" "$@"
 }
 
 [ -x "$run" ] || { echo "run-papi-tests: rvemu-run not found at $run" >&2; exit 1; }
