@@ -5,7 +5,7 @@
 #                                 "run passed failed": the individual CUnit tests, summed over the "tests"
 #                                 rows of the Run Summaries in the log of each test program under each DIR
 #                                 (the build tree: tests/ and the profiler's test_prof_units alike), or
-#                                 in each named LOG
+#                                 in each named LOG ("? ? ?" when a named LOG is missing)
 #   count-tests.sh programs DIR   "run passed failed": the test programs as automake counted them
 #                                 (every test-suite.log under DIR: tests/, profiler/, ...)
 # Only a test's own log counts (automake writes NAME.log next to NAME.trs); test-suite.log repeats the
@@ -17,6 +17,9 @@ set -uo pipefail
 	{ echo "usage: count-tests.sh cunit DIR|LOG... | count-tests.sh programs DIR" >&2; exit 2; }
 case $1 in
 cunit)
+	for where in "${@:2}"; do # a named log that is not there: its program never ran, the count is unknown
+		case $where in *.log) [ -f "$where" ] || { echo "? ? ?"; exit 0; } ;; esac
+	done
 	for where in "${@:2}"; do
 		if [ -f "$where" ]; then # one program's log, named
 			printf '%s\0' "$where"
