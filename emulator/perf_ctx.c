@@ -629,8 +629,10 @@ static void ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip, int kernel
 	struct emu_ctx *ctx = emu_ctx_of(t);
 	if (ctx->next_tick <= ctx->last_cycles) /* a context made before the configuration's tick */
 		ctx->next_tick = ctx->last_cycles + emu_cfg()->tick_cycles;
-	/* A rotation at a past instant of the thread: on a board the outgoing events stop there and count
-	 * none of the later kernel work, this entry's included; the incoming ones count from there. */
+	/* A rotation at a past instant of the thread: on a board the outgoing events stop at the slice's end.
+	 * Here their kernel share is cut at this entry's start, so none of this entry's work counts for them;
+	 * kernel work between the slice's end and this entry still does (the emulator does not know when in
+	 * that stretch it ran: an approximation). The incoming events count from this entry. */
 	int hold = ctx->rotate_needed && ctx->slice_end < now && !kernel_held(ctx);
 	if (hold)
 		emu_kernel_share_stop_here(t, 1);
