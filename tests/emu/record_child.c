@@ -111,8 +111,9 @@ static int wait_child(pid_t pid)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr,
-		        "usage: record_child main|thread|fork|forkexec|killed|selfkill|both|enabled|exec N\n");
+		fprintf(
+		    stderr,
+		    "usage: record_child main|thread|fork|forkexec|killed|selfkill|both|enabled|exec N\n");
 		return 2;
 	}
 	unsigned long n = strtoul(argv[2], NULL, 0);
@@ -121,10 +122,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "enabled") == 0) {
-		void (*get_stats)(struct rvemu_stats *) = RVEMU_SYM(void (*)(struct rvemu_stats *), rvemu_get_stats);
+		void (*get_stats)(struct rvemu_stats *) =
+		    RVEMU_SYM(void (*)(struct rvemu_stats *), rvemu_get_stats);
 		if (get_stats && record_wait_enabled(get_stats, 64 * n) != 0) {
-			fprintf(stderr, "record_child: no sample of its own written in %lu iterations: its event was "
-			                "never enabled\n",
+			fprintf(stderr,
+			        "record_child: no sample of its own written in %lu iterations: its event was "
+			        "never enabled\n",
 			        64 * n);
 			return 1;
 		}
