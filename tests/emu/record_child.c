@@ -11,7 +11,13 @@
  * selfkill N: spins N in record_hot_main, then kills itself with SIGKILL (no exit path of its own runs).
  * thread N: a thread spins N in record_hot_thread; the main thread only joins it.
  * both N: a forked child spins N in record_hot_child while the parent spins N in record_hot_main (two writers
- * of one ring when they share a CPU). */
+ * of one ring when they share a CPU).
+ * enabled N: spins in record_wait_enabled until its emulator has written a sample of its own (the event perf
+ * opened disabled was enabled: perf record -D's ENABLE reached it), then N in record_hot_main. perf enables
+ * after a delay in wall time; a command that started the hot loop at once could end before perf got a CPU
+ * (seen under load: no sample at all). Waits at most 64 N iterations, then says so and exits 1 without the
+ * hot loop. Without the emulator (no rvemu_get_stats) it cannot know: the hot loop starts at once. */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +25,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "rvemu.h"
 
 static volatile unsigned long sink;
 
@@ -56,6 +64,24 @@ __attribute__((noinline)) void record_hot_thread(unsigned long n)
 	SPIN(n);
 }
 
+/* Spins until this process's emulator wrote a sample (its stats, the shadow of perf's event included), in
+ * chunks, at most `cap` iterations: 0 once one was written, -1 if none was. Not a hot function of the checks:
+ * the samples taken here are the few between the first one written and the next look. */
+__attribute__((noinline)) int record_wait_enabled(void (*get_stats)(struct rvemu_stats *), unsigned long cap)
+{
+	const unsigned long chunk = 1ul << 16;
+	struct rvemu_stats st;
+	for (unsigned long done = 0; done < cap; done += chunk) {
+		get_stats(&st);
+		if (st.samples_written > 0)
+			return 0;
+		for (unsigned long i = 0; i < chunk; i++)
+			sink += i ^ (sink >> 3);
+	}
+	get_stats(&st);
+	return st.samples_written > 0 ? 0 : -1;
+}
+
 __attribute__((noinline)) void record_middle(void (*f)(unsigned long), unsigned long n)
 {
 	f(n);
@@ -85,12 +111,26 @@ static int wait_child(pid_t pid)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr,
-		        "usage: record_child main|thread|fork|forkexec|killed|selfkill|both|exec N\n");
+		fprintf(
+		    stderr,
+		    "usage: record_child main|thread|fork|forkexec|killed|selfkill|both|enabled|exec N\n");
 		return 2;
 	}
 	unsigned long n = strtoul(argv[2], NULL, 0);
 	if (strcmp(argv[1], "main") == 0) {
+		record_outer(record_hot_main, n);
+		return 0;
+	}
+	if (strcmp(argv[1], "enabled") == 0) {
+		void (*get_stats)(struct rvemu_stats *) =
+		    RVEMU_SYM(void (*)(struct rvemu_stats *), rvemu_get_stats);
+		if (get_stats && record_wait_enabled(get_stats, 64 * n) != 0) {
+			fprintf(stderr,
+			        "record_child: no sample of its own written in %lu iterations: its event was "
+			        "never enabled\n",
+			        64 * n);
+			return 1;
+		}
 		record_outer(record_hot_main, n);
 		return 0;
 	}

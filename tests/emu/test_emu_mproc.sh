@@ -166,10 +166,14 @@ record virt --sscofpmf --clock virtual -- -e cycles -c 100000 -- "$child" adv 10
 check "perf record -c 100000 (virtual clock) -- 1050000 + a child's 300000 cycles: samples" 13 \
 	"$(perf script -F period -i "$tmp/virt.data" 2>/dev/null | grep -c .)"
 # --delay: the events start disabled and perf enables them later (ENABLE reaches the command's shadows); the
-# exec's COMM and MMAP2 go to perf's dummy event, whose records share the cycles event's buffer (SET_OUTPUT)
-record delay --sscofpmf -- -D 20 -e cycles -c 100000 -- "$rec" main $n
+# exec's COMM and MMAP2 go to perf's dummy event, whose records share the cycles event's buffer (SET_OUTPUT).
+# perf enables after 20 ms of wall time, and a loaded machine may give it no CPU for longer than the command
+# runs (ENABLE seen 255 ms late, an idle run of the hot loop takes 80 ms: no sample at all, once): the command
+# ("enabled") spins until its emulator wrote a sample of its own, then runs the hot loop, so the check does
+# not depend on when perf runs; what the command says when its event never gets enabled is shown
+record delay --sscofpmf -- -D 20 -e cycles -c 100000 -- "$rec" enabled $n
 check "perf record -D 20 -- cmd (ENABLE later, dummy event's records through SET_OUTPUT)" "record_hot_main ok" \
-	"$(hot_check "$tmp/delay.data" record_hot_main 90)"
+	"$(hot_check "$tmp/delay.data" record_hot_main 90)$(grep -h '^record_child:' "$tmp/delay.out")"
 # one CPU: the command and its child write the same ring (one event per CPU), each continuing from the other's
 # head under the ring's lock; both hot functions are there, nothing is overwritten
 record shared --sscofpmf --harts 1 -- -e cycles -c 100000 -- "$rec" both $n
