@@ -1408,19 +1408,28 @@ static void test_sample_other_process_killed_sigchld(void)
 
 /* The main thread of a process calls pthread_exit while its worker runs on: the process is not gone (its
  * leader shows Z in /proc, the worker runs), so nothing may take the worker for killed. */
-static int pexit_go[2], pexit_ack[2], pexit_more[2];
+static int pexit_ack[2], pexit_more[2];
+
+/* Reads a small file (of /proc) into buf, NUL-terminated (empty if the read failed): 0, or -1 if it cannot
+ * be opened. */
+static int read_small_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return 0;
+}
 
 /* Whether the process's main thread is a zombie (it called pthread_exit): 1, 0 not yet, -1 unreadable. */
 static int leader_zombie(void)
 {
 	char path[64], buf[512];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)getpid(), (int)getpid());
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_small_file(path, buf, sizeof(buf)) != 0)
 		return -1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
 	const char *p = strrchr(buf, ')');
 	return p ? p[2] == 'Z' : -1;
 }
@@ -1445,15 +1454,10 @@ static void *pexit_worker(void *arg)
  * ends: its 5 samples, one EXIT each for the main thread and the worker, POLLHUP. */
 static void test_sample_other_process_main_thread_exits(void)
 {
-	CU_ASSERT_FATAL(pipe(pexit_go) == 0 && pipe(pexit_ack) == 0 && pipe(pexit_more) == 0);
-	fflush(stdout);
-	pid_t child = fork();
-	CU_ASSERT_FATAL(child >= 0);
+	int go[2];
+	CU_ASSERT_FATAL(pipe(pexit_ack) == 0 && pipe(pexit_more) == 0);
+	pid_t child = fork_task_after_go(go, NULL);
 	if (child == 0) {
-		char c;
-		if (read(pexit_go[0], &c, 1) != 1)
-			_exit(3);
-		api.advance(1);
 		pthread_t t;
 		if (pthread_create(&t, NULL, pexit_worker, NULL) != 0)
 			_exit(4);
@@ -1462,7 +1466,7 @@ static void test_sample_other_process_main_thread_exits(void)
 	struct ring ring;
 	task_ring_open(&ring, child, 1, NULL, DATA_PAGES);
 	char c;
-	CU_ASSERT_EQUAL(write(pexit_go[1], "x", 1), 1);
+	task_go(go);
 	int acked = read(pexit_ack[0], &c, 1) == 1; /* the main thread gone, the worker waits */
 	CU_ASSERT(acked);
 	static struct task_rec r[64];
@@ -1494,7 +1498,6 @@ static void test_sample_other_process_main_thread_exits(void)
 	CU_ASSERT(vw.exit.pid == (uint32_t)child && vw.exit.tid == w);
 	CU_ASSERT_EQUAL(vm.exits, 1);
 	for (int i = 0; i < 2; i++) {
-		close(pexit_go[i]);
 		close(pexit_ack[i]);
 		close(pexit_more[i]);
 	}
@@ -1531,7 +1534,7 @@ static void test_sample_other_process_last_thread_exits(void)
 /* exit_group: a process whose main thread ends the process (exit(), or SIGKILL) while its worker still runs.
  * Linux kills the worker with it and writes one EXIT per task, each from its own do_exit: the worker's with
  * the process's pid, its own tid and its own sample_id, after its samples. */
-static int sib_go[2], sib_ack[2], sib_never[2];
+static int sib_ack[2], sib_never[2];
 
 static void *sibling_worker(void *arg)
 {
@@ -1547,15 +1550,11 @@ static void *sibling_worker(void *arg)
 
 static void sibling_exit_run(int killed)
 {
-	CU_ASSERT_FATAL(pipe(sib_go) == 0 && pipe(sib_ack) == 0 && pipe(sib_never) == 0);
-	fflush(stdout);
-	pid_t child = fork();
-	CU_ASSERT_FATAL(child >= 0);
+	int go[2];
+	CU_ASSERT_FATAL(pipe(sib_ack) == 0 && pipe(sib_never) == 0);
+	pid_t child = fork_task_after_go(go, NULL);
 	if (child == 0) {
 		char c;
-		if (read(sib_go[0], &c, 1) != 1)
-			_exit(3);
-		api.advance(1);
 		pthread_t t;
 		if (pthread_create(&t, NULL, sibling_worker, NULL) != 0 || read(sib_ack[0], &c, 1) != 1)
 			_exit(4);
@@ -1567,7 +1566,7 @@ static void sibling_exit_run(int killed)
 	struct ring ring;
 	uint64_t id;
 	task_ring_open(&ring, child, 1, &id, DATA_PAGES);
-	CU_ASSERT_EQUAL(write(sib_go[1], "x", 1), 1);
+	task_go(go);
 	int st = reap(child);
 	if (killed) {
 		CU_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
@@ -1599,7 +1598,6 @@ static void sibling_exit_run(int killed)
 	CU_ASSERT_EQUAL(vm.exits, 1);
 	CU_ASSERT(vm.exit.id_pid == (uint32_t)child && vm.exit.id_tid == (uint32_t)child);
 	for (int i = 0; i < 2; i++) {
-		close(sib_go[i]);
 		close(sib_ack[i]);
 		close(sib_never[i]);
 	}
@@ -1641,12 +1639,8 @@ static uint64_t start_ticks(pid_t pid)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_small_file(path, buf, sizeof(buf)) != 0)
 		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
 	const char *p = strrchr(buf, ')');
 	for (int field = 2; p && *p && field < 22; p++)
 		if (*p == ' ')
@@ -1668,12 +1662,8 @@ static int child_gone(pid_t pid)
 {
 	char path[64], buf[2048];
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_small_file(path, buf, sizeof(buf)) != 0)
 		return 1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
 	const char *state = strstr(buf, "\nState:"), *threads = strstr(buf, "\nThreads:");
 	return !state || ((strstr(state, "Z (zombie)") == state + 8 || state[8] == 'X') &&
 	                  (!threads || strtol(threads + 9, NULL, 10) <= 1));
