@@ -783,6 +783,57 @@ static void test_cputime_refresh_exact(void)
 	ring_close(&r);
 }
 
+/* The set-up the tests of sampling another process share. The child side: a forked task that waits
+ * for the owner's "go" and then looks for the events (rvemu_advance); it returns 0 in that task, which goes
+ * on with what its test makes it do, and the task's pid in the owner. `unblock`: the signal mask the task
+ * restores first (NULL: none). */
+static pid_t fork_task_after_go(int go[2], const sigset_t *unblock)
+{
+	CU_ASSERT_FATAL(pipe(go) == 0);
+	fflush(stdout);
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		char c;
+		if (unblock)
+			sigprocmask(SIG_SETMASK, unblock, NULL);
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		api.advance(1);
+		return 0;
+	}
+	close(go[0]);
+	return child;
+}
+
+/* Lets the task started by fork_task_after_go run: its one "go". */
+static void task_go(int go[2])
+{
+	CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
+	close(go[1]);
+}
+
+/* Reaps a child: its wait status (-1 if waitpid failed). */
+static int reap(pid_t child)
+{
+	int st = -1;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	return st;
+}
+
+static void reap_exited_ok(pid_t child)
+{
+	int st = reap(child);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static void reap_killed(pid_t child)
+{
+	int st = reap(child);
+	CU_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+}
+
 /* Sampling another process (perf record -- cmd, docs/emulator-core.md "Sampling another process"): an event
  * with inherit on a running child process reaches the grandchild it forks; the grandchild's own emulator
  * writes into this process's ring its FORK record, its samples (exact under the virtual clock: 1050000 cycles
@@ -792,18 +843,13 @@ static void test_cputime_refresh_exact(void)
 static void test_sample_other_process(void)
 {
 	int go[2], ack[2];
-	CU_ASSERT_FATAL(pipe(go) == 0 && pipe(ack) == 0);
-	pid_t child = fork();
-	CU_ASSERT_FATAL(child >= 0);
+	CU_ASSERT_FATAL(pipe(ack) == 0);
+	/* the event exists, its buffer is not mapped yet: the child looks (rvemu_advance) and finds nothing
+	 * to write into; it must look again once the buffer is mapped */
+	pid_t child = fork_task_after_go(go, NULL);
 	if (child == 0) {
 		char c;
-		close(go[1]);
 		close(ack[0]);
-		/* the event exists, its buffer is not mapped yet: the child looks (rvemu_advance) and finds
-		 * nothing to write into; it must look again once the buffer is mapped */
-		if (read(go[0], &c, 1) != 1)
-			_exit(3);
-		api.advance(1);
 		if (write(ack[1], "a", 1) != 1 || read(go[0], &c, 1) != 1)
 			_exit(4);
 		pid_t g = fork();
@@ -814,7 +860,6 @@ static void test_sample_other_process(void)
 		int st = 0;
 		_exit(g > 0 && waitpid(g, &st, 0) == g && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1);
 	}
-	close(go[0]);
 	close(ack[1]);
 	struct perf_event_attr a;
 	struct ring r;
@@ -836,9 +881,7 @@ static void test_sample_other_process(void)
 	CU_ASSERT_EQUAL(write(go[1], "y", 1), 1);
 	close(go[1]);
 	close(ack[0]);
-	int st = -1;
-	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
-	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	reap_exited_ok(child);
 	if (!opened)
 		return;
 	/* the records: FORK(g, child), the samples, EXIT(g) */
@@ -982,15 +1025,11 @@ static void test_sample_other_process_twice(void)
 		CU_ASSERT_EQUAL(read(res[0], &samples[round], sizeof(samples[round])),
 		                (ssize_t)sizeof(unsigned));
 		close(res[0]);
-		int st = -1;
-		CU_ASSERT_EQUAL(waitpid(perf, &st, 0), perf);
-		CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		reap_exited_ok(perf);
 	}
 	close(go[1]);
 	close(ack[0]);
-	int st = -1;
-	CU_ASSERT_EQUAL(waitpid(task, &st, 0), task);
-	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	reap_exited_ok(task);
 	printf("\n  two perf records in turn on one task: %u then %u samples (10 each)\n", samples[0],
 	       samples[1]);
 	CU_ASSERT_EQUAL(samples[0], 10);
@@ -1019,9 +1058,7 @@ static void test_sample_other_process_disabled(void)
 	CU_ASSERT_EQUAL(read(ack[0], &c, 1), 1);
 	close(go[1]);
 	close(ack[0]);
-	int st = -1;
-	CU_ASSERT_EQUAL(waitpid(task, &st, 0), task);
-	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	reap_exited_ok(task);
 	CU_ASSERT_EQUAL(read_count(fd), 0);
 	CU_ASSERT_EQUAL(ring_samples(map), 0);
 	munmap(map, len);
@@ -1061,9 +1098,7 @@ static void test_sample_other_process_fd_reused(void)
 	CU_ASSERT_EQUAL(read(ack[0], &c, 1), 1);
 	close(go[1]);
 	close(ack[0]);
-	int st = -1;
-	CU_ASSERT_EQUAL(waitpid(task, &st, 0), task);
-	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	reap_exited_ok(task);
 	CU_ASSERT_EQUAL(pread(file, back, sizeof(back), 0), (ssize_t)sizeof(back));
 	CU_ASSERT(memcmp(text, back, sizeof(text)) == 0);
 	close(file);
@@ -1173,6 +1208,40 @@ static void thread_view(const struct task_rec *r, unsigned n, uint32_t tid, stru
 	records_view(r, n, tid, 1, v);
 }
 
+/* The owner side of the tests of another process's task records: a sampling event (period 100000, enabled) on
+ * `task` that writes the task records with every sample_id field, `inherit` as asked, its id read back into
+ * *id (unless NULL) and a ring of `data_pages` mapped. */
+static void task_ring_open(struct ring *ring, pid_t task, int inherit, uint64_t *id, unsigned data_pages)
+{
+	struct perf_event_attr a;
+	sample_attr(&a, 100000);
+	a.sample_type = TASKREC_TYPE;
+	a.disabled = 0;
+	a.inherit = inherit ? 1 : 0;
+	a.task = 1;
+	a.sample_id_all = 1;
+	ring->fd = perf_open(&a, task, -1, -1, 0);
+	CU_ASSERT_FATAL(ring->fd >= 0);
+	if (id) {
+		*id = 0;
+		CU_ASSERT_EQUAL(ioctl(ring->fd, PERF_EVENT_IOC_ID, id), 0);
+	}
+	ring->len = (size_t)sysconf(_SC_PAGESIZE) * (1 + data_pages);
+	void *map = mmap(NULL, ring->len, PROT_READ | PROT_WRITE, MAP_SHARED, ring->fd, 0);
+	CU_ASSERT_FATAL(map != MAP_FAILED);
+	ring->page = map;
+}
+
+/* The tid of the last thread a FORK record announces (0: none). */
+static uint32_t forked_tid(const struct task_rec *r, unsigned n)
+{
+	uint32_t tid = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (r[i].type == PERF_RECORD_FORK)
+			tid = r[i].tid;
+	return tid;
+}
+
 /* A running child C (150000 cycles: 1 sample) forks G, which runs 350000 cycles (3 samples) and is killed
  * by SIGKILL; C waits for it and exits. The ring: FORK(G) with C's pid, tid and CPU as sample_id; G's three
  * samples; one EXIT(G) with G's pid, tid, CPU, the event's id and a time not before its last sample (C wrote
@@ -1181,15 +1250,8 @@ static void thread_view(const struct task_rec *r, unsigned n, uint32_t tid, stru
 static void test_sample_other_process_killed_child(void)
 {
 	int go[2];
-	CU_ASSERT_FATAL(pipe(go) == 0);
-	pid_t child = fork();
-	CU_ASSERT_FATAL(child >= 0);
-	if (child == 0) {
-		char c;
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(3);
-		api.advance(1); /* looks for the event: its shadow */
+	pid_t child = fork_task_after_go(go, NULL);
+	if (child == 0) { /* it has looked for the event: its shadow */
 		hot_virtual_kernel(150000);
 		pid_t g = fork();
 		if (g == 0) {
@@ -1199,28 +1261,13 @@ static void test_sample_other_process_killed_child(void)
 		int st = 0;
 		_exit(g > 0 && waitpid(g, &st, 0) == g && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL ? 0 : 4);
 	}
-	close(go[0]);
-	struct perf_event_attr a;
-	sample_attr(&a, 100000);
-	a.sample_type = TASKREC_TYPE;
-	a.disabled = 0;
-	a.inherit = 1;
-	a.task = 1;
-	a.sample_id_all = 1;
-	int fd = perf_open(&a, child, -1, -1, 0);
-	CU_ASSERT_FATAL(fd >= 0);
-	uint64_t id = 0;
-	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ID, &id), 0);
-	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
-	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	CU_ASSERT_FATAL(map != MAP_FAILED);
-	CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
-	close(go[1]);
-	int st = -1;
-	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
-	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	struct ring ring;
+	uint64_t id;
+	task_ring_open(&ring, child, 1, &id, DATA_PAGES);
+	task_go(go);
+	reap_exited_ok(child);
 	static struct task_rec r[64];
-	unsigned n = task_records(map, r, 64);
+	unsigned n = task_records(ring.page, r, 64);
 	uint32_t g = 0;
 	for (unsigned i = 0; i < n; i++)
 		if (r[i].type == PERF_RECORD_FORK)
@@ -1255,16 +1302,15 @@ static void test_sample_other_process_killed_child(void)
 	CU_ASSERT_EQUAL(vc.exits, 1);
 	CU_ASSERT(vc.exit.id_pid == (uint32_t)child && vc.exit.id_tid == (uint32_t)child);
 	/* every task gone: POLLHUP, and no second EXIT of either */
-	struct pollfd p = {fd, POLLIN, 0};
+	struct pollfd p = {ring.fd, POLLIN, 0};
 	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1);
 	CU_ASSERT(p.revents & POLLHUP);
-	n = task_records(map, r, 64);
+	n = task_records(ring.page, r, 64);
 	task_view(r, n, (uint32_t)child, &vc);
 	task_view(r, n, g, &vg);
 	CU_ASSERT_EQUAL(vg.exits, 1);
 	CU_ASSERT_EQUAL(vc.exits, 1);
-	munmap(map, len);
-	close(fd);
+	ring_close(&ring);
 }
 
 /* The event's own task killed by SIGKILL after 250000 cycles (2 samples): nobody of the run but the owner
@@ -1272,48 +1318,27 @@ static void test_sample_other_process_killed_child(void)
 static void test_sample_other_process_killed(void)
 {
 	int go[2];
-	CU_ASSERT_FATAL(pipe(go) == 0);
-	pid_t child = fork();
-	CU_ASSERT_FATAL(child >= 0);
+	pid_t child = fork_task_after_go(go, NULL);
 	if (child == 0) {
-		char c;
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(3);
-		api.advance(1);
 		hot_virtual_kernel(250000);
 		raise(SIGKILL); /* does not return */
 	}
-	close(go[0]);
-	struct perf_event_attr a;
-	sample_attr(&a, 100000);
-	a.sample_type = TASKREC_TYPE;
-	a.disabled = 0;
-	a.task = 1;
-	a.sample_id_all = 1;
-	int fd = perf_open(&a, child, -1, -1, 0);
-	CU_ASSERT_FATAL(fd >= 0);
-	uint64_t id = 0;
-	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ID, &id), 0);
-	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
-	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	CU_ASSERT_FATAL(map != MAP_FAILED);
-	CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
-	close(go[1]);
-	int st = -1;
-	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
-	CU_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	struct ring ring;
+	uint64_t id;
+	task_ring_open(&ring, child, 0, &id, DATA_PAGES);
+	task_go(go);
+	reap_killed(child);
 	static struct task_rec r[64];
 	struct task_view v;
-	task_view(r, task_records(map, r, 64), (uint32_t)child, &v);
+	task_view(r, task_records(ring.page, r, 64), (uint32_t)child, &v);
 	/* Linux has it written by now (do_exit); here it waits for a process of the run to look: printed,
 	 * not pinned */
 	printf("\n  killed task: %u exit before anybody polled", v.exits);
-	struct pollfd p = {fd, POLLIN, 0};
+	struct pollfd p = {ring.fd, POLLIN, 0};
 	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1);
 	CU_ASSERT(p.revents & POLLHUP);
 	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1); /* again: nothing more */
-	task_view(r, task_records(map, r, 64), (uint32_t)child, &v);
+	task_view(r, task_records(ring.page, r, 64), (uint32_t)child, &v);
 	printf("\n  killed task: %u samples, %u exit (sample_id pid %u tid %u cpu %u)\n", v.samples, v.exits,
 	       v.exit.id_pid, v.exit.id_tid, v.exit.cpu);
 	CU_ASSERT_EQUAL(v.samples, 2);
@@ -1324,8 +1349,7 @@ static void test_sample_other_process_killed(void)
 	CU_ASSERT(v.exit.id_pid == (uint32_t)child && v.exit.id_tid == (uint32_t)child);
 	CU_ASSERT(v.exit.cpu == v.cpu && v.exit.id == id && v.exit.stream_id == id);
 	CU_ASSERT(v.exit.time == v.exit.body_time && v.exit.time >= v.last_time);
-	munmap(map, len);
-	close(fd);
+	ring_close(&ring);
 }
 
 /* perf record's end, without its timing: its SIGCHLD handler sets `done`, and it then reads the ring a last
@@ -1343,7 +1367,6 @@ static void on_sigchld(int sig)
 static void test_sample_other_process_killed_sigchld(void)
 {
 	int go[2];
-	CU_ASSERT_FATAL(pipe(go) == 0);
 	struct sigaction sa, old_sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigchld;
@@ -1354,33 +1377,14 @@ static void test_sample_other_process_killed_sigchld(void)
 	sigaddset(&block, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &block, &old_mask);
 	chld_done = 0;
-	fflush(stdout);
-	pid_t child = fork();
-	CU_ASSERT_FATAL(child >= 0);
+	pid_t child = fork_task_after_go(go, &old_mask);
 	if (child == 0) {
-		char c;
-		sigprocmask(SIG_SETMASK, &old_mask, NULL);
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(3);
-		api.advance(1);
 		hot_virtual_kernel(150000); /* 1 sample */
 		raise(SIGKILL);             /* does not return */
 	}
-	close(go[0]);
-	struct perf_event_attr a;
-	sample_attr(&a, 100000);
-	a.sample_type = TASKREC_TYPE;
-	a.disabled = 0;
-	a.task = 1;
-	a.sample_id_all = 1;
-	int fd = perf_open(&a, child, -1, -1, 0);
-	CU_ASSERT_FATAL(fd >= 0);
-	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
-	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	CU_ASSERT_FATAL(map != MAP_FAILED);
-	CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
-	close(go[1]);
+	struct ring ring;
+	task_ring_open(&ring, child, 0, NULL, DATA_PAGES);
+	task_go(go);
 	sigset_t wait_mask = old_mask;
 	sigdelset(&wait_mask, SIGCHLD);
 	for (int i = 0; i < 1000 && !chld_done; i++) /* each return is a handled signal: bounded */
@@ -1388,7 +1392,7 @@ static void test_sample_other_process_killed_sigchld(void)
 	CU_ASSERT(chld_done);
 	static struct task_rec r[64];
 	struct task_view v;
-	task_view(r, task_records(map, r, 64), (uint32_t)child, &v); /* no poll: perf's last read */
+	task_view(r, task_records(ring.page, r, 64), (uint32_t)child, &v); /* no poll: perf's last read */
 	printf(
 	    "\n  killed at once, SIGCHLD handled, no poll: %u samples, %u exit (sample_id pid %u tid %u)\n",
 	    v.samples, v.exits, v.exit.id_pid, v.exit.id_tid);
@@ -1396,30 +1400,36 @@ static void test_sample_other_process_killed_sigchld(void)
 	CU_ASSERT_EQUAL(v.exits, 1);
 	CU_ASSERT_EQUAL(v.after_exit, 0);
 	CU_ASSERT(v.exit.id_pid == (uint32_t)child && v.exit.id_tid == (uint32_t)child);
-	int st = -1;
-	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
-	CU_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	reap_killed(child);
 	sigaction(SIGCHLD, &old_sa, NULL);
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
-	munmap(map, len);
-	close(fd);
+	ring_close(&ring);
 }
 
 /* The main thread of a process calls pthread_exit while its worker runs on: the process is not gone (its
  * leader shows Z in /proc, the worker runs), so nothing may take the worker for killed. */
-static int pexit_go[2], pexit_ack[2], pexit_more[2];
+static int pexit_ack[2], pexit_more[2];
+
+/* Reads a small file (of /proc) into buf, NUL-terminated (empty if the read failed): 0, or -1 if it cannot
+ * be opened. */
+static int read_small_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return 0;
+}
 
 /* Whether the process's main thread is a zombie (it called pthread_exit): 1, 0 not yet, -1 unreadable. */
 static int leader_zombie(void)
 {
 	char path[64], buf[512];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)getpid(), (int)getpid());
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_small_file(path, buf, sizeof(buf)) != 0)
 		return -1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
 	const char *p = strrchr(buf, ')');
 	return p ? p[2] == 'Z' : -1;
 }
@@ -1444,46 +1454,27 @@ static void *pexit_worker(void *arg)
  * ends: its 5 samples, one EXIT each for the main thread and the worker, POLLHUP. */
 static void test_sample_other_process_main_thread_exits(void)
 {
-	CU_ASSERT_FATAL(pipe(pexit_go) == 0 && pipe(pexit_ack) == 0 && pipe(pexit_more) == 0);
-	fflush(stdout);
-	pid_t child = fork();
-	CU_ASSERT_FATAL(child >= 0);
+	int go[2];
+	CU_ASSERT_FATAL(pipe(pexit_ack) == 0 && pipe(pexit_more) == 0);
+	pid_t child = fork_task_after_go(go, NULL);
 	if (child == 0) {
-		char c;
-		if (read(pexit_go[0], &c, 1) != 1)
-			_exit(3);
-		api.advance(1);
 		pthread_t t;
 		if (pthread_create(&t, NULL, pexit_worker, NULL) != 0)
 			_exit(4);
 		pthread_exit(NULL);
 	}
-	struct perf_event_attr a;
-	sample_attr(&a, 100000);
-	a.sample_type = TASKREC_TYPE;
-	a.disabled = 0;
-	a.inherit = 1;
-	a.task = 1;
-	a.sample_id_all = 1;
-	int fd = perf_open(&a, child, -1, -1, 0);
-	CU_ASSERT_FATAL(fd >= 0);
-	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
-	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	CU_ASSERT_FATAL(map != MAP_FAILED);
+	struct ring ring;
+	task_ring_open(&ring, child, 1, NULL, DATA_PAGES);
 	char c;
-	CU_ASSERT_EQUAL(write(pexit_go[1], "x", 1), 1);
+	task_go(go);
 	int acked = read(pexit_ack[0], &c, 1) == 1; /* the main thread gone, the worker waits */
 	CU_ASSERT(acked);
 	static struct task_rec r[64];
-	unsigned n = task_records(map, r, 64);
-	uint32_t w = 0;
-	for (unsigned i = 0; i < n; i++)
-		if (r[i].type == PERF_RECORD_FORK)
-			w = r[i].tid;
-	struct pollfd p = {fd, POLLIN, 0};
+	uint32_t w = forked_tid(r, task_records(ring.page, r, 64));
+	struct pollfd p = {ring.fd, POLLIN, 0};
 	int pr = poll(&p, 1, 0);
 	struct task_view vm, vw;
-	n = task_records(map, r, 64);
+	unsigned n = task_records(ring.page, r, 64);
 	thread_view(r, n, w, &vw);
 	thread_view(r, n, (uint32_t)child, &vm);
 	printf("\n  while the worker runs: poll %d POLLHUP %d; worker %u samples %u exit; main %u exit", pr,
@@ -1493,11 +1484,9 @@ static void test_sample_other_process_main_thread_exits(void)
 	CU_ASSERT_EQUAL(vw.exits, 0);
 	CU_ASSERT_EQUAL(vm.exits, 1);
 	CU_ASSERT_EQUAL(write(pexit_more[1], "y", 1), 1);
-	int st = -1;
-	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
-	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	reap_exited_ok(child);
 	pr = poll(&p, 1, 0);
-	n = task_records(map, r, 64);
+	n = task_records(ring.page, r, 64);
 	thread_view(r, n, w, &vw);
 	thread_view(r, n, (uint32_t)child, &vm);
 	printf("; after: poll %d POLLHUP %d; worker %u samples %u exit; main %u exit\n", pr,
@@ -1509,12 +1498,10 @@ static void test_sample_other_process_main_thread_exits(void)
 	CU_ASSERT(vw.exit.pid == (uint32_t)child && vw.exit.tid == w);
 	CU_ASSERT_EQUAL(vm.exits, 1);
 	for (int i = 0; i < 2; i++) {
-		close(pexit_go[i]);
 		close(pexit_ack[i]);
 		close(pexit_more[i]);
 	}
-	munmap(map, len);
-	close(fd);
+	ring_close(&ring);
 }
 
 /* A single-threaded process whose only thread calls pthread_exit: glibc then runs exit(), whose atexit
@@ -1522,54 +1509,32 @@ static void test_sample_other_process_main_thread_exits(void)
 static void test_sample_other_process_last_thread_exits(void)
 {
 	int go[2];
-	CU_ASSERT_FATAL(pipe(go) == 0);
-	fflush(stdout);
-	pid_t child = fork();
-	CU_ASSERT_FATAL(child >= 0);
+	pid_t child = fork_task_after_go(go, NULL);
 	if (child == 0) {
-		char c;
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(3);
-		api.advance(1);
 		hot_virtual_kernel(250000);
 		pthread_exit(NULL);
 	}
-	close(go[0]);
-	struct perf_event_attr a;
-	sample_attr(&a, 100000);
-	a.sample_type = TASKREC_TYPE;
-	a.disabled = 0;
-	a.task = 1;
-	a.sample_id_all = 1;
-	int fd = perf_open(&a, child, -1, -1, 0);
-	CU_ASSERT_FATAL(fd >= 0);
-	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
-	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	CU_ASSERT_FATAL(map != MAP_FAILED);
-	CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
-	close(go[1]);
-	int st = -1;
-	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
-	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	struct pollfd p = {fd, POLLIN, 0};
+	struct ring ring;
+	task_ring_open(&ring, child, 0, NULL, DATA_PAGES);
+	task_go(go);
+	reap_exited_ok(child);
+	struct pollfd p = {ring.fd, POLLIN, 0};
 	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1);
 	CU_ASSERT(p.revents & POLLHUP);
 	static struct task_rec r[64];
 	struct task_view v;
-	task_view(r, task_records(map, r, 64), (uint32_t)child, &v);
+	task_view(r, task_records(ring.page, r, 64), (uint32_t)child, &v);
 	printf("\n  last thread's pthread_exit: %u samples, %u exit\n", v.samples, v.exits);
 	CU_ASSERT_EQUAL(v.samples, 2);
 	CU_ASSERT_EQUAL(v.exits, 1);
 	CU_ASSERT_EQUAL(v.after_exit, 0);
-	munmap(map, len);
-	close(fd);
+	ring_close(&ring);
 }
 
 /* exit_group: a process whose main thread ends the process (exit(), or SIGKILL) while its worker still runs.
  * Linux kills the worker with it and writes one EXIT per task, each from its own do_exit: the worker's with
  * the process's pid, its own tid and its own sample_id, after its samples. */
-static int sib_go[2], sib_ack[2], sib_never[2];
+static int sib_ack[2], sib_never[2];
 
 static void *sibling_worker(void *arg)
 {
@@ -1585,15 +1550,11 @@ static void *sibling_worker(void *arg)
 
 static void sibling_exit_run(int killed)
 {
-	CU_ASSERT_FATAL(pipe(sib_go) == 0 && pipe(sib_ack) == 0 && pipe(sib_never) == 0);
-	fflush(stdout);
-	pid_t child = fork();
-	CU_ASSERT_FATAL(child >= 0);
+	int go[2];
+	CU_ASSERT_FATAL(pipe(sib_ack) == 0 && pipe(sib_never) == 0);
+	pid_t child = fork_task_after_go(go, NULL);
 	if (child == 0) {
 		char c;
-		if (read(sib_go[0], &c, 1) != 1)
-			_exit(3);
-		api.advance(1);
 		pthread_t t;
 		if (pthread_create(&t, NULL, sibling_worker, NULL) != 0 || read(sib_ack[0], &c, 1) != 1)
 			_exit(4);
@@ -1602,37 +1563,22 @@ static void sibling_exit_run(int killed)
 			raise(SIGKILL);
 		exit(0); /* the worker is still in its read */
 	}
-	struct perf_event_attr a;
-	sample_attr(&a, 100000);
-	a.sample_type = TASKREC_TYPE;
-	a.disabled = 0;
-	a.inherit = 1;
-	a.task = 1;
-	a.sample_id_all = 1;
-	int fd = perf_open(&a, child, -1, -1, 0);
-	CU_ASSERT_FATAL(fd >= 0);
-	uint64_t id = 0;
-	CU_ASSERT_EQUAL(ioctl(fd, PERF_EVENT_IOC_ID, &id), 0);
-	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + DATA_PAGES);
-	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	CU_ASSERT_FATAL(map != MAP_FAILED);
-	CU_ASSERT_EQUAL(write(sib_go[1], "x", 1), 1);
-	int st = -1;
-	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	struct ring ring;
+	uint64_t id;
+	task_ring_open(&ring, child, 1, &id, DATA_PAGES);
+	task_go(go);
+	int st = reap(child);
 	if (killed) {
 		CU_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	} else {
 		CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
-	struct pollfd p = {fd, POLLIN, 0};
+	struct pollfd p = {ring.fd, POLLIN, 0};
 	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1); /* a killed process's EXITs are written by now */
 	CU_ASSERT(p.revents & POLLHUP);
 	static struct task_rec r[64];
-	unsigned n = task_records(map, r, 64);
-	uint32_t w = 0;
-	for (unsigned i = 0; i < n; i++)
-		if (r[i].type == PERF_RECORD_FORK)
-			w = r[i].tid;
+	unsigned n = task_records(ring.page, r, 64);
+	uint32_t w = forked_tid(r, n);
 	struct task_view vm, vw;
 	thread_view(r, n, w, &vw);
 	thread_view(r, n, (uint32_t)child, &vm);
@@ -1652,12 +1598,10 @@ static void sibling_exit_run(int killed)
 	CU_ASSERT_EQUAL(vm.exits, 1);
 	CU_ASSERT(vm.exit.id_pid == (uint32_t)child && vm.exit.id_tid == (uint32_t)child);
 	for (int i = 0; i < 2; i++) {
-		close(sib_go[i]);
 		close(sib_ack[i]);
 		close(sib_never[i]);
 	}
-	munmap(map, len);
-	close(fd);
+	ring_close(&ring);
 }
 
 static void test_sample_other_process_exit_group(void)
@@ -1695,12 +1639,8 @@ static uint64_t start_ticks(pid_t pid)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_small_file(path, buf, sizeof(buf)) != 0)
 		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
 	const char *p = strrchr(buf, ')');
 	for (int field = 2; p && *p && field < 22; p++)
 		if (*p == ' ')
@@ -1722,12 +1662,8 @@ static int child_gone(pid_t pid)
 {
 	char path[64], buf[2048];
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_small_file(path, buf, sizeof(buf)) != 0)
 		return 1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
 	const char *state = strstr(buf, "\nState:"), *threads = strstr(buf, "\nThreads:");
 	return !state || ((strstr(state, "Z (zombie)") == state + 8 || state[8] == 'X') &&
 	                  (!threads || strtol(threads + 9, NULL, 10) <= 1));
@@ -1736,8 +1672,7 @@ static int child_gone(pid_t pid)
 static void held_child_run(int reuse)
 {
 	int go[2], gate[2], info[2], fin[2], ran[2];
-	CU_ASSERT_FATAL(pipe(go) == 0 && pipe(gate) == 0 && pipe(info) == 0 && pipe(fin) == 0 &&
-	                pipe2(ran, O_NONBLOCK) == 0);
+	CU_ASSERT_FATAL(pipe(gate) == 0 && pipe(info) == 0 && pipe(fin) == 0 && pipe2(ran, O_NONBLOCK) == 0);
 	void (*fork_gate)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "rvemu_test_fork_gate");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(fork_gate);
 	/* B comes to us when R is gone, and we reap it; qemu-user (riscv64 stage) has no subreaper, and B
@@ -1745,15 +1680,8 @@ static void held_child_run(int reuse)
 	int subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
 	if (!subreaper)
 		printf("\n  no PR_SET_CHILD_SUBREAPER (%s): B's parent will be init", strerror(errno));
-	fflush(stdout);
-	pid_t r = fork();
-	CU_ASSERT_FATAL(r >= 0);
+	pid_t r = fork_task_after_go(go, NULL);
 	if (r == 0) {
-		char c;
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(3);
-		api.advance(1);
 		/* B gets A's pid unless another process of the machine takes it between the write of
 		 * ns_last_pid and the fork (and keeps it): then A and B again, a bounded number of times */
 		pid_t a = -1, b = -1;
@@ -1791,33 +1719,19 @@ static void held_child_run(int reuse)
 		pid_t ids[2] = {a, b};
 		_exit(write(info[1], ids, sizeof(ids)) == sizeof(ids) && b > 0 ? 0 : 7);
 	}
-	close(go[0]);
 	close(info[1]);
 	close(fin[1]); /* R, A and B hold it: EOF once they all ended */
-	struct perf_event_attr at;
-	sample_attr(&at, 100000);
-	at.sample_type = TASKREC_TYPE;
-	at.disabled = 0;
-	at.inherit = 1;
-	at.task = 1;
-	at.sample_id_all = 1;
-	int fd = perf_open(&at, r, -1, -1, 0);
-	CU_ASSERT_FATAL(fd >= 0);
-	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + 16); /* room for the task records of 20 tries */
-	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	CU_ASSERT_FATAL(map != MAP_FAILED);
-	CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
-	close(go[1]);
+	struct ring ring;
+	task_ring_open(&ring, r, 1, NULL, 16); /* room for the task records of 20 tries */
+	task_go(go);
 	pid_t ids[2] = {0, 0};
 	CU_ASSERT_EQUAL(read(info[0], ids, sizeof(ids)), (ssize_t)sizeof(ids));
-	int st = -1;
-	CU_ASSERT_EQUAL(waitpid(r, &st, 0), r);
-	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	reap_exited_ok(r);
 	pid_t a = ids[0], b = ids[1];
 	/* R gone, B held before it registered: B still runs (and has not passed the gate) */
 	char c;
 	int passed_gate = read(ran[0], &c, 1) == 1;
-	struct pollfd p = {fd, POLLIN, 0};
+	struct pollfd p = {ring.fd, POLLIN, 0};
 	int pr = poll(&p, 1, 0);
 	CU_ASSERT_EQUAL(passed_gate, 0);
 	printf("\n  A %d, B %d%s; R gone, B held%s: poll %d POLLHUP %d", (int)a, (int)b,
@@ -1831,7 +1745,7 @@ static void held_child_run(int reuse)
 	CU_ASSERT_EQUAL(write(gate[1], "g", 1), 1);
 	CU_ASSERT_EQUAL(read(fin[0], &c, 1), 0); /* B is ending: its files are closed */
 	if (subreaper) {
-		st = -1;
+		int st = -1;
 		CU_ASSERT(b > 0 && waitpid(b, &st, 0) == b);
 		CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	} else { /* init's child: gone once a zombie (its files close before), looked for a bounded time */
@@ -1841,7 +1755,7 @@ static void held_child_run(int reuse)
 	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1);
 	CU_ASSERT(p.revents & POLLHUP);
 	static struct task_rec rec[256];
-	unsigned n = task_records(map, rec, 256);
+	unsigned n = task_records(ring.page, rec, 256);
 	struct task_view va;
 	records_view(rec, n, (uint32_t)a, 0, &va); /* by pid: A's records, then B's when B has A's pid */
 	unsigned forks_b = 0, exits_b = 0, samples_b = 0, seen_exit_a = 0;
@@ -1880,8 +1794,7 @@ static void held_child_run(int reuse)
 	close(ran[1]);
 	close(gate[0]);
 	close(gate[1]);
-	munmap(map, len);
-	close(fd);
+	ring_close(&ring);
 }
 
 static void test_sample_other_process_pid_reused(void)
@@ -1909,16 +1822,11 @@ static void test_sample_other_process_reparented_fork(void)
 static void test_sample_other_process_period_reset(void)
 {
 	int go[2], ack[2];
-	CU_ASSERT_FATAL(pipe(go) == 0 && pipe(ack) == 0);
-	pid_t child = fork();
-	CU_ASSERT_FATAL(child >= 0);
+	CU_ASSERT_FATAL(pipe(ack) == 0);
+	pid_t child = fork_task_after_go(go, NULL);
 	if (child == 0) {
 		char c;
-		close(go[1]);
 		close(ack[0]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(3);
-		api.advance(1);
 		hot_virtual_kernel(150000);
 		if (write(ack[1], "a", 1) != 1 || read(go[0], &c, 1) != 1)
 			_exit(4);
@@ -1926,7 +1834,6 @@ static void test_sample_other_process_period_reset(void)
 		hot_virtual_kernel(100000);
 		_exit(0);
 	}
-	close(go[0]);
 	close(ack[1]);
 	struct perf_event_attr a;
 	sample_attr(&a, 100000);
@@ -1945,9 +1852,7 @@ static void test_sample_other_process_period_reset(void)
 	CU_ASSERT_EQUAL(write(go[1], "y", 1), 1);
 	close(go[1]);
 	close(ack[0]);
-	int st = -1;
-	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
-	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	reap_exited_ok(child);
 	/* the samples' PERIOD fields: {ip, pid/tid, time, period} */
 	const struct perf_event_mmap_page *page = map;
 	const unsigned char *data = (const unsigned char *)page + page->data_offset;
@@ -2022,8 +1927,7 @@ static void test_sample_other_process_full(void)
 	while (n > 0)
 		close(fd[--n]);
 	close(go[1]);
-	int st = -1;
-	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	reap(child);
 }
 
 void add_sample_suites(void)

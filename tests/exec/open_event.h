@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* The perf_event_open call the exec test programs share (each is built from its own file by test_exec.py, so
- * the helpers are static functions of this header): a counting event of the calling thread on any CPU, opened
- * disabled. */
+/* The perf_event_open call the exec test programs share (each is built from its own file, by test_exec.py
+ * or, test_exec_source, by automake, so the helpers are static functions of this header): a counting event of
+ * the calling thread on any CPU, opened disabled. */
 #ifndef RVEXEC_TEST_OPEN_EVENT_H
 #define RVEXEC_TEST_OPEN_EVENT_H
 

@@ -22,6 +22,8 @@
 
 #include <papi.h>
 
+#include "open_event.h"
+
 static volatile double fsink = 1.0;
 static volatile long isink = 7, isink2 = 3, isink3 = 5;
 static long counter;
@@ -95,13 +97,7 @@ static int raw_delta(uint32_t type, uint64_t config, long n1, long n2, long long
 	uint64_t v[2];
 	long n[2] = {n1, n2};
 	for (int k = 0; k < 2; k++) {
-		struct perf_event_attr a;
-		memset(&a, 0, sizeof(a));
-		a.size = sizeof(a);
-		a.type = type;
-		a.config = config;
-		a.disabled = 1;
-		int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+		int fd = open_event(type, config);
 		if (fd < 0)
 			return -1;
 		int ok = ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0;

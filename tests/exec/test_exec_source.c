@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cunit_run.h"
+#include "open_event.h"
 #include "rvemu_tables.h"
 #include "rvhw.h"
 #include "rvexec_shm.h"
@@ -33,29 +34,11 @@
 static struct rvexec_shm_header *file;
 static struct rvexec_slot *slot;
 
-/* exclude_kernel, as PAPI's default user domain sets it (the U74 filters by privilege with Sscofpmf) */
+/* exclude_kernel, as PAPI's default user domain sets it (the U74 filters by privilege with Sscofpmf);
+ * open_event (open_event.h) does not exclude the kernel: it counts the supervisor share too, as on a board */
 static int perf_open(uint32_t type, uint64_t config)
 {
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = type;
-	a.config = config;
-	a.disabled = 1;
-	a.exclude_kernel = 1;
-	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
-}
-
-/* An event that does not exclude the kernel: it counts the supervisor share too, as on a board. */
-static int perf_open_with_kernel(uint32_t type, uint64_t config)
-{
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = type;
-	a.config = config;
-	a.disabled = 1;
-	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	return open_event_excluding(type, config, 1);
 }
 
 static uint64_t read_count(int fd)
@@ -101,7 +84,7 @@ static void test_events_count_plugin_counters(void)
 {
 	plugin_adds(RVEXEC_MODE_USER, RVEXEC_CYCLES, 1000); /* ran before the events exist */
 	plugin_adds(RVEXEC_MODE_USER, RVEXEC_INT_LOAD, 40);
-	int cycles = perf_open_with_kernel(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	int cycles = open_event(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
 	int insns = perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
 	int loads = perf_open(PERF_TYPE_RAW, 0x200);   /* INTEGER_LOAD_RETIRED */
 	int atomics = perf_open(PERF_TYPE_RAW, 0x800); /* ATOMIC_MEMORY_RETIRED = amo + lr + sc */
@@ -163,7 +146,7 @@ static void test_thread_clock_is_modelled_cycles(void)
  * the kernel, runs); what is done while it is on counts, read while on included. */
 static void test_kernel_share_follows_enable_and_disable(void)
 {
-	int cycles = perf_open_with_kernel(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	int cycles = open_event(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
 	CU_ASSERT_FATAL(cycles >= 0);
 	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_CYCLES, 500); /* before the enable, no user cycle since */
 	CU_ASSERT_EQUAL(ioctl(cycles, PERF_EVENT_IOC_ENABLE, 0), 0);
@@ -195,7 +178,7 @@ static void test_kernel_share_across_a_rotation(void)
 {
 	int ev[3];
 	for (int i = 0; i < 3; i++)
-		ev[i] = perf_open_with_kernel(PERF_TYPE_RAW, 0x200); /* INTEGER_LOAD_RETIRED */
+		ev[i] = open_event(PERF_TYPE_RAW, 0x200); /* INTEGER_LOAD_RETIRED */
 	enable_all(ev, 3);
 	plugin_adds(RVEXEC_MODE_SUPERVISOR, RVEXEC_INT_LOAD, 10); /* while the first two are on */
 	CU_ASSERT_EQUAL(read_count(ev[2]), 0);

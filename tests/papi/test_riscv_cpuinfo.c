@@ -9,6 +9,7 @@
 
 #include "riscv_cpuinfo.h"
 #include "riscv_cpuinfo_ids.h"
+#include "ere_prefix_cases.h"
 #include "cunit_run.h"
 
 static FILE *text_file(const char *text)
@@ -266,33 +267,11 @@ static void test_perf_id_patterns_without_regcomp(void)
 /* The leading characters perf_id_matches() compares before matching: none quantified, none after a '|' */
 static void test_literal_prefix(void)
 {
-	static const struct {
-		const char *pattern;
-		size_t prefix;
-	} cases[] = {{"0x[[:xdigit:]]+", 2},
-	             {"abc", 3},
-	             {"ab?c", 1},
-	             {"ab*", 1},
-	             {"ab+c", 1},
-	             {"ab{2}", 1},
-	             {"x*", 0},
-	             {"a|b", 0},
-	             {"ab|cd", 0},
-	             {"(ab)c", 0},
-	             {"^ab", 0},
-	             {"ab$", 2},
-	             {"a\\.b", 1},
-	             {"a.c", 1},
-	             {"[ab]c", 0},
-	             {"a]b", 1},
-	             {"", 0},
-	             {"0x5b7-0x0-0x0", 13}};
-	static const char *const strings[] = {"",   "a",    "ab",  "abc", "abbc", "ac",
-	                                      "cd", "abab", "a.b", "axb", "a]b"};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		CU_ASSERT_EQUAL(riscv_ere_literal_prefix(cases[i].pattern), cases[i].prefix);
-		for (size_t j = 0; j < sizeof(strings) / sizeof(strings[0]); j++)
-			check_agrees(cases[i].pattern, strings[j]);
+	for (size_t i = 0; i < ERE_PREFIX_NCASES; i++) {
+		CU_ASSERT_EQUAL(riscv_ere_literal_prefix(ERE_PREFIX_CASES[i].pattern),
+		                ERE_PREFIX_CASES[i].prefix);
+		for (size_t j = 0; j < ERE_PREFIX_NSTRINGS; j++)
+			check_agrees(ERE_PREFIX_CASES[i].pattern, ERE_PREFIX_STRINGS[j]);
 	}
 }
 

@@ -19,6 +19,7 @@
 #include "riscv_cpuinfo.h"
 #include "riscv_known_machines.h"
 
+#include "ere_prefix_cases.h"
 #include "pfm_test_util.h"
 #include "cunit_run.h"
 
@@ -261,56 +262,16 @@ size_t pfm_riscv_ere_literal_prefix(const char *p);
 
 static void test_perf_id_literal_prefix(void)
 {
-	static const struct {
-		const char *pattern;
-		size_t prefix;
-	} prefixes[] = {{"0x[[:xdigit:]]+", 2},
-	                {"abc", 3},
-	                {"ab?c", 1},
-	                {"ab*", 1},
-	                {"ab+c", 1},
-	                {"ab{2}", 1},
-	                {"x*", 0},
-	                {"a|b", 0},
-	                {"ab|cd", 0},
-	                {"(ab)c", 0},
-	                {"a(b|c)", 0},
-	                {"^ab", 0},
-	                {"ab$", 2},
-	                {"a\\.b", 1},
-	                {"a.c", 1},
-	                {"[ab]c", 0},
-	                {"a]b", 1},
-	                {"", 0},
-	                {"0x489-0x8000000000000[1-9a-e]07", 21},
-	                {"0x5b7-0x0-0x0", 13}};
-	static const char *const strings[] = {"",
-	                                      "a",
-	                                      "ab",
-	                                      "abc",
-	                                      "abbc",
-	                                      "ac",
-	                                      "c",
-	                                      "b",
-	                                      "cd",
-	                                      "abab",
-	                                      "a.b",
-	                                      "axb",
-	                                      "a]b",
-	                                      "x",
-	                                      "0x",
-	                                      "0xff",
-	                                      "0x489-0x8000000000000707",
-	                                      "0x5b7-0x0-0x0"};
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
-		size_t n = pfm_riscv_ere_literal_prefix(prefixes[i].pattern);
-		if (n != prefixes[i].prefix)
-			fprintf(stderr, "literal prefix of \"%s\": %zu, want %zu\n", prefixes[i].pattern, n,
-			        prefixes[i].prefix);
-		CU_ASSERT_EQUAL(n, prefixes[i].prefix);
-		for (size_t j = 0; j < sizeof(strings) / sizeof(strings[0]); j++)
-			if (regex_full_match(prefixes[i].pattern, strings[j]))
-				CU_ASSERT_EQUAL(strncmp(prefixes[i].pattern, strings[j], n), 0);
+	for (size_t i = 0; i < ERE_PREFIX_NCASES; i++) {
+		const struct ere_prefix_case *c = &ERE_PREFIX_CASES[i];
+		size_t n = pfm_riscv_ere_literal_prefix(c->pattern);
+		if (n != c->prefix)
+			fprintf(stderr, "literal prefix of \"%s\": %zu, want %zu\n", c->pattern, n,
+			        c->prefix);
+		CU_ASSERT_EQUAL(n, c->prefix);
+		for (size_t j = 0; j < ERE_PREFIX_NSTRINGS; j++)
+			if (regex_full_match(c->pattern, ERE_PREFIX_STRINGS[j]))
+				CU_ASSERT_EQUAL(strncmp(c->pattern, ERE_PREFIX_STRINGS[j], n), 0);
 	}
 }
 
