@@ -385,6 +385,29 @@ static uint64_t start_of(pid_t pid)
 	return self_start;
 }
 
+/* The LIVE slot of a process's task (caller holds the lock), or NULL: never a dead process's whose pid this
+ * one got (pid wrap, a reaped child's pid forced or reused). A killed task's slot stays LIVE until its EXIT
+ * is written, and once written (claimed) it would keep the claim: the new process's own EXIT would never be
+ * written, and the dead one's end would be taken for the new one's. Such a slot is told by its start time:
+ * when its EXIT is claimed it is marked exited; when not, it stays for the one who writes that EXIT. */
+static struct emu_run_task *find_slot_of_process(pid_t tid, pid_t pid)
+{
+	uint64_t now = 0;
+	for (uint32_t i = run_used(); i-- > 0;) { /* newest first */
+		struct emu_run_task *s = &run->task[i];
+		if (s->state != SLOT_LIVE || s->tid != tid || s->pid != pid)
+			continue;
+		uint64_t start = __atomic_load_n(&s->start, __ATOMIC_RELAXED);
+		if (!now)
+			now = start_of(pid);
+		if (!start || !now || start == now)
+			return s; /* the same process (or a start not known: taken as the same) */
+		if (__atomic_load_n(&s->exit_claimed, __ATOMIC_ACQUIRE))
+			__atomic_store_n(&s->state, SLOT_EXITED, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
 /* A new slot (caller holds the lock), or NULL when the table is full (that task is then not seen by others).
  */
 static struct emu_run_task *new_slot(pid_t tid, pid_t pid, pid_t ppid, int parent)
@@ -459,13 +482,9 @@ static void fork_child(void)
 	run_lock();
 	/* the parent may have made it (fork returned there first): the slot of this fork, never an older
 	 * child's whose pid this one got */
-	struct emu_run_task *s = NULL;
-	for (uint32_t i = run_used(); i-- > 0 && !s;) {
-		struct emu_run_task *o = &run->task[i];
-		if (o->state == SLOT_LIVE && o->tid == self_pid && o->pid == self_pid &&
-		    ((my_fork_seq && o->fork_seq == my_fork_seq) || o->ppid == 0 /* a counter's (open) */))
-			s = o;
-	}
+	struct emu_run_task *s = find_slot_of_process(self_pid, self_pid);
+	if (s && !((my_fork_seq && s->fork_seq == my_fork_seq) || s->ppid == 0 /* a counter's (open) */))
+		s = NULL;
 	if (!s) {
 		s = new_slot(emu_gettid(), self_pid, parent_pid, parent);
 		if (s)
@@ -505,7 +524,7 @@ static void run_init(void)
 	 * when that is in the run (posix_spawn, vfork, a shell). */
 	pid_t tid = emu_gettid(), pid = getpid(), ppid = getppid();
 	run_lock();
-	struct emu_run_task *s = find_slot(tid, pid);
+	struct emu_run_task *s = find_slot_of_process(tid, pid);
 	if (s &&
 	    (s->ppid == ppid || s->ppid == 0)) { /* 0: registered by a process counting it (vfork, clone) */
 		uint64_t c = own_cycles(s);
@@ -804,7 +823,7 @@ int emu_run_task_open(pid_t tid, struct emu_thread **out)
 	if (!run)
 		return -ESRCH;
 	run_lock();
-	struct emu_run_task *s = find_slot(tid, pid);
+	struct emu_run_task *s = find_slot_of_process(tid, pid);
 	/* a process of the run that has not started its emulator yet is registered for it */
 	if (!s)
 		s = new_slot(tid, pid, 0,
