@@ -110,6 +110,13 @@ static uint32_t run_used(void)
 /* -------------------------------------------------------------------------------------------- lock */
 static int read_proc(const char *path, char *buf, size_t len);
 
+/* After a failed read_proc: whether it said nothing of the process (this process out of descriptors or
+ * memory, or not allowed: hidepid), rather than that it is gone. */
+static int proc_not_known(void)
+{
+	return errno == EMFILE || errno == ENFILE || errno == ENOMEM || errno == EACCES || errno == EPERM;
+}
+
 /* A holder that can never release the lock: gone, or a zombie (killed, not yet reaped: kill(pid, 0) still
  * succeeds, and the process that would reap it may be the one spinning here). A main thread that called
  * pthread_exit while other threads run shows Z in /proc/<pid>/stat too: the process is a zombie only when
@@ -123,8 +130,9 @@ static int process_dead(pid_t pid)
 	} else {
 		char path[64], buf[1536];
 		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		errno = 0;
 		if (read_proc(path, buf, sizeof(buf)) != 0) {
-			dead = 1; /* gone */
+			dead = !proc_not_known(); /* gone, unless not known: kill found it */
 		} else {
 			const char *p = strrchr(buf, ')');
 			dead = p && (p[2] == 'Z' || p[2] == 'X');
@@ -163,8 +171,10 @@ static int slot_process_dead(const struct emu_run_task *s)
 {
 	if (process_dead(s->pid))
 		return 1;
-	uint64_t start = __atomic_load_n(&s->start, __ATOMIC_RELAXED);
-	return start && process_start(s->pid) != start;
+	/* both known: a start not read (EMFILE, hidepid) must not call a live process dead */
+	uint64_t start = __atomic_load_n(&s->start, __ATOMIC_RELAXED),
+	         now = start ? process_start(s->pid) : 0;
+	return start && now && now != start;
 }
 
 /* Whether the task of a slot is gone (killed, or exited without a word): its own thread, not its process
@@ -178,8 +188,10 @@ static int task_gone(const struct emu_run_task *s)
 	if (!gone) {
 		char path[64], buf[512];
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)s->pid, (int)s->tid);
-		const char *p = read_proc(path, buf, sizeof(buf)) == 0 ? strrchr(buf, ')') : NULL;
-		gone = !p || p[2] == 'Z' || p[2] == 'X';
+		errno = 0;
+		int r = read_proc(path, buf, sizeof(buf));
+		const char *p = r == 0 ? strrchr(buf, ')') : NULL;
+		gone = r == 0 ? !p || p[2] == 'Z' || p[2] == 'X' : !proc_not_known();
 	}
 	errno = saved;
 	return gone;

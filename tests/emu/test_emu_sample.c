@@ -16,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1994,6 +1995,62 @@ static void test_sample_other_process_killed_pid_reused(void)
 	close(fd_b);
 }
 
+/* A process whose start time cannot be read is not taken for dead: with every file descriptor of this
+ * process in use (EMFILE), /proc cannot be read, and polling an event on a live child says no POLLHUP
+ * (before: a start of 0 differed from the slot's, the child was called dead). */
+static void test_sample_other_process_start_unreadable(void)
+{
+	int hold[2];
+	CU_ASSERT_FATAL(pipe(hold) == 0);
+	pid_t c = fork();
+	CU_ASSERT_FATAL(c >= 0);
+	if (c == 0) {
+		char ch;
+		close(hold[1]);
+		_exit(read(hold[0], &ch, 1) < 0 ? 1 : 0);
+	}
+	close(hold[0]);
+	struct perf_event_attr at;
+	sample_attr(&at, 100000);
+	at.sample_type = TASKREC_TYPE;
+	at.disabled = 0;
+	at.task = 1;
+	int fd = perf_open(&at, c, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + 4);
+	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(map != MAP_FAILED);
+	/* a soft limit of 1024 at most, whatever the machine's: the loop below fills it */
+	struct rlimit was;
+	CU_ASSERT_FATAL(getrlimit(RLIMIT_NOFILE, &was) == 0);
+	struct rlimit low = was;
+	if (low.rlim_cur > 1024)
+		low.rlim_cur = 1024;
+	CU_ASSERT_FATAL(setrlimit(RLIMIT_NOFILE, &low) == 0);
+	static int spare[1024];
+	unsigned n = 0;
+	for (; n < sizeof(spare) / sizeof(spare[0]); n++) /* every descriptor in use, bounded */
+		if ((spare[n] = dup(fd)) < 0)
+			break;
+	int full = n < sizeof(spare) / sizeof(spare[0]) && errno == EMFILE;
+	struct pollfd p = {fd, POLLIN, 0};
+	int pr = poll(&p, 1, 0);
+	int hup = !!(p.revents & POLLHUP);
+	for (unsigned i = 0; i < n; i++)
+		close(spare[i]);
+	CU_ASSERT(setrlimit(RLIMIT_NOFILE, &was) == 0);
+	printf("\n  descriptors full %d (%u more): child alive, poll %d POLLHUP %d\n", full, n, pr, hup);
+	CU_ASSERT(full);
+	CU_ASSERT_EQUAL(hup, 0);
+	close(hold[1]);
+	int st = 0;
+	CU_ASSERT_EQUAL(waitpid(c, &st, 0), c);
+	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1);
+	CU_ASSERT(p.revents & POLLHUP);
+	munmap(map, len);
+	close(fd);
+}
+
 /* PERF_EVENT_IOC_RESET and PERF_EVENT_IOC_PERIOD on an event sampling another process reach the task's shadow
  * (when it next looks at the blocks: here its rvemu_advance): the task runs 150001 cycles (1 sample of
  * 100000), stops; the owner resets the event and sets a period of 30000; the task runs 100001 more: 3 samples
@@ -2166,6 +2223,8 @@ void add_sample_suites(void)
 		            test_sample_other_process_pid_reused);
 		CU_add_test(s, "a killed process's pid on a new one: its own slot, one EXIT each",
 		            test_sample_other_process_killed_pid_reused);
+		CU_add_test(s, "a process whose start time cannot be read is not taken for dead",
+		            test_sample_other_process_start_unreadable);
 		CU_add_test(s, "another process: the owner's RESET and PERIOD reach its shadow",
 		            test_sample_other_process_period_reset);
 		CU_add_test(s, "sampling events on other processes: 256 per run, then ENOMEM",
