@@ -383,18 +383,14 @@ static struct emu_run_task *find_fork_child(pid_t tid, pid_t pid)
 	return NULL;
 }
 
-/* A process's start time, this process's read once (a fork child reads its own). */
+/* This process's start time, read once by run_init (under its pthread_once) or by fork_child (the child's one
+ * thread): every other thread reads it after that, none writes it. */
+static uint64_t self_start;
+
+/* A process's start time, this process's as read once. */
 static uint64_t start_of(pid_t pid)
 {
-	static uint64_t self_start;
-	static pid_t self_start_pid;
-	if (pid != getpid())
-		return process_start(pid);
-	if (self_start_pid != pid) {
-		self_start = process_start(pid);
-		self_start_pid = pid;
-	}
-	return self_start;
+	return pid == self_pid && self_start ? self_start : process_start(pid);
 }
 
 /* The LIVE slot of a process's task (caller holds the lock), or NULL: never a dead process's whose pid this
@@ -483,6 +479,7 @@ static void fork_child(void)
 	int parent = my_slot;
 	pid_t parent_pid = self_pid; /* the parent's, as copied: getppid() names a reaper once it died */
 	self_pid = getpid();
+	self_start = process_start(self_pid);
 	run_created = 0; /* the name is the creator's to remove */
 	if (fork_gate >= 0) {
 		char c;
@@ -531,6 +528,7 @@ static void run_init(void)
 	if (!run)
 		return; /* no shared memory: this process is a run of its own, not seen by others */
 	run_owner_pid = self_pid = getpid();
+	self_start = process_start(self_pid);
 	/* The main thread: after exec its slot is there already (same tid, pid and parent process); its clock
 	 * goes on and the exec is counted. Otherwise a new task, made by the parent process's main thread
 	 * when that is in the run (posix_spawn, vfork, a shell). */
