@@ -93,8 +93,11 @@ static __thread int my_slot = -1; /* the calling thread's slot */
  * a copy of this thread, knows it too): a child is the slot its own fork made, not a slot of an older child
  * whose pid it got after that one was reaped. */
 static __thread uint64_t my_fork_seq;
-static int fork_gate =
-    -1; /* test hook (emu_run_set_fork_gate): a fork child reads a byte before it registers */
+/* Test hook (emu_run_set_fork_gate): a fork child reads a byte from this descriptor before it registers. Only
+ * the read end is given here, so the gated child inherits the caller's write end too and is not closed here:
+ * its read never sees EOF while it holds that end, so a caller that dies without writing leaves it held
+ * (until killed). The caller (a test) writes the byte on every path, and its children are reaped. */
+static int fork_gate = -1;
 
 /* Proxies: this process's view of other processes' tasks (struct emu_thread with pid != getpid()). */
 static struct emu_thread *proxies;
