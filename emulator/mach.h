@@ -330,8 +330,8 @@ void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid);
 int emu_run_thread_exit(void);
 void emu_run_process_exit(void); /* the process ends (exit, _exit): every thread's final cycles */
 /* The process ends (exit_group): another of its threads, still alive, whose EXIT record nobody wrote yet,
- * now the caller's to write: 1 and its tid; 0 when none is left. */
-int emu_run_claim_sibling_exit(pid_t *tid);
+ * now the caller's to write: 1, its tid and its slot; 0 when none is left. */
+int emu_run_claim_sibling_exit(pid_t *tid, int *slot);
 /* Test hook (rvemu_test_fork_gate): a child of a later fork() of this process reads one byte from fd before
  * it registers in the run, so a test can act while a child exists that no slot of its own names yet. */
 void emu_run_set_fork_gate(int fd);
@@ -367,6 +367,7 @@ int emu_run_task_running(int slot);
 /* A task of another process that may still write its own EXIT, or die without (no system call): 1 and its
  * ids (ppid: its parent process), 0 for the others. */
 int emu_run_task_exit_pending(int slot, pid_t *pid, pid_t *tid, pid_t *ppid);
+int emu_run_task_ids(int slot, pid_t *pid, pid_t *tid, pid_t *ppid); /* 0: no such slot */
 int emu_run_task_parent(int slot);      /* the slot of the task that created it, -1 unknown */
 uint64_t emu_run_task_cycles(int slot); /* its cycles as this process sees them (final once exited) */
 /* Blocks of the run's shared memory for the perf core's cross-process state, opaque to the machine: the

@@ -693,7 +693,7 @@ int emu_run_thread_exit(void)
 	return claim_exit(s);
 }
 
-int emu_run_claim_sibling_exit(pid_t *tid)
+int emu_run_claim_sibling_exit(pid_t *tid, int *slot)
 {
 	if (!run || run_owner_pid == 0)
 		return 0;
@@ -711,6 +711,7 @@ int emu_run_claim_sibling_exit(pid_t *tid)
 		errno = saved;
 		if (alive && claim_exit(s)) {
 			*tid = s->tid;
+			*slot = (int)i;
 			found = 1;
 		}
 	}
@@ -1062,6 +1063,17 @@ int emu_run_task_exit_pending(int slot, pid_t *pid, pid_t *tid, pid_t *ppid)
 	struct emu_run_task *s = slot_at(slot);
 	if (!s || (uint32_t)slot >= run_used() || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_LIVE ||
 	    __atomic_load_n(&s->exit_claimed, __ATOMIC_ACQUIRE) || s->pid == self_pid)
+		return 0;
+	*pid = s->pid;
+	*tid = s->tid;
+	*ppid = s->ppid;
+	return 1;
+}
+
+int emu_run_task_ids(int slot, pid_t *pid, pid_t *tid, pid_t *ppid)
+{
+	struct emu_run_task *s = slot_at(slot);
+	if (!s || (uint32_t)slot >= run_used())
 		return 0;
 	*pid = s->pid;
 	*tid = s->tid;

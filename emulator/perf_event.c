@@ -975,12 +975,16 @@ void perf_record_process_exit(void)
 {
 	perf_record_exit();
 	pid_t tid;
-	for (unsigned i = 0; i < EMU_RUN_TASKS && emu_run_claim_sibling_exit(&tid); i++) {
-		struct emu_thread *o = sideband_wanted() ? emu_thread_by_tid(tid) : NULL;
-		if (!o)
-			continue;
+	int slot;
+	for (unsigned i = 0; i < EMU_RUN_TASKS && emu_run_claim_sibling_exit(&tid, &slot); i++) {
+		/* the claim is ours: its EXIT is written here, whatever happens. A sibling that ended its
+		 * pthread_exit meanwhile (it saw the claim taken and wrote nothing) has no thread left: its
+		 * EXIT from the run's table, into the events of the run that reach it */
+		struct emu_thread *o = emu_thread_by_tid(tid);
 		emu_lock();
-		if (o->perf) {
+		if (!o || !o->perf) {
+			perf_remote_exit_slot(slot);
+		} else {
 			emu_remote_shadows_publish(o); /* its last samples before its EXIT */
 			emu_sb_exit(o);
 			for_each_group(o->perf, g) for_each_member(g, e) e->state = EV_OFF;

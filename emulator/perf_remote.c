@@ -318,6 +318,23 @@ static void exit_dead_tasks(struct emu_thread *self, const struct emu_xsampler *
 	}
 }
 
+void perf_remote_exit_slot(int slot)
+{
+	uint64_t cycles = emu_run_task_cycles(slot);
+	pid_t pid, tid, ppid;
+	if (!emu_run_task_ids(slot, &pid, &tid, &ppid))
+		return;
+	struct emu_task_record k = {(uint32_t)pid,
+	                            (uint32_t)ppid,
+	                            (uint32_t)tid,
+	                            (uint32_t)ppid,
+	                            pid,
+	                            tid,
+	                            (uint32_t)emu_run_task_hart(slot),
+	                            emu_clock_record_time(NULL, &cycles)};
+	task_record_everywhere(slot, 0, &k, NULL);
+}
+
 /* SIGCHLD reached the program, whose handler runs next (fe_signal.c): a child that died without its exit path
  * (killed) has its EXIT written now, before the program knows it is gone. The kernel writes it in do_exit,
  * before the task can be waited for; perf record's SIGCHLD handler ends its loop, which then may never poll
