@@ -118,7 +118,9 @@ struct emu_thread {
 	struct emu_run_task *run; /* its slot in the run's shared table (mach_run.c), NULL without one */
 	uint64_t run_exec_seen;   /* another process's task: the execs already acted on (enable_on_exec) */
 	int remote;               /* a proxy: a task of another process of the run */
-	int cpu_wide;             /* a proxy for a CPU (hart): the tasks of the run on it (pid -1 events) */
+	int exit_written; /* its EXIT is written (exit_group, for a sibling still running): no record after it
+	                   */
+	int cpu_wide;     /* a proxy for a CPU (hart): the tasks of the run on it (pid -1 events) */
 	/* the clock's alarm (mach_clock.c; its owner, the perf core, serializes the calls) */
 	uint64_t alarm_due;   /* thread cycle at which the armed alarm is due (0: none armed) */
 	uint64_t alarm_nvcsw; /* host clock: voluntary context switches when it was last armed */

@@ -823,23 +823,30 @@ static void inherit_fork_child(struct emu_thread *parent, struct emu_thread *chi
 	emu_ctx_schedule(child);
 }
 
+/* A thread's context accounted up to its current cycles (its counts and the samples due), and its inherited
+ * events' counts handed to the parent's events (as the kernel's perf_event_exit_task does). Under the perf
+ * lock. */
+static void exit_flush(struct emu_thread *t)
+{
+	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
+	for_each_group(t->perf, g) for_each_member(g, e)
+	{
+		if (!e->inherited || !e->acc)
+			continue;
+		__atomic_fetch_add(&e->acc->count, e->count, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&e->acc->time_enabled, e->time_enabled, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&e->acc->time_running, e->time_running, __ATOMIC_RELAXED);
+		e->count = e->time_enabled = e->time_running = 0;
+	}
+	emu_remote_shadows_publish(t);
+}
+
 void perf_exit_flush(void)
 {
 	struct emu_thread *t = emu_thread_self();
 	emu_lock(); /* no handler runs inside the emulator (the guard defers them): never held here */
-	if (t->perf) {
-		emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
-		for_each_group(t->perf, g) for_each_member(g, e)
-		{
-			if (!e->inherited || !e->acc)
-				continue;
-			__atomic_fetch_add(&e->acc->count, e->count, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&e->acc->time_enabled, e->time_enabled, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&e->acc->time_running, e->time_running, __ATOMIC_RELAXED);
-			e->count = e->time_enabled = e->time_running = 0;
-		}
-		emu_remote_shadows_publish(t);
-	}
+	if (t->perf)
+		exit_flush(t);
 	emu_unlock();
 }
 
@@ -968,9 +975,12 @@ void perf_record_exit(void)
 }
 
 /* exit_group (exit, _exit, _Exit from any thread): the process's other threads end with it (the kernel kills
- * them, zap_other_threads) and each writes its own EXIT in do_exit, after its last samples. Here the exiting
- * thread writes theirs, once each (the run's claim), then turns their events off: a thread still running
- * until the kernel kills it takes no sample after its EXIT. */
+ * them, zap_other_threads) and each writes its own EXIT in do_exit, after its last samples, its counts going
+ * to the parent's events. Here the exiting thread does it for them, once each (the run's claim): accounts
+ * their contexts up to their current cycles (samples due until then are written, at the kernel's IP: where
+ * the sibling's user code was is not known here), hands their inherited counts on, writes their EXIT; a
+ * thread still running until the kernel kills it writes no record after its EXIT (its events stay as they
+ * are: an event in error keeps its state). */
 void perf_record_process_exit(void)
 {
 	perf_record_exit();
@@ -985,10 +995,9 @@ void perf_record_process_exit(void)
 		if (!o || !o->perf) {
 			perf_remote_exit_slot(slot);
 		} else {
-			emu_remote_shadows_publish(o); /* its last samples before its EXIT */
+			exit_flush(o); /* its counts and samples until now, its last samples published */
 			emu_sb_exit(o);
-			for_each_group(o->perf, g) for_each_member(g, e) e->state = EV_OFF;
-			emu_ctx_schedule(o);
+			o->exit_written = 1; /* it runs until the kernel kills it: no record after its EXIT */
 		}
 		emu_unlock();
 	}
