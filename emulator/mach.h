@@ -325,7 +325,12 @@ void emu_run_init(void);                                /* join or create the ru
 void emu_run_thread_attach(struct emu_thread *t);       /* a thread of this process got its record */
 void emu_run_publish(struct emu_thread *t, uint64_t c); /* its clock as this process computes it */
 /* A task was created: thread parent_tid of this process made (pid, tid) by fork or pthread_create. */
-void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid);
+void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid, uint64_t fork_seq);
+/* The run-wide number of the calling thread's last fork() (its prepare handler takes it; the child gets the
+ * same), and setting it back: a signal handler that forks between a fork's prepare handler and its return
+ * overwrites it, so the fork wrapper reads its own right after fork() and restores the one it found. */
+uint64_t emu_run_fork_seq(void);
+void emu_run_set_fork_seq(uint64_t seq);
 /* The calling thread ends: its final cycles. 1 if the caller now owns writing its EXIT record (once per
  * task: a second call, or a task another process already found killed, gets 0); -1 for a thread the run's
  * table does not hold (nobody else writes its EXIT). */

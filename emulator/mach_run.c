@@ -374,13 +374,13 @@ static struct emu_run_task *find_creator(pid_t tid, pid_t pid)
  * it a second slot (its EXIT would be written again for a task killed, perf_remote.c). The pid alone does
  * not say which child: once an older child was reaped its pid may be the new one's (pid_max 32768), and
  * its exited slot has the same tid, pid and parent. The fork's run-wide number does. */
-static struct emu_run_task *find_fork_child(pid_t tid, pid_t pid)
+static struct emu_run_task *find_fork_child(pid_t tid, pid_t pid, uint64_t fork_seq)
 {
 	uint32_t n = run_used();
 	for (uint32_t i = n; i-- > 0;) {
 		struct emu_run_task *s = &run->task[i];
 		if (s->tid == tid && s->pid == pid && s->state != SLOT_FREE && s->ppid == self_pid &&
-		    my_fork_seq && s->fork_seq == my_fork_seq)
+		    fork_seq && s->fork_seq == fork_seq)
 			return s;
 	}
 	return NULL;
@@ -616,7 +616,17 @@ void emu_run_publish(struct emu_thread *t, uint64_t cycles)
 		;
 }
 
-void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid)
+uint64_t emu_run_fork_seq(void)
+{
+	return my_fork_seq;
+}
+
+void emu_run_set_fork_seq(uint64_t seq)
+{
+	my_fork_seq = seq;
+}
+
+void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid, uint64_t fork_seq)
 {
 	emu_run_init();
 	if (!run)
@@ -625,11 +635,11 @@ void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid)
 	struct emu_run_task *p = find_creator(parent_tid, getpid());
 	/* a child process: the slot of this fork (it may have registered, even exited, before fork returned
 	 * here); a thread: its live slot */
-	struct emu_run_task *s = pid != getpid() ? find_fork_child(tid, pid) : find_slot(tid, pid);
+	struct emu_run_task *s = pid != getpid() ? find_fork_child(tid, pid, fork_seq) : find_slot(tid, pid);
 	if (!s && pid != getpid()) {
 		s = new_slot(tid, pid, getpid(), slot_index(p));
 		if (s)
-			s->fork_seq = my_fork_seq;
+			s->fork_seq = fork_seq;
 	} else if (!s) {
 		s = new_slot(tid, pid, getppid(), slot_index(p));
 	} else if (s->parent < 0 && s != p)

@@ -930,9 +930,9 @@ void perf_record_comm(const char *comm, int exec)
 	emu_unlock();
 }
 
-void perf_record_fork(pid_t parent_tid, pid_t pid, pid_t tid)
+void perf_record_fork(pid_t parent_tid, pid_t pid, pid_t tid, uint64_t fork_seq)
 {
-	emu_run_task_created(parent_tid, pid, tid); /* the run's table: who made it (inherit) */
+	emu_run_task_created(parent_tid, pid, tid, fork_seq); /* the run's table: who made it (inherit) */
 	struct emu_thread *t = NULL;
 	if (sideband_wanted())
 		t = parent_tid == emu_gettid() ? emu_thread_self() : emu_thread_by_tid(parent_tid);
