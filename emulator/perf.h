@@ -53,8 +53,8 @@ void perf_remote_poll_self(void); /* the same, if such an event was opened since
 void perf_remote_child_exited(void);
 /* The EXIT record of the task of `slot`, whose claim the caller took, from what the run's table holds of it
  * (its thread of this process may be gone: a sibling that ended while exit_group claimed it), into every
- * event of the run that reaches it. Under the perf lock. */
-void perf_remote_exit_slot(int slot);
+ * event of the run that reaches it. `self`: the calling thread. Under the perf lock. */
+void perf_remote_exit_slot(struct emu_thread *self, int slot);
 /* SCM_RIGHTS: an event's fd is sent to another process (perf_share: its values are published in the run's
  * shared memory from now on), and a received fd (perf_adopt: 0 and *out for an event of the run, which
  * reads what its owner publishes; -1 for any other fd). */

@@ -984,6 +984,7 @@ void perf_record_exit(void)
 void perf_record_process_exit(void)
 {
 	perf_record_exit();
+	struct emu_thread *self = emu_thread_self();
 	pid_t tid;
 	int slot;
 	for (unsigned i = 0; i < EMU_RUN_TASKS && emu_run_claim_sibling_exit(&tid, &slot); i++) {
@@ -993,7 +994,7 @@ void perf_record_process_exit(void)
 		struct emu_thread *o = emu_thread_by_tid(tid);
 		emu_lock();
 		if (!o || !o->perf) {
-			perf_remote_exit_slot(slot);
+			perf_remote_exit_slot(self, slot);
 		} else {
 			exit_flush(o); /* its counts and samples until now, its last samples published */
 			emu_sb_exit(o);

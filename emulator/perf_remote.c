@@ -318,7 +318,7 @@ static void exit_dead_tasks(struct emu_thread *self, const struct emu_xsampler *
 	}
 }
 
-void perf_remote_exit_slot(int slot)
+void perf_remote_exit_slot(struct emu_thread *self, int slot)
 {
 	uint64_t cycles = emu_run_task_cycles(slot);
 	pid_t pid, tid, ppid;
@@ -331,7 +331,7 @@ void perf_remote_exit_slot(int slot)
 	                            pid,
 	                            tid,
 	                            (uint32_t)emu_run_task_hart(slot),
-	                            emu_clock_record_time(NULL, &cycles)};
+	                            emu_clock_record_time(self, &cycles)};
 	task_record_everywhere(slot, 0, &k, NULL);
 }
 
