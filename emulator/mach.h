@@ -375,6 +375,11 @@ int emu_run_task_running(int slot);
  * ids (ppid: its parent process), 0 for the others. */
 int emu_run_task_exit_pending(int slot, pid_t *pid, pid_t *tid, pid_t *ppid);
 int emu_run_task_ids(int slot, pid_t *pid, pid_t *tid, pid_t *ppid); /* 0: no such slot */
+/* Whether a child process of this one has a live slot whose EXIT nobody wrote (no /proc read: cheap). */
+int emu_run_child_exit_pending(void);
+/* "/proc/<pid>/<rest>", or "/proc/<pid>/<dir>/<n>[/<rest>]" with dir, into out, without stdio (signal
+ * handlers' paths): out holds 64 bytes, rest is cut to fit. */
+const char *emu_proc_path(char out[64], pid_t pid, const char *dir, int n, const char *rest);
 int emu_run_task_parent(int slot);      /* the slot of the task that created it, -1 unknown */
 uint64_t emu_run_task_cycles(int slot); /* its cycles as this process sees them (final once exited) */
 /* Blocks of the run's shared memory for the perf core's cross-process state, opaque to the machine: the

@@ -113,6 +113,47 @@ static uint32_t run_used(void)
 /* -------------------------------------------------------------------------------------------- lock */
 static int read_proc(const char *path, char *buf, size_t len);
 
+/* Paths of /proc made with no stdio: they are made in the SIGCHLD path too (perf_remote_child_exited), on
+ * the program's signal stack. */
+static char *put_int(char *p, int v)
+{
+	char digits[12];
+	unsigned n = 0, u = v > 0 ? (unsigned)v : 0;
+	do
+		digits[n++] = (char)('0' + u % 10);
+	while ((u /= 10) && n < sizeof(digits));
+	while (n)
+		*p++ = digits[--n];
+	return p;
+}
+
+const char *emu_proc_path(char out[64], pid_t pid, const char *dir, int n, const char *rest)
+{
+	char *p = out, *end = out + 63;
+	for (const char *s = "/proc/"; *s; s++)
+		*p++ = *s;
+	p = put_int(p, (int)pid);
+	if (dir) {
+		*p++ = '/';
+		while (*dir && p < out + 40)
+			*p++ = *dir++;
+		*p++ = '/';
+		p = put_int(p, n);
+	}
+	if (*rest)
+		*p++ = '/';
+	while (*rest && p < end)
+		*p++ = *rest++;
+	*p = 0;
+	return out;
+}
+
+/* "/proc/<pid>/<rest>", or "/proc/<pid>/task/<tid>/<rest>" when tid > 0 */
+static const char *proc_path(char out[64], pid_t pid, pid_t tid, const char *rest)
+{
+	return emu_proc_path(out, pid, tid > 0 ? "task" : NULL, (int)tid, rest);
+}
+
 /* After a failed read_proc: whether it said nothing of the process (this process out of descriptors or
  * memory, or not allowed: hidepid), rather than that it is gone. */
 static int proc_not_known(void)
@@ -132,14 +173,14 @@ static int process_dead(pid_t pid)
 		dead = 1;
 	} else {
 		char path[64], buf[1536];
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		proc_path(path, pid, 0, "stat");
 		errno = 0;
 		if (read_proc(path, buf, sizeof(buf)) != 0) {
 			dead = !proc_not_known(); /* gone, unless not known: kill found it */
 		} else {
 			const char *p = strrchr(buf, ')');
 			dead = p && (p[2] == 'Z' || p[2] == 'X');
-			snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+			proc_path(path, pid, 0, "status");
 			if (dead && p[2] == 'Z' && read_proc(path, buf, sizeof(buf)) == 0) {
 				const char *t = strstr(buf, "\nThreads:");
 				dead = !t || strtol(t + strlen("\nThreads:"), NULL, 10) <= 1;
@@ -156,8 +197,10 @@ static int process_dead(pid_t pid)
 static uint64_t process_start(pid_t pid)
 {
 	int saved = errno;
-	char path[64], buf[1536];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)pid);
+	/* up to field 22 a stat line is ~300 bytes at most (a 15-byte comm, 19 numbers): 512 is room, on a
+	 * small signal stack too (the SIGCHLD path) */
+	char path[64], buf[512];
+	proc_path(path, pid, pid, "stat");
 	uint64_t start = 0;
 	const char *p = read_proc(path, buf, sizeof(buf)) == 0 ? strrchr(buf, ')') : NULL;
 	for (int field = 2; p && *p && field < 22; p++) /* after "(comm)": field 3 is the state */
@@ -190,7 +233,7 @@ static int task_gone(const struct emu_run_task *s)
 	int gone = tgkill(s->pid, s->tid, 0) != 0 && errno == ESRCH;
 	if (!gone) {
 		char path[64], buf[512];
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)s->pid, (int)s->tid);
+		proc_path(path, s->pid, s->tid, "stat");
 		errno = 0;
 		int r = read_proc(path, buf, sizeof(buf));
 		const char *p = r == 0 ? strrchr(buf, ')') : NULL;
@@ -1078,6 +1121,19 @@ int emu_run_task_exit_pending(int slot, pid_t *pid, pid_t *tid, pid_t *ppid)
 	*tid = s->tid;
 	*ppid = s->ppid;
 	return 1;
+}
+
+int emu_run_child_exit_pending(void)
+{
+	if (!run)
+		return 0;
+	for (uint32_t i = run_used(); i-- > 0;) {
+		const struct emu_run_task *s = &run->task[i];
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_LIVE && s->ppid == self_pid &&
+		    s->pid != self_pid && !__atomic_load_n(&s->exit_claimed, __ATOMIC_ACQUIRE))
+			return 1;
+	}
+	return 0;
 }
 
 int emu_run_task_ids(int slot, pid_t *pid, pid_t *tid, pid_t *ppid)
