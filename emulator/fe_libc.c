@@ -1020,16 +1020,21 @@ EMU_EXPORT ssize_t recvmsg(int s, struct msghdr *m, int flags)
 EMU_EXPORT pid_t fork(void)
 {
 	pid_t (*real)(void) = NEXT(fork);
+	uint64_t outer =
+	    emu_run_fork_seq(); /* a fork this one interrupts (in a signal handler) needs its own */
 	pid_t r = real();
+	uint64_t seq = emu_run_fork_seq(); /* this fork's, before a handler that forks can change it */
 	if (r > 0) {
 		int saved = errno;
 		emu_guard_enter();  /* the program's handlers wait: they are never the kernel's */
 		emu_kernel_enter(); /* the emulator's work, the kernel's: never the user's instructions */
-		perf_record_fork(emu_gettid(), r, r);
+		perf_record_fork(emu_gettid(), r, r, seq);
 		emu_kernel_leave();
 		emu_guard_leave();
 		errno = saved;
 	}
+	if (r != 0)
+		emu_run_set_fork_seq(outer); /* the child keeps this fork's: its own slot's */
 	return r;
 }
 
@@ -1047,7 +1052,7 @@ static void *thread_trampoline(void *p)
 	free(p);
 	emu_guard_enter();
 	emu_kernel_enter();
-	perf_record_fork(s.creator, emu_getpid(), emu_gettid());
+	perf_record_fork(s.creator, emu_getpid(), emu_gettid(), 0);
 	emu_kernel_leave();
 	emu_guard_leave();
 	void *r = s.fn(s.arg);

@@ -118,7 +118,9 @@ struct emu_thread {
 	struct emu_run_task *run; /* its slot in the run's shared table (mach_run.c), NULL without one */
 	uint64_t run_exec_seen;   /* another process's task: the execs already acted on (enable_on_exec) */
 	int remote;               /* a proxy: a task of another process of the run */
-	int cpu_wide;             /* a proxy for a CPU (hart): the tasks of the run on it (pid -1 events) */
+	int exit_written; /* its EXIT is written (exit_group, for a sibling still running): no record after it
+	                   */
+	int cpu_wide;     /* a proxy for a CPU (hart): the tasks of the run on it (pid -1 events) */
 	/* the clock's alarm (mach_clock.c; its owner, the perf core, serializes the calls) */
 	uint64_t alarm_due;   /* thread cycle at which the armed alarm is due (0: none armed) */
 	uint64_t alarm_nvcsw; /* host clock: voluntary context switches when it was last armed */
@@ -323,15 +325,20 @@ void emu_run_init(void);                                /* join or create the ru
 void emu_run_thread_attach(struct emu_thread *t);       /* a thread of this process got its record */
 void emu_run_publish(struct emu_thread *t, uint64_t c); /* its clock as this process computes it */
 /* A task was created: thread parent_tid of this process made (pid, tid) by fork or pthread_create. */
-void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid);
+void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid, uint64_t fork_seq);
+/* The run-wide number of the calling thread's last fork() (its prepare handler takes it; the child gets the
+ * same), and setting it back: a signal handler that forks between a fork's prepare handler and its return
+ * overwrites it, so the fork wrapper reads its own right after fork() and restores the one it found. */
+uint64_t emu_run_fork_seq(void);
+void emu_run_set_fork_seq(uint64_t seq);
 /* The calling thread ends: its final cycles. 1 if the caller now owns writing its EXIT record (once per
  * task: a second call, or a task another process already found killed, gets 0); -1 for a thread the run's
  * table does not hold (nobody else writes its EXIT). */
 int emu_run_thread_exit(void);
 void emu_run_process_exit(void); /* the process ends (exit, _exit): every thread's final cycles */
 /* The process ends (exit_group): another of its threads, still alive, whose EXIT record nobody wrote yet,
- * now the caller's to write: 1 and its tid; 0 when none is left. */
-int emu_run_claim_sibling_exit(pid_t *tid);
+ * now the caller's to write: 1, its tid and its slot; 0 when none is left. */
+int emu_run_claim_sibling_exit(pid_t *tid, int *slot);
 /* Test hook (rvemu_test_fork_gate): a child of a later fork() of this process reads one byte from fd before
  * it registers in the run, so a test can act while a child exists that no slot of its own names yet. */
 void emu_run_set_fork_gate(int fd);
@@ -367,6 +374,12 @@ int emu_run_task_running(int slot);
 /* A task of another process that may still write its own EXIT, or die without (no system call): 1 and its
  * ids (ppid: its parent process), 0 for the others. */
 int emu_run_task_exit_pending(int slot, pid_t *pid, pid_t *tid, pid_t *ppid);
+int emu_run_task_ids(int slot, pid_t *pid, pid_t *tid, pid_t *ppid); /* 0: no such slot */
+/* Whether a child process of this one has a live slot whose EXIT nobody wrote (no /proc read: cheap). */
+int emu_run_child_exit_pending(void);
+/* "/proc/<pid>/<rest>", or "/proc/<pid>/<dir>/<n>[/<rest>]" with dir, into out, without stdio (signal
+ * handlers' paths): out holds 64 bytes, rest is cut to fit. */
+const char *emu_proc_path(char out[64], pid_t pid, const char *dir, int n, const char *rest);
 int emu_run_task_parent(int slot);      /* the slot of the task that created it, -1 unknown */
 uint64_t emu_run_task_cycles(int slot); /* its cycles as this process sees them (final once exited) */
 /* Blocks of the run's shared memory for the perf core's cross-process state, opaque to the machine: the

@@ -93,8 +93,11 @@ static __thread int my_slot = -1; /* the calling thread's slot */
  * a copy of this thread, knows it too): a child is the slot its own fork made, not a slot of an older child
  * whose pid it got after that one was reaped. */
 static __thread uint64_t my_fork_seq;
-static int fork_gate =
-    -1; /* test hook (emu_run_set_fork_gate): a fork child reads a byte before it registers */
+/* Test hook (emu_run_set_fork_gate): a fork child reads a byte from this descriptor before it registers. Only
+ * the read end is given here, so the gated child inherits the caller's write end too and is not closed here:
+ * its read never sees EOF while it holds that end, so a caller that dies without writing leaves it held
+ * (until killed). The caller (a test) writes the byte on every path, and its children are reaped. */
+static int fork_gate = -1;
 
 /* Proxies: this process's view of other processes' tasks (struct emu_thread with pid != getpid()). */
 static struct emu_thread *proxies;
@@ -110,6 +113,54 @@ static uint32_t run_used(void)
 /* -------------------------------------------------------------------------------------------- lock */
 static int read_proc(const char *path, char *buf, size_t len);
 
+/* Paths of /proc made with no stdio: they are made in the SIGCHLD path too (perf_remote_child_exited), on
+ * the program's signal stack. */
+static char *put_int(char *p, int v)
+{
+	char digits[12];
+	unsigned n = 0, u = v > 0 ? (unsigned)v : 0;
+	do
+		digits[n++] = (char)('0' + u % 10);
+	while ((u /= 10) && n < sizeof(digits));
+	while (n)
+		*p++ = digits[--n];
+	return p;
+}
+
+const char *emu_proc_path(char out[64], pid_t pid, const char *dir, int n, const char *rest)
+{
+	char *p = out, *end = out + 63;
+	for (const char *s = "/proc/"; *s; s++)
+		*p++ = *s;
+	p = put_int(p, (int)pid);
+	if (dir) {
+		*p++ = '/';
+		while (*dir && p < out + 40)
+			*p++ = *dir++;
+		*p++ = '/';
+		p = put_int(p, n);
+	}
+	if (*rest)
+		*p++ = '/';
+	while (*rest && p < end)
+		*p++ = *rest++;
+	*p = 0;
+	return out;
+}
+
+/* "/proc/<pid>/<rest>", or "/proc/<pid>/task/<tid>/<rest>" when tid > 0 */
+static const char *proc_path(char out[64], pid_t pid, pid_t tid, const char *rest)
+{
+	return emu_proc_path(out, pid, tid > 0 ? "task" : NULL, (int)tid, rest);
+}
+
+/* After a failed read_proc: whether it said nothing of the process (this process out of descriptors or
+ * memory, or not allowed: hidepid), rather than that it is gone. */
+static int proc_not_known(void)
+{
+	return errno == EMFILE || errno == ENFILE || errno == ENOMEM || errno == EACCES || errno == EPERM;
+}
+
 /* A holder that can never release the lock: gone, or a zombie (killed, not yet reaped: kill(pid, 0) still
  * succeeds, and the process that would reap it may be the one spinning here). A main thread that called
  * pthread_exit while other threads run shows Z in /proc/<pid>/stat too: the process is a zombie only when
@@ -122,13 +173,14 @@ static int process_dead(pid_t pid)
 		dead = 1;
 	} else {
 		char path[64], buf[1536];
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		proc_path(path, pid, 0, "stat");
+		errno = 0;
 		if (read_proc(path, buf, sizeof(buf)) != 0) {
-			dead = 1; /* gone */
+			dead = !proc_not_known(); /* gone, unless not known: kill found it */
 		} else {
 			const char *p = strrchr(buf, ')');
 			dead = p && (p[2] == 'Z' || p[2] == 'X');
-			snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+			proc_path(path, pid, 0, "status");
 			if (dead && p[2] == 'Z' && read_proc(path, buf, sizeof(buf)) == 0) {
 				const char *t = strstr(buf, "\nThreads:");
 				dead = !t || strtol(t + strlen("\nThreads:"), NULL, 10) <= 1;
@@ -145,8 +197,10 @@ static int process_dead(pid_t pid)
 static uint64_t process_start(pid_t pid)
 {
 	int saved = errno;
-	char path[64], buf[1536];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)pid);
+	/* up to field 22 a stat line is ~300 bytes at most (a 15-byte comm, 19 numbers): 512 is room, on a
+	 * small signal stack too (the SIGCHLD path) */
+	char path[64], buf[512];
+	proc_path(path, pid, pid, "stat");
 	uint64_t start = 0;
 	const char *p = read_proc(path, buf, sizeof(buf)) == 0 ? strrchr(buf, ')') : NULL;
 	for (int field = 2; p && *p && field < 22; p++) /* after "(comm)": field 3 is the state */
@@ -163,8 +217,10 @@ static int slot_process_dead(const struct emu_run_task *s)
 {
 	if (process_dead(s->pid))
 		return 1;
-	uint64_t start = __atomic_load_n(&s->start, __ATOMIC_RELAXED);
-	return start && process_start(s->pid) != start;
+	/* both known: a start not read (EMFILE, hidepid) must not call a live process dead */
+	uint64_t start = __atomic_load_n(&s->start, __ATOMIC_RELAXED),
+	         now = start ? process_start(s->pid) : 0;
+	return start && now && now != start;
 }
 
 /* Whether the task of a slot is gone (killed, or exited without a word): its own thread, not its process
@@ -177,9 +233,11 @@ static int task_gone(const struct emu_run_task *s)
 	int gone = tgkill(s->pid, s->tid, 0) != 0 && errno == ESRCH;
 	if (!gone) {
 		char path[64], buf[512];
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)s->pid, (int)s->tid);
-		const char *p = read_proc(path, buf, sizeof(buf)) == 0 ? strrchr(buf, ')') : NULL;
-		gone = !p || p[2] == 'Z' || p[2] == 'X';
+		proc_path(path, s->pid, s->tid, "stat");
+		errno = 0;
+		int r = read_proc(path, buf, sizeof(buf));
+		const char *p = r == 0 ? strrchr(buf, ')') : NULL;
+		gone = r == 0 ? !p || p[2] == 'Z' || p[2] == 'X' : !proc_not_known();
 	}
 	errno = saved;
 	return gone;
@@ -359,30 +417,49 @@ static struct emu_run_task *find_creator(pid_t tid, pid_t pid)
  * it a second slot (its EXIT would be written again for a task killed, perf_remote.c). The pid alone does
  * not say which child: once an older child was reaped its pid may be the new one's (pid_max 32768), and
  * its exited slot has the same tid, pid and parent. The fork's run-wide number does. */
-static struct emu_run_task *find_fork_child(pid_t tid, pid_t pid)
+static struct emu_run_task *find_fork_child(pid_t tid, pid_t pid, uint64_t fork_seq)
 {
 	uint32_t n = run_used();
 	for (uint32_t i = n; i-- > 0;) {
 		struct emu_run_task *s = &run->task[i];
 		if (s->tid == tid && s->pid == pid && s->state != SLOT_FREE && s->ppid == self_pid &&
-		    my_fork_seq && s->fork_seq == my_fork_seq)
+		    fork_seq && s->fork_seq == fork_seq)
 			return s;
 	}
 	return NULL;
 }
 
-/* A process's start time, this process's read once (a fork child reads its own). */
+/* This process's start time, read once by run_init (under its pthread_once) or by fork_child (the child's one
+ * thread): every other thread reads it after that, none writes it. */
+static uint64_t self_start;
+
+/* A process's start time, this process's as read once. */
 static uint64_t start_of(pid_t pid)
 {
-	static uint64_t self_start;
-	static pid_t self_start_pid;
-	if (pid != getpid())
-		return process_start(pid);
-	if (self_start_pid != pid) {
-		self_start = process_start(pid);
-		self_start_pid = pid;
+	return pid == self_pid && self_start ? self_start : process_start(pid);
+}
+
+/* The LIVE slot of a process's task (caller holds the lock), or NULL: never a dead process's whose pid this
+ * one got (pid wrap, a reaped child's pid forced or reused). A killed task's slot stays LIVE until its EXIT
+ * is written, and once written (claimed) it would keep the claim: the new process's own EXIT would never be
+ * written, and the dead one's end would be taken for the new one's. Such a slot is told by its start time:
+ * when its EXIT is claimed it is marked exited; when not, it stays for the one who writes that EXIT. */
+static struct emu_run_task *find_slot_of_process(pid_t tid, pid_t pid)
+{
+	uint64_t now = 0;
+	for (uint32_t i = run_used(); i-- > 0;) { /* newest first */
+		struct emu_run_task *s = &run->task[i];
+		if (s->state != SLOT_LIVE || s->tid != tid || s->pid != pid)
+			continue;
+		uint64_t start = __atomic_load_n(&s->start, __ATOMIC_RELAXED);
+		if (!now)
+			now = start_of(pid);
+		if (!start || !now || start == now)
+			return s; /* the same process (or a start not known: taken as the same) */
+		if (__atomic_load_n(&s->exit_claimed, __ATOMIC_ACQUIRE))
+			__atomic_store_n(&s->state, SLOT_EXITED, __ATOMIC_RELEASE);
 	}
-	return self_start;
+	return NULL;
 }
 
 /* A new slot (caller holds the lock), or NULL when the table is full (that task is then not seen by others).
@@ -448,6 +525,7 @@ static void fork_child(void)
 	int parent = my_slot;
 	pid_t parent_pid = self_pid; /* the parent's, as copied: getppid() names a reaper once it died */
 	self_pid = getpid();
+	self_start = process_start(self_pid);
 	run_created = 0; /* the name is the creator's to remove */
 	if (fork_gate >= 0) {
 		char c;
@@ -459,13 +537,9 @@ static void fork_child(void)
 	run_lock();
 	/* the parent may have made it (fork returned there first): the slot of this fork, never an older
 	 * child's whose pid this one got */
-	struct emu_run_task *s = NULL;
-	for (uint32_t i = run_used(); i-- > 0 && !s;) {
-		struct emu_run_task *o = &run->task[i];
-		if (o->state == SLOT_LIVE && o->tid == self_pid && o->pid == self_pid &&
-		    ((my_fork_seq && o->fork_seq == my_fork_seq) || o->ppid == 0 /* a counter's (open) */))
-			s = o;
-	}
+	struct emu_run_task *s = find_slot_of_process(self_pid, self_pid);
+	if (s && !((my_fork_seq && s->fork_seq == my_fork_seq) || s->ppid == 0 /* a counter's (open) */))
+		s = NULL;
 	if (!s) {
 		s = new_slot(emu_gettid(), self_pid, parent_pid, parent);
 		if (s)
@@ -500,12 +574,13 @@ static void run_init(void)
 	if (!run)
 		return; /* no shared memory: this process is a run of its own, not seen by others */
 	run_owner_pid = self_pid = getpid();
+	self_start = process_start(self_pid);
 	/* The main thread: after exec its slot is there already (same tid, pid and parent process); its clock
 	 * goes on and the exec is counted. Otherwise a new task, made by the parent process's main thread
 	 * when that is in the run (posix_spawn, vfork, a shell). */
 	pid_t tid = emu_gettid(), pid = getpid(), ppid = getppid();
 	run_lock();
-	struct emu_run_task *s = find_slot(tid, pid);
+	struct emu_run_task *s = find_slot_of_process(tid, pid);
 	if (s &&
 	    (s->ppid == ppid || s->ppid == 0)) { /* 0: registered by a process counting it (vfork, clone) */
 		uint64_t c = own_cycles(s);
@@ -584,7 +659,17 @@ void emu_run_publish(struct emu_thread *t, uint64_t cycles)
 		;
 }
 
-void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid)
+uint64_t emu_run_fork_seq(void)
+{
+	return my_fork_seq;
+}
+
+void emu_run_set_fork_seq(uint64_t seq)
+{
+	my_fork_seq = seq;
+}
+
+void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid, uint64_t fork_seq)
 {
 	emu_run_init();
 	if (!run)
@@ -593,11 +678,11 @@ void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid)
 	struct emu_run_task *p = find_creator(parent_tid, getpid());
 	/* a child process: the slot of this fork (it may have registered, even exited, before fork returned
 	 * here); a thread: its live slot */
-	struct emu_run_task *s = pid != getpid() ? find_fork_child(tid, pid) : find_slot(tid, pid);
+	struct emu_run_task *s = pid != getpid() ? find_fork_child(tid, pid, fork_seq) : find_slot(tid, pid);
 	if (!s && pid != getpid()) {
 		s = new_slot(tid, pid, getpid(), slot_index(p));
 		if (s)
-			s->fork_seq = my_fork_seq;
+			s->fork_seq = fork_seq;
 	} else if (!s) {
 		s = new_slot(tid, pid, getppid(), slot_index(p));
 	} else if (s->parent < 0 && s != p)
@@ -661,7 +746,7 @@ int emu_run_thread_exit(void)
 	return claim_exit(s);
 }
 
-int emu_run_claim_sibling_exit(pid_t *tid)
+int emu_run_claim_sibling_exit(pid_t *tid, int *slot)
 {
 	if (!run || run_owner_pid == 0)
 		return 0;
@@ -679,6 +764,7 @@ int emu_run_claim_sibling_exit(pid_t *tid)
 		errno = saved;
 		if (alive && claim_exit(s)) {
 			*tid = s->tid;
+			*slot = (int)i;
 			found = 1;
 		}
 	}
@@ -804,7 +890,7 @@ int emu_run_task_open(pid_t tid, struct emu_thread **out)
 	if (!run)
 		return -ESRCH;
 	run_lock();
-	struct emu_run_task *s = find_slot(tid, pid);
+	struct emu_run_task *s = find_slot_of_process(tid, pid);
 	/* a process of the run that has not started its emulator yet is registered for it */
 	if (!s)
 		s = new_slot(tid, pid, 0,
@@ -1030,6 +1116,30 @@ int emu_run_task_exit_pending(int slot, pid_t *pid, pid_t *tid, pid_t *ppid)
 	struct emu_run_task *s = slot_at(slot);
 	if (!s || (uint32_t)slot >= run_used() || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_LIVE ||
 	    __atomic_load_n(&s->exit_claimed, __ATOMIC_ACQUIRE) || s->pid == self_pid)
+		return 0;
+	*pid = s->pid;
+	*tid = s->tid;
+	*ppid = s->ppid;
+	return 1;
+}
+
+int emu_run_child_exit_pending(void)
+{
+	if (!run)
+		return 0;
+	for (uint32_t i = run_used(); i-- > 0;) {
+		const struct emu_run_task *s = &run->task[i];
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_LIVE && s->ppid == self_pid &&
+		    s->pid != self_pid && !__atomic_load_n(&s->exit_claimed, __ATOMIC_ACQUIRE))
+			return 1;
+	}
+	return 0;
+}
+
+int emu_run_task_ids(int slot, pid_t *pid, pid_t *tid, pid_t *ppid)
+{
+	struct emu_run_task *s = slot_at(slot);
+	if (!s || (uint32_t)slot >= run_used())
 		return 0;
 	*pid = s->pid;
 	*tid = s->tid;

@@ -51,6 +51,10 @@ void perf_remote_poll_self(void); /* the same, if such an event was opened since
 /* SIGCHLD is delivered to the program (outside the emulator): the EXIT records of the run's tasks killed
  * meanwhile, before the program's handler learns of it. */
 void perf_remote_child_exited(void);
+/* The EXIT record of the task of `slot`, whose claim the caller took, from what the run's table holds of it
+ * (its thread of this process may be gone: a sibling that ended while exit_group claimed it), into every
+ * event of the run that reaches it. `self`: the calling thread. Under the perf lock. */
+void perf_remote_exit_slot(struct emu_thread *self, int slot);
 /* SCM_RIGHTS: an event's fd is sent to another process (perf_share: its values are published in the run's
  * shared memory from now on), and a received fd (perf_adopt: 0 and *out for an event of the run, which
  * reads what its owner publishes; -1 for any other fd). */
@@ -79,8 +83,9 @@ struct perf_mmap_info {
 /* A mapping was made: executable ones go to attr.mmap / mmap2 events, others to attr.mmap_data ones. */
 void perf_record_mmap(const struct perf_mmap_info *m);
 void perf_record_comm(const char *comm, int exec); /* the thread's name changed (prctl PR_SET_NAME) */
-/* Thread parent_tid of this process created a task (a thread: pid = getpid(); a process: pid = tid). */
-void perf_record_fork(pid_t parent_tid, pid_t pid, pid_t tid);
+/* Thread parent_tid of this process created a task (a thread: pid = getpid(); a process: pid = tid, and
+ * fork_seq the run-wide number of its fork, emu_run_fork_seq() read right after fork(); a thread: 0). */
+void perf_record_fork(pid_t parent_tid, pid_t pid, pid_t tid, uint64_t fork_seq);
 /* The executable mappings of the file (dev, ino) now in /proc/self/maps were made (dlopen). */
 void perf_record_mmaps_of(uint32_t maj, uint32_t min, uint64_t ino);
 /* The mappings now in /proc/self/maps that overlap [lo, hi) changed (mprotect: perf_event_mmap per vma). */

@@ -823,23 +823,30 @@ static void inherit_fork_child(struct emu_thread *parent, struct emu_thread *chi
 	emu_ctx_schedule(child);
 }
 
+/* A thread's context accounted up to its current cycles (its counts and the samples due), and its inherited
+ * events' counts handed to the parent's events (as the kernel's perf_event_exit_task does). Under the perf
+ * lock. */
+static void exit_flush(struct emu_thread *t)
+{
+	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
+	for_each_group(t->perf, g) for_each_member(g, e)
+	{
+		if (!e->inherited || !e->acc)
+			continue;
+		__atomic_fetch_add(&e->acc->count, e->count, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&e->acc->time_enabled, e->time_enabled, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&e->acc->time_running, e->time_running, __ATOMIC_RELAXED);
+		e->count = e->time_enabled = e->time_running = 0;
+	}
+	emu_remote_shadows_publish(t);
+}
+
 void perf_exit_flush(void)
 {
 	struct emu_thread *t = emu_thread_self();
 	emu_lock(); /* no handler runs inside the emulator (the guard defers them): never held here */
-	if (t->perf) {
-		emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
-		for_each_group(t->perf, g) for_each_member(g, e)
-		{
-			if (!e->inherited || !e->acc)
-				continue;
-			__atomic_fetch_add(&e->acc->count, e->count, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&e->acc->time_enabled, e->time_enabled, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&e->acc->time_running, e->time_running, __ATOMIC_RELAXED);
-			e->count = e->time_enabled = e->time_running = 0;
-		}
-		emu_remote_shadows_publish(t);
-	}
+	if (t->perf)
+		exit_flush(t);
 	emu_unlock();
 }
 
@@ -923,9 +930,9 @@ void perf_record_comm(const char *comm, int exec)
 	emu_unlock();
 }
 
-void perf_record_fork(pid_t parent_tid, pid_t pid, pid_t tid)
+void perf_record_fork(pid_t parent_tid, pid_t pid, pid_t tid, uint64_t fork_seq)
 {
-	emu_run_task_created(parent_tid, pid, tid); /* the run's table: who made it (inherit) */
+	emu_run_task_created(parent_tid, pid, tid, fork_seq); /* the run's table: who made it (inherit) */
 	struct emu_thread *t = NULL;
 	if (sideband_wanted())
 		t = parent_tid == emu_gettid() ? emu_thread_self() : emu_thread_by_tid(parent_tid);
@@ -968,23 +975,30 @@ void perf_record_exit(void)
 }
 
 /* exit_group (exit, _exit, _Exit from any thread): the process's other threads end with it (the kernel kills
- * them, zap_other_threads) and each writes its own EXIT in do_exit, after its last samples. Here the exiting
- * thread writes theirs, once each (the run's claim), then turns their events off: a thread still running
- * until the kernel kills it takes no sample after its EXIT. */
+ * them, zap_other_threads) and each writes its own EXIT in do_exit, after its last samples, its counts going
+ * to the parent's events. Here the exiting thread does it for them, once each (the run's claim): accounts
+ * their contexts up to their current cycles (samples due until then are written, at the kernel's IP: where
+ * the sibling's user code was is not known here), hands their inherited counts on, writes their EXIT; a
+ * thread still running until the kernel kills it writes no record after its EXIT (its events stay as they
+ * are: an event in error keeps its state). */
 void perf_record_process_exit(void)
 {
 	perf_record_exit();
+	struct emu_thread *self = emu_thread_self();
 	pid_t tid;
-	for (unsigned i = 0; i < EMU_RUN_TASKS && emu_run_claim_sibling_exit(&tid); i++) {
-		struct emu_thread *o = sideband_wanted() ? emu_thread_by_tid(tid) : NULL;
-		if (!o)
-			continue;
+	int slot;
+	for (unsigned i = 0; i < EMU_RUN_TASKS && emu_run_claim_sibling_exit(&tid, &slot); i++) {
+		/* the claim is ours: its EXIT is written here, whatever happens. A sibling that ended its
+		 * pthread_exit meanwhile (it saw the claim taken and wrote nothing) has no thread left: its
+		 * EXIT from the run's table, into the events of the run that reach it */
+		struct emu_thread *o = emu_thread_by_tid(tid);
 		emu_lock();
-		if (o->perf) {
-			emu_remote_shadows_publish(o); /* its last samples before its EXIT */
+		if (!o || !o->perf) {
+			perf_remote_exit_slot(self, slot);
+		} else {
+			exit_flush(o); /* its counts and samples until now, its last samples published */
 			emu_sb_exit(o);
-			for_each_group(o->perf, g) for_each_member(g, e) e->state = EV_OFF;
-			emu_ctx_schedule(o);
+			o->exit_written = 1; /* it runs until the kernel kills it: no record after its EXIT */
 		}
 		emu_unlock();
 	}

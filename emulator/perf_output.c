@@ -605,6 +605,8 @@ void emu_sample_write(struct emu_event *ev, uint64_t ip, uint64_t time_ns, const
 	uint64_t tail[8 + 1 + EMU_PERF_REGS];
 	struct sample_parts parts;
 	struct emu_event *rb = output_of(ev);
+	if (ev->target && ev->target->exit_written)
+		return; /* after its EXIT (exit_group ended the process): counted, never a record */
 	int bad = build_sample(ev, ip, time_ns, pes, regs, rec, sizeof(rec) / sizeof(rec[0]), tail, &parts);
 	if (!rb->page || !rb->data_size || bad || rb->paused) {
 		emu_sample_lost(ev);
@@ -840,7 +842,8 @@ static void task_write(struct emu_event *ev, int fork, const struct emu_task_rec
  * event_filter_match takes, so of per-CPU events only the one on the thread's CPU). */
 static int sideband_takes(const struct emu_event *e, const struct emu_thread *t, enum sb_kind kind)
 {
-	return e->state >= EV_INACTIVE && wants(e, kind) && (e->cpu < 0 || (unsigned)e->cpu == t->hart);
+	return e->state >= EV_INACTIVE && wants(e, kind) && (e->cpu < 0 || (unsigned)e->cpu == t->hart) &&
+	       !t->exit_written;
 }
 
 /* The events of a thread's context that may get records now. The callers hold the perf lock. */

@@ -271,7 +271,9 @@ static void task_record_everywhere(int slot, int fork, const struct emu_task_rec
 		if (!xs || xs == skip || __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) != EMU_BLOCK_SAMPLER ||
 		    (xs->cpu >= 0 && (uint32_t)xs->cpu != k->cpu) || !xs_reaches_slot(xs, slot))
 			continue;
-		struct emu_event w;
+		/* not on the stack: this runs on the program's signal stack too (SIGCHLD), maybe a small
+		 * sigaltstack; one writer at a time under the perf lock */
+		static struct emu_event w;
 		if (ring_writer_open(xs, &w) != 0)
 			continue;
 		emu_sb_task_record(&w, fork, k);
@@ -318,13 +320,35 @@ static void exit_dead_tasks(struct emu_thread *self, const struct emu_xsampler *
 	}
 }
 
+void perf_remote_exit_slot(struct emu_thread *self, int slot)
+{
+	uint64_t cycles = emu_run_task_cycles(slot);
+	pid_t pid, tid, ppid;
+	if (!emu_run_task_ids(slot, &pid, &tid, &ppid))
+		return;
+	struct emu_task_record k = {(uint32_t)pid,
+	                            (uint32_t)ppid,
+	                            (uint32_t)tid,
+	                            (uint32_t)ppid,
+	                            pid,
+	                            tid,
+	                            (uint32_t)emu_run_task_hart(slot),
+	                            emu_clock_record_time(self, &cycles)};
+	task_record_everywhere(slot, 0, &k, NULL);
+}
+
 /* SIGCHLD reached the program, whose handler runs next (fe_signal.c): a child that died without its exit path
  * (killed) has its EXIT written now, before the program knows it is gone. The kernel writes it in do_exit,
  * before the task can be waited for; perf record's SIGCHLD handler ends its loop, which then may never poll
- * again (the other place a killed command's EXIT is written) before its last read of the rings. Outside the
- * emulator only (the trampoline defers a signal that lands inside); no allocation. */
+ * again (the other place a killed command's EXIT is written) before its last read of the rings. Called
+ * from the program's signal handler path (fe_signal.c), so on the program's stack or sigaltstack, which may
+ * be small: a signal that lands inside the emulator is deferred to its way out, so the perf lock is free
+ * here; no allocation, no stdio, big objects not on the stack; the run's table is scanned only when a child
+ * of this process has a live slot whose EXIT nobody wrote. */
 void perf_remote_child_exited(void)
 {
+	if (!emu_run_child_exit_pending())
+		return; /* no child that could have died without its EXIT */
 	int any = 0;
 	for (unsigned i = 0; i < EMU_RUN_BLOCKS && !any; i++) {
 		const struct emu_xsampler *xs = emu_run_block_at(i);
@@ -493,7 +517,7 @@ static void *map_owner_ring(const struct emu_xsampler *xs, size_t *len, int *rin
 		return NULL;
 	*ring_block = rb;
 	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)r->owner, (int)r->fd);
+	emu_proc_path(path, r->owner, "fd", (int)r->fd, "");
 	int fd = EMU_REAL(open)(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;

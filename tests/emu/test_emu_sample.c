@@ -16,6 +16,8 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1813,6 +1815,155 @@ static void test_sample_other_process_reparented_fork(void)
 	held_child_run(0);
 }
 
+/* A killed process's pid on a process not forked under the emulator: its own slot, never the dead one's. A is
+ * this process's child, watched by fd_a, killed and reaped; polling fd_a writes A's EXIT (its slot stays in
+ * the run's table). B gets A's pid (ns_last_pid) from a raw clone (no fork wrapper: not registered), in a
+ * later clock tick; fd_b is opened on it. Before: fd_b took A's slot, whose EXIT was claimed: POLLHUP at once
+ * (A's end taken for B's) and B's EXIT never written. Now: no POLLHUP while B lives, then one EXIT each. */
+static void test_sample_other_process_killed_pid_reused(void)
+{
+	if (geteuid() != 0) {
+		printf("\n  not root: cannot force pid reuse (ns_last_pid)\n");
+		CU_FAIL("pid reuse needs root (ns_last_pid)");
+		return;
+	}
+	struct perf_event_attr at;
+	sample_attr(&at, 100000);
+	at.sample_type = TASKREC_TYPE;
+	at.disabled = 0;
+	at.task = 1;
+	at.sample_id_all = 1;
+	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + 4);
+	int hold_a[2];
+	CU_ASSERT_FATAL(pipe(hold_a) == 0);
+	pid_t a = fork();
+	CU_ASSERT_FATAL(a >= 0);
+	if (a == 0) {
+		char c;
+		_exit(read(hold_a[0], &c, 1) < 0 ? 1 : 0); /* killed before */
+	}
+	int fd_a = perf_open(&at, a, -1, -1, 0);
+	CU_ASSERT_FATAL(fd_a >= 0);
+	void *map_a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd_a, 0);
+	CU_ASSERT_FATAL(map_a != MAP_FAILED);
+	uint64_t a_start = start_ticks(a);
+	int st = 0;
+	CU_ASSERT_EQUAL(kill(a, SIGKILL), 0);
+	CU_ASSERT_EQUAL(waitpid(a, &st, 0), a);
+	struct pollfd p = {fd_a, POLLIN, 0};
+	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1);
+	CU_ASSERT(p.revents & POLLHUP); /* A's EXIT written (claimed) */
+	for (int i = 0; i < 1000 && boot_ticks() <= a_start + 1;
+	     i++) /* a later start: a condition, bounded */
+		usleep(1000);
+	/* B: A's pid unless another process of the machine took it first: then again, a bounded number of
+	 * times */
+	int hold_b[2] = {-1, -1};
+	pid_t b = -1;
+	for (int tries = 0; tries < 20 && b != a; tries++) {
+		if (b > 0) { /* a missed try: release and reap it */
+			close(hold_b[1]);
+			waitpid(b, &st, 0);
+			close(hold_b[0]);
+		}
+		CU_ASSERT_FATAL(pipe(hold_b) == 0);
+		CU_ASSERT_FATAL(write_last_pid(a - 1) == 0);
+		b = (pid_t)syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
+		CU_ASSERT_FATAL(b >= 0);
+		if (b == 0) { /* raw system calls only: this child is not the emulator's */
+			char c;
+			syscall(SYS_close, (long)hold_b[1]);
+			syscall(SYS_read, (long)hold_b[0], &c, 1L);
+			syscall(SYS_exit_group, 0L);
+		}
+		close(hold_b[0]);
+		hold_b[0] = -1;
+	}
+	CU_ASSERT_EQUAL_FATAL(b, a);
+	int fd_b = perf_open(&at, b, -1, -1, 0);
+	CU_ASSERT_FATAL(fd_b >= 0);
+	void *map_b = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd_b, 0);
+	CU_ASSERT_FATAL(map_b != MAP_FAILED);
+	struct pollfd pb = {fd_b, POLLIN, 0};
+	int pr = poll(&pb, 1, 0);
+	int early_hup = !!(pb.revents & POLLHUP);
+	close(hold_b[1]);
+	CU_ASSERT_EQUAL(waitpid(b, &st, 0), b);
+	CU_ASSERT_EQUAL(poll(&pb, 1, 0), 1);
+	CU_ASSERT(pb.revents & POLLHUP);
+	static struct task_rec rec[64];
+	struct task_view va, vb;
+	records_view(rec, task_records(map_a, rec, 64), (uint32_t)a, 0, &va);
+	records_view(rec, task_records(map_b, rec, 64), (uint32_t)b, 0, &vb);
+	printf("\n  A %d killed, B %d: B alive: poll %d POLLHUP %d; EXITs: A's event %u, B's event %u\n",
+	       (int)a, (int)b, pr, early_hup, va.exits, vb.exits);
+	CU_ASSERT_EQUAL(early_hup, 0);
+	CU_ASSERT_EQUAL(va.exits, 1);
+	CU_ASSERT_EQUAL(vb.exits, 1);
+	close(hold_a[0]);
+	close(hold_a[1]);
+	munmap(map_a, len);
+	munmap(map_b, len);
+	close(fd_a);
+	close(fd_b);
+}
+
+/* A process whose start time cannot be read is not taken for dead: with every file descriptor of this
+ * process in use (EMFILE), /proc cannot be read, and polling an event on a live child says no POLLHUP
+ * (before: a start of 0 differed from the slot's, the child was called dead). */
+static void test_sample_other_process_start_unreadable(void)
+{
+	int hold[2];
+	CU_ASSERT_FATAL(pipe(hold) == 0);
+	pid_t c = fork();
+	CU_ASSERT_FATAL(c >= 0);
+	if (c == 0) {
+		char ch;
+		close(hold[1]);
+		_exit(read(hold[0], &ch, 1) < 0 ? 1 : 0);
+	}
+	close(hold[0]);
+	struct perf_event_attr at;
+	sample_attr(&at, 100000);
+	at.sample_type = TASKREC_TYPE;
+	at.disabled = 0;
+	at.task = 1;
+	int fd = perf_open(&at, c, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + 4);
+	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CU_ASSERT_FATAL(map != MAP_FAILED);
+	/* a soft limit of 1024 at most, whatever the machine's: the loop below fills it */
+	struct rlimit was;
+	CU_ASSERT_FATAL(getrlimit(RLIMIT_NOFILE, &was) == 0);
+	struct rlimit low = was;
+	if (low.rlim_cur > 1024)
+		low.rlim_cur = 1024;
+	CU_ASSERT_FATAL(setrlimit(RLIMIT_NOFILE, &low) == 0);
+	static int spare[1024];
+	unsigned n = 0;
+	for (; n < sizeof(spare) / sizeof(spare[0]); n++) /* every descriptor in use, bounded */
+		if ((spare[n] = dup(fd)) < 0)
+			break;
+	int full = n < sizeof(spare) / sizeof(spare[0]) && errno == EMFILE;
+	struct pollfd p = {fd, POLLIN, 0};
+	int pr = poll(&p, 1, 0);
+	int hup = !!(p.revents & POLLHUP);
+	for (unsigned i = 0; i < n; i++)
+		close(spare[i]);
+	CU_ASSERT(setrlimit(RLIMIT_NOFILE, &was) == 0);
+	printf("\n  descriptors full %d (%u more): child alive, poll %d POLLHUP %d\n", full, n, pr, hup);
+	CU_ASSERT(full);
+	CU_ASSERT_EQUAL(hup, 0);
+	close(hold[1]);
+	int st = 0;
+	CU_ASSERT_EQUAL(waitpid(c, &st, 0), c);
+	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1);
+	CU_ASSERT(p.revents & POLLHUP);
+	munmap(map, len);
+	close(fd);
+}
+
 /* PERF_EVENT_IOC_RESET and PERF_EVENT_IOC_PERIOD on an event sampling another process reach the task's shadow
  * (when it next looks at the blocks: here its rvemu_advance): the task runs 150001 cycles (1 sample of
  * 100000), stops; the owner resets the event and sets a period of 30000; the task runs 100001 more: 3 samples
@@ -1974,6 +2125,10 @@ void add_sample_suites(void)
 		            test_sample_other_process_reparented_fork);
 		CU_add_test(s, "another process's child gets an older child's pid: its own slot",
 		            test_sample_other_process_pid_reused);
+		CU_add_test(s, "a killed process's pid on a new one: its own slot, one EXIT each",
+		            test_sample_other_process_killed_pid_reused);
+		CU_add_test(s, "a process whose start time cannot be read is not taken for dead",
+		            test_sample_other_process_start_unreadable);
 		CU_add_test(s, "another process: the owner's RESET and PERIOD reach its shadow",
 		            test_sample_other_process_period_reset);
 		CU_add_test(s, "sampling events on other processes: 256 per run, then ENOMEM",
