@@ -91,4 +91,10 @@ printf ':test-result: PASS\n' >"$tmp/obj/profiler/units.trs"
 printf '# TOTAL: 1\n# PASS:  1\n# SKIP:  0\n# XFAIL: 0\n# FAIL:  0\n# XPASS: 0\n# ERROR: 0\n' >"$tmp/obj/profiler/test-suite.log"
 check "CUnit tests of the whole tree (run passed failed)" "15 13 2" "$("$top/scripts/count-tests.sh" cunit "$tmp/obj")"
 check "test programs of the whole tree (run passed failed)" "3 2 1" "$("$top/scripts/count-tests.sh" programs "$tmp/obj")"
+# named logs (scripts/stress.sh's sampling mode): just those programs (the launcher's log holds its child's
+# Run Summary too: 6 4 2, and the profiler's 5 5 0); one that never wrote its log is unknown
+check "CUnit tests of named logs (run passed failed)" "11 9 2" \
+	"$("$top/scripts/count-tests.sh" cunit "$tmp/obj/tests/area/failing.log" "$tmp/obj/profiler/units.log")"
+check "a named log that is missing: unknown, not 0 of 0" "? ? ?" \
+	"$("$top/scripts/count-tests.sh" cunit "$tmp/obj/profiler/units.log" "$tmp/obj/tests/area/never-ran.log")"
 exit $fail
