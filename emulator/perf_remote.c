@@ -281,6 +281,22 @@ static void task_record_everywhere(int slot, int fork, const struct emu_task_rec
 	}
 }
 
+/* The EXIT of a task that wrote none itself (killed, or a sibling at exit_group), from its slot in the run's
+ * table: the task's ids, CPU and cycles as the table last saw them, into every ring that follows it. */
+static void slot_exit_record(struct emu_thread *self, int slot, pid_t pid, pid_t tid, pid_t ppid)
+{
+	uint64_t cycles = emu_run_task_cycles(slot);
+	struct emu_task_record k = {(uint32_t)pid,
+	                            (uint32_t)ppid,
+	                            (uint32_t)tid,
+	                            (uint32_t)ppid,
+	                            pid,
+	                            tid,
+	                            (uint32_t)emu_run_task_hart(slot),
+	                            emu_clock_record_time(self, &cycles)};
+	task_record_everywhere(slot, 0, &k, NULL);
+}
+
 /* PERF_RECORD_EXIT of the tasks of the run that died without running their exit path (SIGKILL, any signal
  * whose default kills): the kernel writes it in do_exit whatever killed the task, the task's own emulator
  * never runs again, so the first process of the run to see it dead writes it, once (the slot's claim), with
@@ -307,34 +323,15 @@ static void exit_dead_tasks(struct emu_thread *self, const struct emu_xsampler *
 		}
 		if (!reached || !emu_run_task_claim_exit(slot)) /* alive, or someone else writes it */
 			continue;
-		uint64_t cycles = emu_run_task_cycles(slot);
-		struct emu_task_record k = {(uint32_t)pid,
-		                            (uint32_t)ppid,
-		                            (uint32_t)tid,
-		                            (uint32_t)ppid,
-		                            pid,
-		                            tid,
-		                            (uint32_t)emu_run_task_hart(slot),
-		                            emu_clock_record_time(self, &cycles)};
-		task_record_everywhere(slot, 0, &k, NULL);
+		slot_exit_record(self, slot, pid, tid, ppid);
 	}
 }
 
 void perf_remote_exit_slot(struct emu_thread *self, int slot)
 {
-	uint64_t cycles = emu_run_task_cycles(slot);
 	pid_t pid, tid, ppid;
-	if (!emu_run_task_ids(slot, &pid, &tid, &ppid))
-		return;
-	struct emu_task_record k = {(uint32_t)pid,
-	                            (uint32_t)ppid,
-	                            (uint32_t)tid,
-	                            (uint32_t)ppid,
-	                            pid,
-	                            tid,
-	                            (uint32_t)emu_run_task_hart(slot),
-	                            emu_clock_record_time(self, &cycles)};
-	task_record_everywhere(slot, 0, &k, NULL);
+	if (emu_run_task_ids(slot, &pid, &tid, &ppid))
+		slot_exit_record(self, slot, pid, tid, ppid);
 }
 
 /* SIGCHLD reached the program, whose handler runs next (fe_signal.c): a child that died without its exit path
