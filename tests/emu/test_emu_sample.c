@@ -1834,14 +1834,22 @@ static void test_sample_other_process_killed_pid_reused(void)
 	at.task = 1;
 	at.sample_id_all = 1;
 	size_t len = (size_t)sysconf(_SC_PAGESIZE) * (1 + 4);
-	int hold_a[2];
-	CU_ASSERT_FATAL(pipe(hold_a) == 0);
+	int hold_a[2], ready_a[2];
+	CU_ASSERT_FATAL(pipe(hold_a) == 0 && pipe(ready_a) == 0);
 	pid_t a = fork();
 	CU_ASSERT_FATAL(a >= 0);
 	if (a == 0) {
-		char c;
-		_exit(read(hold_a[0], &c, 1) < 0 ? 1 : 0); /* killed before */
+		char c = 'r';
+		/* registered in the run's table (the fork's handlers are done): say so, then block outside
+		 * the emulator. A SIGKILL that lands while a task holds the run table's lock leaves it held
+		 * for every process of the run (a known defect), so A is killed only here. */
+		_exit(write(ready_a[1], &c, 1) != 1 || read(hold_a[0], &c, 1) < 0 ? 1
+		                                                                  : 0); /* killed before */
 	}
+	char ready;
+	CU_ASSERT_FATAL(read(ready_a[0], &ready, 1) == 1);
+	close(ready_a[0]);
+	close(ready_a[1]);
 	int fd_a = perf_open(&at, a, -1, -1, 0);
 	CU_ASSERT_FATAL(fd_a >= 0);
 	void *map_a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd_a, 0);
