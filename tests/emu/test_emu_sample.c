@@ -1841,8 +1841,9 @@ static void test_sample_other_process_killed_pid_reused(void)
 	if (a == 0) {
 		char c = 'r';
 		/* registered in the run's table (the fork's handlers are done): say so, then block outside
-		 * the emulator. A SIGKILL that lands while a task holds the run table's lock leaves it held
-		 * for every process of the run (a known defect), so A is killed only here. */
+		 * the emulator. A holder of the run table's lock killed inside it is taken over only once its
+		 * pid is dead, and this test gives A's pid to B at once (a known defect): A is killed only
+		 * here. */
 		_exit(write(ready_a[1], &c, 1) != 1 || read(hold_a[0], &c, 1) < 0 ? 1
 		                                                                  : 0); /* killed before */
 	}
