@@ -9,7 +9,7 @@
 # disabled with its reason elsewhere and with hpcc.useren = 0; test_riscv_hpc; PAPI_hl_region JSON over bank
 # events == truth), test_papi_presets (every preset alone == emulator truth, domains), then each of
 # PAPI's ctests. A ctest that cannot pass on a model for a documented reason is listed in
-# tests/papi/ctest-expectations.csv (variant,ctest,reason; variant * = every model) and reported "xfail"
+# tests/papi/ctest-expectations.csv (variant,ctest,outcome,reason,host_verdict; variant * = every model) and reported "xfail"
 # without failing the run; if it passes it is reported "XPASS" and fails the run (the table must stay true).
 # A ctest passes when it prints PASSED without a WARNING. docs/papi.md carries the table generated from the
 # CSV (run-papi-tests.sh --table); the run fails if the two differ.
@@ -22,22 +22,11 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 expectations=$top/tests/papi/ctest-expectations.csv
+arch=${PAPI_TEST_ARCH:-$(uname -m)} # the build whose ctests are judged (rows ARCH:VARIANT)
 
-# The markdown table of expected ctest failures (docs/papi.md), generated from the CSV.
-expectations_table() {
-	python3 - "$expectations" <<'PY'
-import csv, sys
-rows = list(csv.DictReader(l for l in open(sys.argv[1]) if l.strip() and not l.startswith('#')))
-print('| ctest | model | outcome | reason |')
-print('|---|---|---|---|')
-for r in rows:
-    arch, _, variant = r['variant'].rpartition(':')
-    model = 'all' if variant == '*' else variant
-    if arch:
-        model += ' (%s build only)' % arch
-    print('| %s | %s | %s | %s |' % (r['ctest'], model, r['outcome'], r['reason'].replace('|', '\\|')))
-PY
-}
+# expectations_table, expected_reason, judge_ctest (tests/gen/test_ctest_judge.sh checks the verdicts)
+# shellcheck source=ctest-judge.sh
+. "$top/tests/papi/ctest-judge.sh"
 [ "${1:-}" = "--table" ] && { expectations_table; exit $?; }
 
 build=${RVPAPI_BUILD:-$top/build}
@@ -198,49 +187,6 @@ bank_checks() { # bank_checks VARIANT OUTDIR BANK_PMU
 		ok "$variant useren = 0: riscv_hpc disabled with its reason, papi_avail runs (no SIGILL)"
 	else
 		bad "$variant useren = 0 (see $out/useren_off.txt)"
-	fi
-}
-
-# "outcome reason" for a ctest expected to fail on a variant (empty: it must pass); outcome fails|varies.
-# A row whose variant is ARCH:VARIANT (riscv64:*, riscv64:cva6) is for that build only (PAPI_TEST_ARCH, default
-# the host's) and comes before the rows for every build.
-arch=${PAPI_TEST_ARCH:-$(uname -m)}
-expected_reason() { # expected_reason VARIANT CTEST
-	python3 - "$expectations" "$1" "$2" "$arch" <<'PY'
-import csv, sys
-path, variant, ctest, arch = sys.argv[1:5]
-rows = [r for r in csv.DictReader(l for l in open(path) if l.strip() and not l.startswith('#')) if r['ctest'] == ctest]
-for own_arch in (True, False):
-    for r in rows:
-        a, _, v = r['variant'].rpartition(':')
-        if (a == arch if own_arch else a == '') and v in ('*', variant):
-            if r['outcome'] not in ('fails', 'varies'):
-                sys.exit('ctest-expectations.csv: outcome must be fails or varies, not %r' % r['outcome'])
-            print(r['outcome'], r['reason'])
-            sys.exit(0)
-PY
-}
-
-# One ctest on one variant: ok, xfail (documented), XPASS or FAIL.
-judge_ctest() { # judge_ctest VARIANT CTEST OUTPUT_FILE
-	local expectation outcome reason verdict
-	expectation=$(expected_reason "$1" "$2") || { bad "$1 ctest $2: bad expectations file"; return; }
-	outcome=${expectation%% *}
-	reason=${expectation#* }
-	if grep -q "PASSED" "$3" && ! grep -q "WARNING" "$3"; then
-		[ -z "$expectation" ] && { ok "$1 ctest $2"; return; }
-		[ "$outcome" = varies ] && { ok "$1 ctest $2 (passed here; host-dependent: $reason)"; return; }
-		bad "$1 ctest $2: XPASS, listed as expected to fail ($reason): update $(basename "$expectations") and docs/papi.md"
-		return
-	fi
-	# the ctest's own words: its "Line # N Error/Warning" line, else its verdict
-	verdict=$(grep -m1 -E 'Line #|SKIPPED' "$3" || grep -m1 -E 'FAILED|Error' "$3" || true)
-	verdict=$(echo "$verdict" | tr -s ' \t' ' ' | sed 's/^ //;s/ $//')
-	[ -n "$verdict" ] || verdict="no verdict"
-	if [ -n "$reason" ]; then
-		expected_fail "$1 ctest $2: $reason [$verdict]"
-	else
-		bad "$1 ctest $2: $verdict (see $3)"
 	fi
 }
 
