@@ -89,3 +89,9 @@ EMU_EXPORT void rvemu_test_fork_gate(int fd)
 	emu_init();
 	emu_run_set_fork_gate(fd);
 }
+
+EMU_EXPORT void rvemu_test_fork_gate_in_lock(int gate_fd, int ready_fd)
+{
+	emu_init();
+	emu_run_set_fork_gate_in_lock(gate_fd, ready_fd);
+}

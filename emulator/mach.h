@@ -342,6 +342,9 @@ int emu_run_claim_sibling_exit(pid_t *tid, int *slot);
 /* Test hook (rvemu_test_fork_gate): a child of a later fork() of this process reads one byte from fd before
  * it registers in the run, so a test can act while a child exists that no slot of its own names yet. */
 void emu_run_set_fork_gate(int fd);
+/* The same while the child holds the run table's lock: it writes one byte to ready_fd, then reads one from
+ * gate_fd (a test kills it there: a holder that dies inside the section). */
+void emu_run_set_fork_gate_in_lock(int gate_fd, int ready_fd);
 /* Task `tid` of another process, as perf_event_open may reach it (ptrace access: same uid or
  * CAP_SYS_PTRACE): 0 and its proxy, -ESRCH, -EACCES. */
 int emu_run_task_open(pid_t tid, struct emu_thread **out);

@@ -34,7 +34,7 @@
 #include "mach.h"
 #include "mach_priv.h"
 
-#define RUN_MAGIC  "rvemu-run v4"
+#define RUN_MAGIC  "rvemu-run v5"
 #define RUN_DIR    "/dev/shm/"
 #define RUN_PREFIX "rvemu-run."
 #define RUN_ENV    "RVEMU_RUN_SHM"
@@ -71,7 +71,7 @@ struct emu_run_task {
 struct emu_run_shared {
 	char magic[16];
 	char config[112]; /* the machine: processes of other configurations start their own run */
-	int32_t lock;     /* pid of the holder, 0 free */
+	uint64_t lock;    /* the holder (lock_word): 0 free */
 	uint32_t used;    /* slots handed out */
 	uint32_t next_hart;
 	uint64_t seq;
@@ -98,6 +98,9 @@ static __thread uint64_t my_fork_seq;
  * its read never sees EOF while it holds that end, so a caller that dies without writing leaves it held
  * (until killed). The caller (a test) writes the byte on every path, and its children are reaped. */
 static int fork_gate = -1;
+/* Test hook (emu_run_set_fork_gate_in_lock): the same, read while the child holds the run table's lock, after
+ * it wrote a byte to fork_locked_ready (so a test can kill a holder inside the section). */
+static int fork_locked_gate = -1, fork_locked_ready = -1;
 
 /* Proxies: this process's view of other processes' tasks (struct emu_thread with pid != getpid()). */
 static struct emu_thread *proxies;
@@ -243,24 +246,60 @@ static int task_gone(const struct emu_run_task *s)
 	return gone;
 }
 
+/* This process's start time, read once by run_init (under its pthread_once) or by fork_child (the child's one
+ * thread): every other thread reads it after that, none writes it. */
+static uint64_t self_start;
+
+/* A process's start time, this process's as read once. */
+static uint64_t start_of(pid_t pid)
+{
+	return pid == self_pid && self_start ? self_start : process_start(pid);
+}
+
+/* The run table's lock word names its holder by pid and by its process's start (the low 32 bits of field 22,
+ * clock ticks since boot; 0 unknown): a holder killed inside the section whose pid a new process got before
+ * anyone took the lock over is told from that process by its start, as a slot is (slot_process_dead). */
+static uint64_t lock_word(pid_t pid)
+{
+	return (uint64_t)(uint32_t)pid | (uint64_t)(uint32_t)start_of(pid) << 32;
+}
+
+/* Whether the holder a lock word names can never release it: its process dead, or its pid now a later
+ * process's (both starts known: a start not read is never taken for another process's). */
+static int lock_holder_gone(uint64_t holder)
+{
+	pid_t pid = (pid_t)(uint32_t)holder;
+	uint32_t start = (uint32_t)(holder >> 32);
+	if (process_dead(pid))
+		return 1;
+	uint32_t now = start ? (uint32_t)process_start(pid) : 0;
+	return start && now && now != start;
+}
+
 /* The lock is held with every signal blocked: a handler that registers its thread (a first emulator call in a
  * signal handler) must not find it held by the code it interrupted. */
 static __thread sigset_t run_lock_mask;
+/* the word this thread holds the lock as: run_unlock releases that one (a start read again could differ) */
+static __thread uint64_t run_lock_word;
 
 static void run_lock(void)
 {
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &run_lock_mask);
-	int32_t me = (int32_t)getpid();
+	uint64_t me = lock_word(getpid());
+	run_lock_word = me;
 	for (unsigned spins = 0;; spins++) {
-		int32_t holder = 0;
+		uint64_t holder = 0;
 		if (__atomic_compare_exchange_n(&run->lock, &holder, me, 0, __ATOMIC_ACQUIRE,
 		                                __ATOMIC_RELAXED))
 			return;
-		/* a holder that died (killed between two stores) never releases it: take it over. A stopped
-		 * holder (SIGSTOP, a debugger) is waited for: it is inside the section and will finish it. */
-		if (spins % 64 == 63 && holder != me && process_dead(holder))
+		/* a holder that died (killed between two stores) never releases it: take it over, also once
+		 * its pid is a new process's. A stopped holder (SIGSTOP, a debugger) is waited for: it is
+		 * inside the section and will finish it. Left: a pid reused within the dead holder's clock
+		 * tick (only by ns_last_pid or clone3's set_tid, privileged) looks like the holder, waited
+		 * for as long as it lives. */
+		if (spins % 64 == 63 && holder != me && lock_holder_gone(holder))
 			__atomic_compare_exchange_n(&run->lock, &holder, 0, 0, __ATOMIC_RELAXED,
 			                            __ATOMIC_RELAXED);
 		sched_yield();
@@ -269,7 +308,7 @@ static void run_lock(void)
 
 static void run_unlock(void)
 {
-	int32_t me = (int32_t)getpid();
+	uint64_t me = run_lock_word;
 	/* only our own hold is released (a holder taken over for dead must not free its successor's) */
 	__atomic_compare_exchange_n(&run->lock, &me, 0, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 	emu_sigmask(SIG_SETMASK, &run_lock_mask);
@@ -429,16 +468,6 @@ static struct emu_run_task *find_fork_child(pid_t tid, pid_t pid, uint64_t fork_
 	return NULL;
 }
 
-/* This process's start time, read once by run_init (under its pthread_once) or by fork_child (the child's one
- * thread): every other thread reads it after that, none writes it. */
-static uint64_t self_start;
-
-/* A process's start time, this process's as read once. */
-static uint64_t start_of(pid_t pid)
-{
-	return pid == self_pid && self_start ? self_start : process_start(pid);
-}
-
 /* The LIVE slot of a process's task (caller holds the lock), or NULL: never a dead process's whose pid this
  * one got (pid wrap, a reaped child's pid forced or reused). A killed task's slot stays LIVE until its EXIT
  * is written, and once written (claimed) it would keep the claim: the new process's own EXIT would never be
@@ -515,7 +544,7 @@ static void fork_prepare(void)
 /* The parent: the gate held this fork's child only. */
 static void fork_parent(void)
 {
-	fork_gate = -1;
+	fork_gate = fork_locked_gate = fork_locked_ready = -1;
 }
 
 static void fork_child(void)
@@ -535,6 +564,15 @@ static void fork_child(void)
 			;
 	}
 	run_lock();
+	if (fork_locked_gate >= 0) {
+		char c = 'l';
+		int gate = fork_locked_gate, ready = fork_locked_ready;
+		fork_locked_gate = fork_locked_ready = -1;
+		while (EMU_REAL(write)(ready, &c, 1) < 0 && errno == EINTR)
+			;
+		while (EMU_REAL(read)(gate, &c, 1) < 0 && errno == EINTR)
+			;
+	}
 	/* the parent may have made it (fork returned there first): the slot of this fork, never an older
 	 * child's whose pid this one got */
 	struct emu_run_task *s = find_slot_of_process(self_pid, self_pid);
@@ -554,6 +592,12 @@ static void fork_child(void)
 void emu_run_set_fork_gate(int fd)
 {
 	fork_gate = fd;
+}
+
+void emu_run_set_fork_gate_in_lock(int gate_fd, int ready_fd)
+{
+	fork_locked_gate = gate_fd;
+	fork_locked_ready = ready_fd;
 }
 
 static void at_exit(void)

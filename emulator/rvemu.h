@@ -89,6 +89,10 @@ RVEMU_API void rvemu_test_resethand_hook(void (*fn)(int sig));
  * its parent act first (reap an older child whose pid it got, exit and leave it to a reaper) without timing.
  * Once: the next fork clears it. -1: none (default). */
 RVEMU_API void rvemu_test_fork_gate(int fd);
+/* The same, but the child reads the byte while it holds the run table's lock, after it wrote one byte to
+ * `ready_fd`: a test can kill a holder inside the lock's section (another process must then take the lock
+ * over, also once the dead holder's pid is a new process's). Once, as rvemu_test_fork_gate. */
+RVEMU_API void rvemu_test_fork_gate_in_lock(int gate_fd, int ready_fd);
 
 /* Distributed HPC (model lowrisc-hpc). */
 /* Ground truth of one HPC counter: manager id (RVHW_HPC_MANAGER_ID) and hpcm bit. */

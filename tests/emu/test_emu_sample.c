@@ -1815,6 +1815,36 @@ static void test_sample_other_process_reparented_fork(void)
 	held_child_run(0);
 }
 
+/* A process with pid `want` (ns_last_pid; root only) from a raw clone (no fork wrapper: never the emulator's,
+ * never registered), blocked until *hold is closed; when another process of the machine took the pid first,
+ * again, a bounded number of times. Its pid: `want`, or -1 (a missed one released and reaped). */
+static pid_t clone_on_pid(pid_t want, int *hold)
+{
+	for (int tries = 0; tries < 20; tries++) {
+		int p[2], st;
+		if (pipe(p) != 0 || write_last_pid(want - 1) != 0)
+			return -1;
+		pid_t b = (pid_t)syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
+		if (b == 0) { /* raw system calls only: this child is not the emulator's */
+			char c;
+			syscall(SYS_close, (long)p[1]);
+			syscall(SYS_read, (long)p[0], &c, 1L);
+			syscall(SYS_exit_group, 0L);
+		}
+		close(p[0]);
+		if (b == want) {
+			*hold = p[1];
+			return b;
+		}
+		close(p[1]); /* a missed try (or none): release and reap it */
+		if (b > 0)
+			waitpid(b, &st, 0);
+		if (b < 0)
+			return -1;
+	}
+	return -1;
+}
+
 /* A killed process's pid on a process not forked under the emulator: its own slot, never the dead one's. A is
  * this process's child, watched by fd_a, killed and reaped; polling fd_a writes A's EXIT (its slot stays in
  * the run's table). B gets A's pid (ns_last_pid) from a raw clone (no fork wrapper: not registered), in a
@@ -1841,9 +1871,8 @@ static void test_sample_other_process_killed_pid_reused(void)
 	if (a == 0) {
 		char c = 'r';
 		/* registered in the run's table (the fork's handlers are done): say so, then block outside
-		 * the emulator. A holder of the run table's lock killed inside it is taken over only once its
-		 * pid is dead, and this test gives A's pid to B at once (a known defect): A is killed only
-		 * here. */
+		 * the emulator, so that this test is about slots (A killed inside the run table's lock: its
+		 * own test, test_run_lock_holder_killed_pid_reused). */
 		_exit(write(ready_a[1], &c, 1) != 1 || read(hold_a[0], &c, 1) < 0 ? 1
 		                                                                  : 0); /* killed before */
 	}
@@ -1865,29 +1894,8 @@ static void test_sample_other_process_killed_pid_reused(void)
 	for (int i = 0; i < 1000 && boot_ticks() <= a_start + 1;
 	     i++) /* a later start: a condition, bounded */
 		usleep(1000);
-	/* B: A's pid unless another process of the machine took it first: then again, a bounded number of
-	 * times */
-	int hold_b[2] = {-1, -1};
-	pid_t b = -1;
-	for (int tries = 0; tries < 20 && b != a; tries++) {
-		if (b > 0) { /* a missed try: release and reap it */
-			close(hold_b[1]);
-			waitpid(b, &st, 0);
-			close(hold_b[0]);
-		}
-		CU_ASSERT_FATAL(pipe(hold_b) == 0);
-		CU_ASSERT_FATAL(write_last_pid(a - 1) == 0);
-		b = (pid_t)syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
-		CU_ASSERT_FATAL(b >= 0);
-		if (b == 0) { /* raw system calls only: this child is not the emulator's */
-			char c;
-			syscall(SYS_close, (long)hold_b[1]);
-			syscall(SYS_read, (long)hold_b[0], &c, 1L);
-			syscall(SYS_exit_group, 0L);
-		}
-		close(hold_b[0]);
-		hold_b[0] = -1;
-	}
+	int hold_b;
+	pid_t b = clone_on_pid(a, &hold_b);
 	CU_ASSERT_EQUAL_FATAL(b, a);
 	int fd_b = perf_open(&at, b, -1, -1, 0);
 	CU_ASSERT_FATAL(fd_b >= 0);
@@ -1896,7 +1904,7 @@ static void test_sample_other_process_killed_pid_reused(void)
 	struct pollfd pb = {fd_b, POLLIN, 0};
 	int pr = poll(&pb, 1, 0);
 	int early_hup = !!(pb.revents & POLLHUP);
-	close(hold_b[1]);
+	close(hold_b);
 	CU_ASSERT_EQUAL(waitpid(b, &st, 0), b);
 	CU_ASSERT_EQUAL(poll(&pb, 1, 0), 1);
 	CU_ASSERT(pb.revents & POLLHUP);
@@ -1915,6 +1923,87 @@ static void test_sample_other_process_killed_pid_reused(void)
 	munmap(map_b, len);
 	close(fd_a);
 	close(fd_b);
+}
+
+/* The run table's lock, its holder killed inside the section and its pid a new process's at once. R, a child
+ * of this process, forks A, held inside the lock by the emulator's in-lock fork gate
+ * (rvemu_test_fork_gate_in_lock) once it said so; R kills and reaps A, then B gets A's pid (ns_last_pid) from
+ * a raw clone in a later clock tick, and R opens an event on B, which takes the lock. Before, the lock word
+ * named its holder by pid alone, B's pid was alive, and R spun for as long as B lived (a fresh-clone CI run
+ * hung so). Now the holder is told by its start too and the lock taken over. R does it all, so a regression
+ * hangs R, not this test: R is waited for a bounded time, then killed and counted a failure. R's exit status
+ * says which step failed. */
+enum { LOCK_R_OK, LOCK_R_NO_HOOK, LOCK_R_A_NOT_HOLDING, LOCK_R_B_NOT_ON_A, LOCK_R_OPEN_FAILED };
+static const char *const lock_r_step[] = {"ok", "no in-lock fork gate (rvemu_test_fork_gate_in_lock)",
+                                          "A did not say it holds the lock", "B did not get A's pid",
+                                          "perf_event_open on B failed"};
+
+static int lock_holder_reused_run(void)
+{
+	void (*gate_in_lock)(int, int) =
+	    (void (*)(int, int))dlsym(RTLD_DEFAULT, "rvemu_test_fork_gate_in_lock");
+	int gate[2], ready[2], st;
+	if (!gate_in_lock || pipe(gate) != 0 || pipe(ready) != 0)
+		return LOCK_R_NO_HOOK;
+	gate_in_lock(gate[0], ready[1]);
+	pid_t a = fork();
+	if (a < 0)
+		return LOCK_R_NO_HOOK;
+	if (a == 0)
+		_exit(0); /* never reached: killed at the gate */
+	char c;
+	int holding = read(ready[0], &c, 1) == 1;
+	uint64_t a_start = start_ticks(a);
+	kill(a, SIGKILL);
+	waitpid(a, &st, 0);
+	if (!holding)
+		return LOCK_R_A_NOT_HOLDING;
+	for (int i = 0; i < 1000 && boot_ticks() <= a_start + 1;
+	     i++) /* a later start: a condition, bounded */
+		usleep(1000);
+	int hold;
+	pid_t b = clone_on_pid(a, &hold);
+	if (b != a)
+		return LOCK_R_B_NOT_ON_A;
+	struct perf_event_attr at;
+	sample_attr(&at, 100000);
+	int fd = perf_open(&at, b, -1, -1, 0);
+	close(hold);
+	waitpid(b, &st, 0);
+	if (fd < 0)
+		return LOCK_R_OPEN_FAILED;
+	close(fd);
+	return LOCK_R_OK;
+}
+
+static void test_run_lock_holder_killed_pid_reused(void)
+{
+	if (geteuid() != 0) {
+		printf("\n  not root: cannot force pid reuse (ns_last_pid)\n");
+		CU_FAIL("pid reuse needs root (ns_last_pid)");
+		return;
+	}
+	fflush(stdout);
+	pid_t r = fork();
+	CU_ASSERT_FATAL(r >= 0);
+	if (r == 0)
+		_exit(lock_holder_reused_run());
+	int st = 0;
+	pid_t w = 0;
+	/* a hang detector, not a measure: 60 s for what takes milliseconds */
+	for (int i = 0; i < 6000 && (w = waitpid(r, &st, WNOHANG)) == 0; i++)
+		usleep(10000);
+	if (w == 0) {
+		kill(r, SIGKILL);
+		waitpid(r, &st, 0);
+		CU_FAIL("the run table's lock, held by a killed process whose pid is now B's, was never "
+		        "taken over");
+		return;
+	}
+	int step = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	printf("\n  R: %s\n",
+	       step >= 0 && step <= LOCK_R_OPEN_FAILED ? lock_r_step[step] : "killed by a signal");
+	CU_ASSERT_EQUAL(step, LOCK_R_OK);
 }
 
 /* A process whose start time cannot be read is not taken for dead: with every file descriptor of this
@@ -2136,6 +2225,9 @@ void add_sample_suites(void)
 		            test_sample_other_process_pid_reused);
 		CU_add_test(s, "a killed process's pid on a new one: its own slot, one EXIT each",
 		            test_sample_other_process_killed_pid_reused);
+		CU_add_test(s,
+		            "the run's lock, its holder killed inside, its pid on a new process: taken over",
+		            test_run_lock_holder_killed_pid_reused);
 		CU_add_test(s, "a process whose start time cannot be read is not taken for dead",
 		            test_sample_other_process_start_unreadable);
 		CU_add_test(s, "another process: the owner's RESET and PERIOD reach its shadow",
