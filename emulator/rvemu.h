@@ -91,7 +91,10 @@ RVEMU_API void rvemu_test_resethand_hook(void (*fn)(int sig));
 RVEMU_API void rvemu_test_fork_gate(int fd);
 /* The same, but the child reads the byte while it holds the run table's lock, after it wrote one byte to
  * `ready_fd`: a test can kill a holder inside the lock's section (another process must then take the lock
- * over, also once the dead holder's pid is a new process's). Once, as rvemu_test_fork_gate. */
+ * over, also once the dead holder's pid is a new process's). The parent's fork() takes the lock as it
+ * returns (the child's slot, its FORK record): hold the child with rvemu_test_fork_gate as well and release
+ * that gate once fork returned, or the parent may wait for the child that waits for it. Once, as
+ * rvemu_test_fork_gate. */
 RVEMU_API void rvemu_test_fork_gate_in_lock(int gate_fd, int ready_fd);
 
 /* Distributed HPC (model lowrisc-hpc). */

@@ -1927,7 +1927,8 @@ static void test_sample_other_process_killed_pid_reused(void)
 
 /* The run table's lock, its holder killed inside the section and its pid a new process's at once. R, a child
  * of this process, forks A, held inside the lock by the emulator's in-lock fork gate
- * (rvemu_test_fork_gate_in_lock) once it said so; R kills and reaps A, then B gets A's pid (ns_last_pid) from
+ * (rvemu_test_fork_gate_in_lock) once it said so (and held before it by rvemu_test_fork_gate until R's fork
+ * has returned: that takes the lock too); R kills and reaps A, then B gets A's pid (ns_last_pid) from
  * a raw clone in a later clock tick, and R opens an event on B, which takes the lock. Before, the lock word
  * named its holder by pid alone, B's pid was alive, and R spun for as long as B lived (a fresh-clone CI run
  * hung so). Now the holder is told by its start too and the lock taken over. R does it all, so a regression
@@ -1942,17 +1943,21 @@ static int lock_holder_reused_run(void)
 {
 	void (*gate_in_lock)(int, int) =
 	    (void (*)(int, int))dlsym(RTLD_DEFAULT, "rvemu_test_fork_gate_in_lock");
-	int gate[2], ready[2], st;
-	if (!gate_in_lock || pipe(gate) != 0 || pipe(ready) != 0)
+	void (*gate_before)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "rvemu_test_fork_gate");
+	int before[2], gate[2], ready[2], st;
+	if (!gate_in_lock || !gate_before || pipe(before) != 0 || pipe(gate) != 0 || pipe(ready) != 0)
 		return LOCK_R_NO_HOOK;
+	/* fork() returning here takes the lock too (the child's slot, its FORK record): A waits before the
+	 * lock until that is done (else R would wait for A, which waits for R), then takes it and says so */
+	gate_before(before[0]);
 	gate_in_lock(gate[0], ready[1]);
 	pid_t a = fork();
 	if (a < 0)
 		return LOCK_R_NO_HOOK;
 	if (a == 0)
 		_exit(0); /* never reached: killed at the gate */
-	char c;
-	int holding = read(ready[0], &c, 1) == 1;
+	char c = 'g';
+	int holding = write(before[1], &c, 1) == 1 && read(ready[0], &c, 1) == 1;
 	uint64_t a_start = start_ticks(a);
 	kill(a, SIGKILL);
 	waitpid(a, &st, 0);
@@ -1986,16 +1991,20 @@ static void test_run_lock_holder_killed_pid_reused(void)
 	fflush(stdout);
 	pid_t r = fork();
 	CU_ASSERT_FATAL(r >= 0);
-	if (r == 0)
+	if (r == 0) {
+		setpgid(0, 0); /* R's own group: A and B are in it, so a hang is killed whole */
 		_exit(lock_holder_reused_run());
+	}
 	int st = 0;
 	pid_t w = 0;
 	/* a hang detector, not a measure: 60 s for what takes milliseconds */
 	for (int i = 0; i < 6000 && (w = waitpid(r, &st, WNOHANG)) == 0; i++)
 		usleep(10000);
 	if (w == 0) {
-		kill(r, SIGKILL);
+		kill(-r, SIGKILL); /* R, and A holding the lock (else every later test of the run waits) */
 		waitpid(r, &st, 0);
+		for (int i = 0; i < 8; i++) /* A and B, if they came to this process (a subreaper) */
+			waitpid(-r, &st, WNOHANG);
 		CU_FAIL("the run table's lock, held by a killed process whose pid is now B's, was never "
 		        "taken over");
 		return;
