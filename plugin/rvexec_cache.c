@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The memory-side models of the exec-count plugin: caches, TLBs and the slow paths of a fetch and a data
+ * access (rvexec_cache.h says what is modelled and which shortcuts the fast paths take). Shared by the plugin
+ * and tests/exec/test_cache_model.c; nothing of QEMU.
+ */
+#include "rvexec_cache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rvexec_tables.h"
+
+unsigned rvexec_log2(uint32_t v)
+{
+	unsigned s = 0;
+	while ((1u << s) < v)
+		s++;
+	return s;
+}
+
+static int cache_init(struct rvexec_cache *c, const struct rvexec_cache_geometry *g)
+{
+	size_t n = (size_t)g->sets * g->ways;
+	memset(c, 0, sizeof(*c)); /* hint place 0: a guess like any other */
+	if (n == 0)               /* a level the machine does not have (no L2): never accessed */
+		return 0;
+	c->ways = g->ways;
+	c->line_shift = rvexec_log2(g->line);
+	c->set_mask = g->sets - 1;
+	c->tag = calloc(n, sizeof(*c->tag));
+	c->last_use = calloc(n, sizeof(*c->last_use));
+	c->dirty = calloc(n, 1);
+	c->mru = calloc(g->sets, 1);
+	return c->tag && c->last_use && c->dirty && c->mru && g->ways <= 256 ? 0 : -1;
+}
+
+static void cache_free(struct rvexec_cache *c)
+{
+	free(c->tag);
+	free(c->last_use);
+	free(c->dirty);
+	free(c->mru);
+	c->tag = c->last_use = NULL;
+	c->dirty = c->mru = NULL;
+}
+
+enum rvexec_cache_result rvexec_cache_access(struct rvexec_cache *c, uint64_t addr, bool write,
+                                             uint64_t *victim, size_t *where)
+{
+	uint64_t line = addr >> c->line_shift;
+	size_t set = (size_t)(line & c->set_mask), base = set * c->ways, lru = base;
+	size_t mru = base + c->mru[set];
+	c->clock++;
+	if (c->tag[mru] == line + 1) {
+		c->last_use[mru] = c->clock;
+		c->dirty[mru] |= write;
+		*where = mru;
+		return RVEXEC_CACHE_HIT;
+	}
+	uint32_t *hint = &c->hint[line % (sizeof(c->hint) / sizeof(c->hint[0]))];
+	if (c->tag[*hint] == line + 1) { /* a line lives only in its own set: the guess is in it */
+		c->last_use[*hint] = c->clock;
+		c->dirty[*hint] |= write;
+		c->mru[set] = (uint8_t)(*hint - base);
+		*where = *hint;
+		return RVEXEC_CACHE_HIT;
+	}
+	for (size_t i = base; i < base + c->ways; i++) {
+		if (c->tag[i] == line + 1) {
+			*hint = (uint32_t)i;
+			c->last_use[i] = c->clock;
+			c->dirty[i] |= write;
+			c->mru[set] = (uint8_t)(i - base);
+			*where = i;
+			return RVEXEC_CACHE_HIT;
+		}
+		if (c->last_use[i] < c->last_use[lru])
+			lru = i; /* invalid ways have last_use 0 and are taken first */
+	}
+	enum rvexec_cache_result r = RVEXEC_CACHE_MISS;
+	if (c->tag[lru] && c->dirty[lru]) {
+		*victim = (c->tag[lru] - 1) << c->line_shift;
+		r = RVEXEC_CACHE_MISS_WRITEBACK;
+	}
+	c->tag[lru] = line + 1;
+	c->last_use[lru] = c->clock;
+	c->dirty[lru] = write;
+	c->mru[set] = (uint8_t)(lru - base);
+	*hint = (uint32_t)lru;
+	*where = lru;
+	return r;
+}
+
+/* A write-through, no-write-allocate store: a hit makes the line the most recent (it is updated, never
+ * dirty), a miss leaves the cache as it is. Returns whether it hit; *where is the line's place on a hit. */
+static bool cache_write_through(struct rvexec_cache *c, uint64_t addr, size_t *where)
+{
+	uint64_t line = addr >> c->line_shift;
+	size_t set = (size_t)(line & c->set_mask), base = set * c->ways;
+	c->clock++;
+	for (size_t i = base; i < base + c->ways; i++)
+		if (c->tag[i] == line + 1) {
+			c->last_use[i] = c->clock;
+			c->mru[set] = (uint8_t)(i - base);
+			*where = i;
+			return true;
+		}
+	return false;
+}
+
+/* Makes the line at `where` (resident) its set's most recently used, as a hit in rvexec_cache_access()
+ * would. */
+static void cache_touch(struct rvexec_cache *c, uint64_t line, size_t where)
+{
+	size_t set = (size_t)(line & c->set_mask);
+	c->clock++;
+	c->last_use[where] = c->clock;
+	c->mru[set] = (uint8_t)(where - set * c->ways);
+}
+
+static int tlb_init(struct rvexec_tlb *t, uint32_t entries)
+{
+	memset(t, 0, sizeof(*t));
+	t->entries = entries;
+	t->vpn = calloc(entries, sizeof(*t->vpn));
+	t->last_use = calloc(entries, sizeof(*t->last_use));
+	return t->vpn && t->last_use ? 0 : -1;
+}
+
+static void tlb_free(struct rvexec_tlb *t)
+{
+	free(t->vpn);
+	free(t->last_use);
+	t->vpn = t->last_use = NULL;
+}
+
+bool rvexec_tlb_access(struct rvexec_tlb *t, uint64_t vpn)
+{
+	uint32_t *hint = &t->hint[vpn % RVEXEC_TLB_HINTS];
+	t->clock++;
+	if (t->vpn[*hint] == vpn + 1) {
+		t->last_use[*hint] = t->clock;
+		return true;
+	}
+	uint32_t lru = 0;
+	for (uint32_t i = 0; i < t->entries; i++) {
+		if (t->vpn[i] == vpn + 1) {
+			t->last_use[i] = t->clock;
+			*hint = i;
+			return true;
+		}
+		if (t->last_use[i] < t->last_use[lru])
+			lru = i;
+	}
+	t->vpn[lru] = vpn + 1;
+	t->last_use[lru] = t->clock;
+	*hint = lru;
+	return false;
+}
+
+int rvexec_mem_init(struct rvexec_mem *m, const struct rvexec_model *model)
+{
+	memset(m, 0, sizeof(*m));
+	m->model = model;
+	m->page_shift = rvexec_log2(model->page_kib * 1024);
+	m->l1d_write_through = model->l1d_write_through != 0;
+	m->utlb = calloc(model->utlb ? model->utlb : 1, sizeof(*m->utlb));
+	if (!m->utlb || cache_init(&m->l1i, &model->l1i) || cache_init(&m->l1d, &model->l1d) ||
+	    cache_init(&m->l2, &model->l2) || tlb_init(&m->itlb, model->itlb) ||
+	    tlb_init(&m->dtlb, model->dtlb)) {
+		rvexec_mem_free(m);
+		return -1;
+	}
+	return 0;
+}
+
+void rvexec_mem_free(struct rvexec_mem *m)
+{
+	cache_free(&m->l1i);
+	cache_free(&m->l1d);
+	cache_free(&m->l2);
+	tlb_free(&m->itlb);
+	tlb_free(&m->dtlb);
+	free(m->utlb);
+	m->utlb = NULL;
+}
+
+/* An L1 miss (or write-back) reaching the L2; without an L2 it goes to memory. */
+static void charge_l2(struct rvexec_mem *m, uint64_t *counts, uint64_t addr, bool write)
+{
+	uint64_t victim;
+	size_t where;
+	if (!m->model->l2.sets) { /* no L2: the L1 miss goes to memory */
+		if (!write)
+			counts[RVEXEC_CYCLES] += m->model->memory;
+		return;
+	}
+	counts[RVEXEC_L2_ACCESS]++;
+	enum rvexec_cache_result r = rvexec_cache_access(&m->l2, addr, write, &victim, &where);
+	if (r != RVEXEC_CACHE_HIT) {
+		counts[RVEXEC_L2_MISS]++;
+		if (!write) /* a refill; a write-back that misses allocates (write-allocate) */
+			counts[RVEXEC_L2_READ_MISS]++;
+		counts[RVEXEC_CYCLES] += m->model->memory;
+	}
+	if (r == RVEXEC_CACHE_MISS_WRITEBACK) {
+		counts[RVEXEC_L2_WRITEBACK]++;
+		m->l2_victim = victim;
+	}
+}
+
+/* An L1 TLB miss looks in the UTLB; a UTLB miss is a page walk. Without a UTLB (utlb 0) every L1 TLB miss
+ * is a page walk, counted as a UTLB miss. */
+static void charge_tlb_miss(struct rvexec_mem *m, uint64_t *counts, uint64_t vpn, enum rvexec_count which)
+{
+	const struct rvexec_model *model = m->model;
+	uint64_t *e = &m->utlb[model->utlb ? vpn & (model->utlb - 1) : 0];
+	counts[which]++;
+	counts[RVEXEC_CYCLES] += model->utlb_hit;
+	if (!model->utlb || *e != vpn + 1) {
+		*e = vpn + 1;
+		counts[RVEXEC_UTLB_MISS]++;
+		counts[RVEXEC_CYCLES] += model->page_walk;
+	}
+}
+
+void rvexec_fetch_lookup(struct rvexec_mem *m, uint64_t *counts, const void *block, uint64_t vaddr,
+                         uint64_t end)
+{
+	uint64_t first = vaddr >> m->l1i.line_shift, last = (end - 1) >> m->l1i.line_shift;
+	m->last_fetched = block;
+	for (uint64_t line = first; line <= last; line++) {
+		uint64_t victim;
+		size_t where;
+		counts[RVEXEC_L1I_ACCESS]++;
+		if (rvexec_cache_access(&m->l1i, line << m->l1i.line_shift, false, &victim, &where) !=
+		    RVEXEC_CACHE_HIT) {
+			counts[RVEXEC_L1I_MISS]++;
+			counts[RVEXEC_CYCLES] += m->model->l2_hit;
+			charge_l2(m, counts, line << m->l1i.line_shift, false);
+		}
+	}
+	for (uint64_t page = vaddr >> m->page_shift; page <= (end - 1) >> m->page_shift; page++)
+		if (!rvexec_tlb_access(&m->itlb, page))
+			charge_tlb_miss(m, counts, page, RVEXEC_ITLB_MISS);
+}
+
+void rvexec_l1d_sync(struct rvexec_mem *m)
+{
+	if (!m->l1d_unsynced)
+		return;
+	m->l1d_unsynced = false;
+	for (int i = 1; i >= 0; i--)
+		if (m->recent[i].line)
+			cache_touch(&m->l1d, m->recent[i].line - 1, m->recent[i].where);
+}
+
+void rvexec_dtlb_sync(struct rvexec_mem *m)
+{
+	if (!m->dtlb_unsynced)
+		return;
+	m->dtlb_unsynced = false;
+	for (int i = 1; i >= 0; i--)
+		if (m->recent_vpn[i]) {
+			m->dtlb.clock++;
+			m->dtlb.last_use[m->recent_entry[i]] = m->dtlb.clock;
+		}
+}
+
+/* `line` (at `where`) was just looked up: it becomes recent[0], the previous one recent[1]. The previous line
+ * stays in the cache (it is the second most recent of its set now, and a miss evicts the least recent),
+ * unless the cache is direct mapped and both lines share the set. */
+static void recent_push(struct rvexec_mem *m, uint64_t line, size_t where)
+{
+	m->recent[1] = m->recent[0];
+	if (m->l1d.ways == 1 && (((m->recent[1].line - 1) ^ line) & m->l1d.set_mask) == 0)
+		m->recent[1].line = 0;
+	m->recent[0].line = line + 1;
+	m->recent[0].where = where;
+}
+
+void rvexec_dtlb_lookup(struct rvexec_mem *m, uint64_t *counts, uint64_t vpn)
+{
+	rvexec_dtlb_sync(m);
+	if (!rvexec_tlb_access(&m->dtlb, vpn))
+		charge_tlb_miss(m, counts, vpn, RVEXEC_DTLB_MISS);
+	/* the previous page stays in the TLB (a miss evicts the least recent) unless it has one entry */
+	m->recent_vpn[1] = m->dtlb.entries > 1 ? m->recent_vpn[0] : 0;
+	m->recent_entry[1] = m->recent_entry[0];
+	m->recent_vpn[0] = vpn + 1;
+	/* rvexec_tlb_access() leaves the entry in the hint */
+	m->recent_entry[0] = m->dtlb.hint[vpn % RVEXEC_TLB_HINTS];
+}
+
+void rvexec_l1d_lookup(struct rvexec_mem *m, uint64_t *counts, uint64_t vaddr, uint64_t line, bool write)
+{
+	uint64_t victim;
+	size_t where;
+	rvexec_l1d_sync(m);
+	if (write && m->l1d_write_through) {
+		/* the store goes on to memory through the write buffer (no cycles charged); a hit also
+		 * updates the line, a miss leaves the cache as it is */
+		if (cache_write_through(&m->l1d, vaddr, &where))
+			recent_push(m, line, where);
+		else
+			counts[RVEXEC_L1D_WRITE_MISS]++;
+		return;
+	}
+	enum rvexec_cache_result r = rvexec_cache_access(&m->l1d, vaddr, write, &victim, &where);
+	recent_push(m, line, where);
+	if (r == RVEXEC_CACHE_HIT)
+		return;
+	counts[write ? RVEXEC_L1D_WRITE_MISS : RVEXEC_L1D_READ_MISS]++;
+	counts[RVEXEC_CYCLES] += m->model->l2_hit;
+	if (r == RVEXEC_CACHE_MISS_WRITEBACK) {
+		counts[RVEXEC_L1D_WRITEBACK]++;
+		m->l1d_victim = victim;
+		charge_l2(m, counts, victim, true);
+	}
+	charge_l2(m, counts, vaddr, false);
+}
