@@ -229,7 +229,14 @@ void rvexec_fetch_lookup(struct rvexec_mem *m, uint64_t *counts, const void *blo
                          uint64_t end)
 {
 	uint64_t first = vaddr >> m->l1i.line_shift, last = (end - 1) >> m->l1i.line_shift;
-	m->last_fetched = block;
+	uint64_t first_page = vaddr >> m->page_shift, last_page = (end - 1) >> m->page_shift;
+	uint64_t sets = (uint64_t)m->l1i.set_mask + 1;
+	/* a fetch of this block right after it is all hits (rvexec_fetch()) only if its own lines and pages
+	 * do not evict each other: at most `ways` of its lines in a set, at most `entries` pages (a cache or
+	 * TLB far smaller than any table's, but then the shortcut would be wrong) */
+	m->last_fetched = (last - first) / sets + 1 <= m->l1i.ways && last_page - first_page < m->itlb.entries
+	                      ? block
+	                      : NULL;
 	for (uint64_t line = first; line <= last; line++) {
 		uint64_t victim;
 		size_t where;
@@ -241,7 +248,7 @@ void rvexec_fetch_lookup(struct rvexec_mem *m, uint64_t *counts, const void *blo
 			charge_l2(m, counts, line << m->l1i.line_shift, false);
 		}
 	}
-	for (uint64_t page = vaddr >> m->page_shift; page <= (end - 1) >> m->page_shift; page++)
+	for (uint64_t page = first_page; page <= last_page; page++)
 		if (!rvexec_tlb_access(&m->itlb, page))
 			charge_tlb_miss(m, counts, page, RVEXEC_ITLB_MISS);
 }
