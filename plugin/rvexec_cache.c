@@ -25,71 +25,85 @@ static int cache_init(struct rvexec_cache *c, const struct rvexec_cache_geometry
 	memset(c, 0, sizeof(*c)); /* hint place 0: a guess like any other */
 	if (n == 0)               /* a level the machine does not have (no L2): never accessed */
 		return 0;
+	if (g->ways > 256) /* the order holds a way in a byte */
+		return -1;
 	c->ways = g->ways;
 	c->line_shift = rvexec_log2(g->line);
 	c->set_mask = g->sets - 1;
 	c->tag = calloc(n, sizeof(*c->tag));
-	c->last_use = calloc(n, sizeof(*c->last_use));
 	c->dirty = calloc(n, 1);
-	c->mru = calloc(g->sets, 1);
-	return c->tag && c->last_use && c->dirty && c->mru && g->ways <= 256 ? 0 : -1;
+	c->order = malloc(n);
+	if (!c->tag || !c->dirty || !c->order)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		c->order[i] = (uint8_t)(i % g->ways);
+	return 0;
 }
 
 static void cache_free(struct rvexec_cache *c)
 {
 	free(c->tag);
-	free(c->last_use);
 	free(c->dirty);
-	free(c->mru);
-	c->tag = c->last_use = NULL;
-	c->dirty = c->mru = NULL;
+	free(c->order);
+	c->tag = NULL;
+	c->dirty = c->order = NULL;
+}
+
+/* Moves the way at position k (> 0) of a set's order to the front. */
+static inline void order_to_front(uint8_t *order, size_t k)
+{
+	uint8_t way = order[k];
+	memmove(order + 1, order, k);
+	order[0] = way;
+}
+
+/* Makes `way` (not the front one) the set's most recently used. */
+static inline void way_to_front(uint8_t *order, uint32_t way)
+{
+	size_t k = 1;
+	while (order[k] != way)
+		k++;
+	order_to_front(order, k);
 }
 
 enum rvexec_cache_result rvexec_cache_access(struct rvexec_cache *c, uint64_t addr, bool write,
                                              uint64_t *victim, size_t *where)
 {
 	uint64_t line = addr >> c->line_shift;
-	size_t set = (size_t)(line & c->set_mask), base = set * c->ways, lru = base;
-	size_t mru = base + c->mru[set];
-	c->clock++;
-	if (c->tag[mru] == line + 1) {
-		c->last_use[mru] = c->clock;
-		c->dirty[mru] |= write;
-		*where = mru;
+	size_t set = (size_t)(line & c->set_mask), base = set * c->ways;
+	uint8_t *order = c->order + base;
+	if (c->tag[base + order[0]] == line + 1) { /* the most recent: the order stays */
+		c->dirty[base + order[0]] |= write;
+		*where = base + order[0];
 		return RVEXEC_CACHE_HIT;
 	}
 	uint32_t *hint = &c->hint[line % (sizeof(c->hint) / sizeof(c->hint[0]))];
-	if (c->tag[*hint] == line + 1) { /* a line lives only in its own set: the guess is in it */
-		c->last_use[*hint] = c->clock;
-		c->dirty[*hint] |= write;
-		c->mru[set] = (uint8_t)(*hint - base);
-		*where = *hint;
-		return RVEXEC_CACHE_HIT;
-	}
-	for (size_t i = base; i < base + c->ways; i++) {
-		if (c->tag[i] == line + 1) {
+	size_t i = *hint;
+	if (c->tag[i] !=
+	    line + 1) { /* the guess is wrong (a line lives only in its own set: a right guess is in it) */
+		for (i = base; i < base + c->ways && c->tag[i] != line + 1; i++)
+			;
+		if (i == base + c->ways) { /* a miss: the least recently used way */
+			enum rvexec_cache_result r = RVEXEC_CACHE_MISS;
+			i = base + order[c->ways - 1];
+			if (c->tag[i] && c->dirty[i]) {
+				*victim = (c->tag[i] - 1) << c->line_shift;
+				r = RVEXEC_CACHE_MISS_WRITEBACK;
+			}
+			c->tag[i] = line + 1;
+			c->dirty[i] = write;
+			if (c->ways > 1)
+				order_to_front(order, c->ways - 1);
 			*hint = (uint32_t)i;
-			c->last_use[i] = c->clock;
-			c->dirty[i] |= write;
-			c->mru[set] = (uint8_t)(i - base);
 			*where = i;
-			return RVEXEC_CACHE_HIT;
+			return r;
 		}
-		if (c->last_use[i] < c->last_use[lru])
-			lru = i; /* invalid ways have last_use 0 and are taken first */
+		*hint = (uint32_t)i;
 	}
-	enum rvexec_cache_result r = RVEXEC_CACHE_MISS;
-	if (c->tag[lru] && c->dirty[lru]) {
-		*victim = (c->tag[lru] - 1) << c->line_shift;
-		r = RVEXEC_CACHE_MISS_WRITEBACK;
-	}
-	c->tag[lru] = line + 1;
-	c->last_use[lru] = c->clock;
-	c->dirty[lru] = write;
-	c->mru[set] = (uint8_t)(lru - base);
-	*hint = (uint32_t)lru;
-	*where = lru;
-	return r;
+	c->dirty[i] |= write;
+	way_to_front(order, (uint32_t)(i - base));
+	*where = i;
+	return RVEXEC_CACHE_HIT;
 }
 
 /* A write-through, no-write-allocate store: a hit makes the line the most recent (it is updated, never
@@ -98,11 +112,10 @@ static bool cache_write_through(struct rvexec_cache *c, uint64_t addr, size_t *w
 {
 	uint64_t line = addr >> c->line_shift;
 	size_t set = (size_t)(line & c->set_mask), base = set * c->ways;
-	c->clock++;
 	for (size_t i = base; i < base + c->ways; i++)
 		if (c->tag[i] == line + 1) {
-			c->last_use[i] = c->clock;
-			c->mru[set] = (uint8_t)(i - base);
+			if (c->order[base] != i - base)
+				way_to_front(c->order + base, (uint32_t)(i - base));
 			*where = i;
 			return true;
 		}
@@ -113,49 +126,90 @@ static bool cache_write_through(struct rvexec_cache *c, uint64_t addr, size_t *w
  * would. */
 static void cache_touch(struct rvexec_cache *c, uint64_t line, size_t where)
 {
-	size_t set = (size_t)(line & c->set_mask);
-	c->clock++;
-	c->last_use[where] = c->clock;
-	c->mru[set] = (uint8_t)(where - set * c->ways);
+	size_t base = (size_t)(line & c->set_mask) * c->ways;
+	if (c->order[base] != where - base)
+		way_to_front(c->order + base, (uint32_t)(where - base));
 }
 
 static int tlb_init(struct rvexec_tlb *t, uint32_t entries)
 {
 	memset(t, 0, sizeof(*t));
+	if (entries == 0 || entries >= RVEXEC_TLB_NONE)
+		return -1;
 	t->entries = entries;
+	t->hash_bits = rvexec_log2(2 * entries);
+	size_t buckets = (size_t)1 << t->hash_bits;
 	t->vpn = calloc(entries, sizeof(*t->vpn));
-	t->last_use = calloc(entries, sizeof(*t->last_use));
-	return t->vpn && t->last_use ? 0 : -1;
+	t->prev = malloc(entries * sizeof(*t->prev));
+	t->next = malloc(entries * sizeof(*t->next));
+	t->chain = malloc(entries * sizeof(*t->chain));
+	t->bucket = malloc(buckets * sizeof(*t->bucket));
+	if (!t->vpn || !t->prev || !t->next || !t->chain || !t->bucket)
+		return -1;
+	for (uint32_t i = 0; i < entries; i++) { /* any order: every entry is invalid */
+		t->prev[i] = i ? (uint16_t)(i - 1) : RVEXEC_TLB_NONE;
+		t->next[i] = i + 1 < entries ? (uint16_t)(i + 1) : RVEXEC_TLB_NONE;
+	}
+	t->head = 0;
+	t->tail = (uint16_t)(entries - 1);
+	memset(t->bucket, 0xff, buckets * sizeof(*t->bucket));
+	return 0;
 }
 
 static void tlb_free(struct rvexec_tlb *t)
 {
 	free(t->vpn);
-	free(t->last_use);
-	t->vpn = t->last_use = NULL;
+	free(t->prev);
+	free(t->next);
+	free(t->chain);
+	free(t->bucket);
+	t->vpn = NULL;
+	t->prev = t->next = t->chain = t->bucket = NULL;
 }
 
-bool rvexec_tlb_access(struct rvexec_tlb *t, uint64_t vpn)
+static inline size_t tlb_hash(const struct rvexec_tlb *t, uint64_t vpn)
 {
-	uint32_t *hint = &t->hint[vpn % RVEXEC_TLB_HINTS];
-	t->clock++;
-	if (t->vpn[*hint] == vpn + 1) {
-		t->last_use[*hint] = t->clock;
-		return true;
-	}
-	uint32_t lru = 0;
-	for (uint32_t i = 0; i < t->entries; i++) {
-		if (t->vpn[i] == vpn + 1) {
-			t->last_use[i] = t->clock;
-			*hint = i;
+	return (size_t)((vpn * 0x9e3779b97f4a7c15ull) >> (64 - t->hash_bits));
+}
+
+/* Makes entry e the most recently used. */
+static void tlb_touch(struct rvexec_tlb *t, uint32_t e)
+{
+	if (t->head == e)
+		return;
+	uint16_t p = t->prev[e], n = t->next[e]; /* e is not the head: p exists */
+	t->next[p] = n;
+	if (n != RVEXEC_TLB_NONE)
+		t->prev[n] = p;
+	else
+		t->tail = p;
+	t->prev[e] = RVEXEC_TLB_NONE;
+	t->next[e] = t->head;
+	t->prev[t->head] = (uint16_t)e;
+	t->head = (uint16_t)e;
+}
+
+bool rvexec_tlb_access(struct rvexec_tlb *t, uint64_t vpn, uint32_t *entry)
+{
+	uint16_t *link = &t->bucket[tlb_hash(t, vpn)];
+	for (uint16_t e = *link; e != RVEXEC_TLB_NONE; e = t->chain[e])
+		if (t->vpn[e] == vpn + 1) {
+			tlb_touch(t, e);
+			*entry = e;
 			return true;
 		}
-		if (t->last_use[i] < t->last_use[lru])
-			lru = i;
+	uint16_t e = t->tail; /* the least recently used, or an invalid entry */
+	if (t->vpn[e]) {      /* out of its bucket */
+		uint16_t *l = &t->bucket[tlb_hash(t, t->vpn[e] - 1)];
+		while (*l != e)
+			l = &t->chain[*l];
+		*l = t->chain[e];
 	}
-	t->vpn[lru] = vpn + 1;
-	t->last_use[lru] = t->clock;
-	*hint = lru;
+	t->vpn[e] = vpn + 1;
+	t->chain[e] = *link;
+	*link = e;
+	tlb_touch(t, e);
+	*entry = e;
 	return false;
 }
 
@@ -231,6 +285,7 @@ void rvexec_fetch_lookup(struct rvexec_mem *m, uint64_t *counts, const void *blo
 	uint64_t first = vaddr >> m->l1i.line_shift, last = (end - 1) >> m->l1i.line_shift;
 	uint64_t first_page = vaddr >> m->page_shift, last_page = (end - 1) >> m->page_shift;
 	uint64_t sets = (uint64_t)m->l1i.set_mask + 1;
+	uint32_t entry;
 	/* a fetch of this block right after it is all hits (rvexec_fetch()) only if its own lines and pages
 	 * do not evict each other: at most `ways` of its lines in a set, at most `entries` pages (a cache or
 	 * TLB far smaller than any table's, but then the shortcut would be wrong) */
@@ -249,7 +304,7 @@ void rvexec_fetch_lookup(struct rvexec_mem *m, uint64_t *counts, const void *blo
 		}
 	}
 	for (uint64_t page = first_page; page <= last_page; page++)
-		if (!rvexec_tlb_access(&m->itlb, page))
+		if (!rvexec_tlb_access(&m->itlb, page, &entry))
 			charge_tlb_miss(m, counts, page, RVEXEC_ITLB_MISS);
 }
 
@@ -269,10 +324,8 @@ void rvexec_dtlb_sync(struct rvexec_mem *m)
 		return;
 	m->dtlb_unsynced = false;
 	for (int i = 1; i >= 0; i--)
-		if (m->recent_vpn[i]) {
-			m->dtlb.clock++;
-			m->dtlb.last_use[m->recent_entry[i]] = m->dtlb.clock;
-		}
+		if (m->recent_vpn[i])
+			tlb_touch(&m->dtlb, m->recent_entry[i]);
 }
 
 /* `line` (at `where`) was just looked up: it becomes recent[0], the previous one recent[1]. The previous line
@@ -289,15 +342,15 @@ static void recent_push(struct rvexec_mem *m, uint64_t line, size_t where)
 
 void rvexec_dtlb_lookup(struct rvexec_mem *m, uint64_t *counts, uint64_t vpn)
 {
+	uint32_t entry;
 	rvexec_dtlb_sync(m);
-	if (!rvexec_tlb_access(&m->dtlb, vpn))
+	if (!rvexec_tlb_access(&m->dtlb, vpn, &entry))
 		charge_tlb_miss(m, counts, vpn, RVEXEC_DTLB_MISS);
 	/* the previous page stays in the TLB (a miss evicts the least recent) unless it has one entry */
 	m->recent_vpn[1] = m->dtlb.entries > 1 ? m->recent_vpn[0] : 0;
 	m->recent_entry[1] = m->recent_entry[0];
 	m->recent_vpn[0] = vpn + 1;
-	/* rvexec_tlb_access() leaves the entry in the hint */
-	m->recent_entry[0] = m->dtlb.hint[vpn % RVEXEC_TLB_HINTS];
+	m->recent_entry[0] = entry;
 }
 
 void rvexec_l1d_lookup(struct rvexec_mem *m, uint64_t *counts, uint64_t vaddr, uint64_t line, bool write)

@@ -9,8 +9,9 @@
  * write-allocate). TLBs: fully associative LRU; the UTLB direct mapped.
  *
  * Speed shortcuts (each is exact: the differential test compares every access with a plain reference):
- *  - each set remembers its most recently used way, tried first; a line -> place hint (a direct-mapped guess,
- *    checked against the tag) finds most other hits without scanning the set; the TLB has the same hint;
+ *  - a set's most recently used way (the front of its order) is tried first; a line -> place hint (a
+ *    direct-mapped guess, checked against the tag) finds most other hits without scanning the set; a TLB
+ *    finds a page by an exact hash and its least recently used entry at the end of a list, without a scan;
  *  - rvexec_data_access() keeps the two L1D lines and the two pages accessed last (recent[], recent_vpn[]):
  *    an access to one of them is a hit found inline, and the LRU order it implies is written to the arrays
  *    lazily (rvexec_l1d_sync(), rvexec_dtlb_sync()) before the next lookup;
@@ -28,13 +29,15 @@
 struct rvexec_model;          /* rvexec_tables.h */
 struct rvexec_cache_geometry; /* rvexec_tables.h */
 
-/* Tags are line numbers + 1 (0 = invalid). */
+/* Tags are line numbers + 1 (0 = invalid). The LRU order is kept per set as the list of its ways, most
+ * recently used first: a hit moves its way to the front, a miss takes the last way (invalid ways are never
+ * moved, so they stay at the end and are taken first). A few bytes per set, no clock: the host caches hold
+ * more of a large model (an L2's sets) than with a 64-bit time stamp per way. */
 struct rvexec_cache {
 	uint32_t ways, line_shift, set_mask;
-	uint64_t *tag, *last_use; /* last_use: the cache's clock at the line's last use (0: never) */
-	uint8_t *dirty;
-	uint8_t *mru; /* per set: the way used last */
-	uint64_t clock;
+	uint64_t *tag;  /* [set][way] */
+	uint8_t *dirty; /* [set][way] */
+	uint8_t *order; /* [set][k]: the set's ways, most recently used first */
 	/* line -> its place when last looked up, direct mapped: a guess checked against the tag, so a hit in
 	 * another way than the set's most recent is found without scanning the set */
 	uint32_t hint[1024];
@@ -42,14 +45,17 @@ struct rvexec_cache {
 
 enum rvexec_cache_result { RVEXEC_CACHE_HIT, RVEXEC_CACHE_MISS, RVEXEC_CACHE_MISS_WRITEBACK };
 
-#define RVEXEC_TLB_HINTS 64
-/* Fully associative, LRU; a small direct-mapped hint (vpn -> entry) is a guess checked against the entry. */
+/* Fully associative, LRU: a doubly linked list of the entries, most recently used first (invalid entries at
+ * the end), and an exact hash of the valid pages (vpn -> entry), so neither a hit nor a miss scans the
+ * entries. */
 struct rvexec_tlb {
-	uint32_t entries;
-	uint32_t hint[RVEXEC_TLB_HINTS];
-	uint64_t *vpn, *last_use; /* vpn + 1, 0 = invalid */
-	uint64_t clock;
+	uint32_t entries, hash_bits;
+	uint64_t *vpn;            /* [entry]: vpn + 1, 0 = invalid */
+	uint16_t *prev, *next;    /* [entry]: the LRU list's neighbours (RVEXEC_TLB_NONE at its ends) */
+	uint16_t head, tail;      /* the most and the least recently used entry */
+	uint16_t *bucket, *chain; /* hash of vpn -> first entry, entry -> next of its bucket (or NONE) */
 };
+#define RVEXEC_TLB_NONE UINT16_MAX
 
 /* One hart's memory-side models and the state of their shortcuts. */
 struct rvexec_mem {
@@ -83,8 +89,9 @@ void rvexec_mem_free(struct rvexec_mem *m);
  * RVEXEC_CACHE_MISS_WRITEBACK, *where the line's place in the arrays. */
 enum rvexec_cache_result rvexec_cache_access(struct rvexec_cache *c, uint64_t addr, bool write,
                                              uint64_t *victim, size_t *where);
-/* Whether vpn was in the TLB; a miss puts it in place of the least recently used entry. */
-bool rvexec_tlb_access(struct rvexec_tlb *t, uint64_t vpn);
+/* Whether vpn was in the TLB; a miss puts it in place of the least recently used entry. *entry: its entry
+ * (the most recently used now). */
+bool rvexec_tlb_access(struct rvexec_tlb *t, uint64_t vpn, uint32_t *entry);
 
 /* The slow paths of rvexec_fetch() and rvexec_data_access(). */
 void rvexec_fetch_lookup(struct rvexec_mem *m, uint64_t *counts, const void *block, uint64_t vaddr,

@@ -411,13 +411,14 @@ static void adversarial_trace(struct trace *t, const struct aim *a, const struct
 		add(t, OP_READ, edge);
 	}
 	/* TLB thrash at entries + 1 pages (LRU: every access misses), then at entries (hits once warm), each
-	 * page touched with one of two hot pages in between (recent pages swapping); the same with pages that
-	 * share one TLB hint (a stride of RVEXEC_TLB_HINTS pages) */
-	for (uint64_t stride = 1; stride <= RVEXEC_TLB_HINTS; stride += RVEXEC_TLB_HINTS - 1)
+	 * page touched with one of two hot pages in between (recent pages swapping); pages 1, 64 and 2^20
+	 * pages apart */
+	static const uint64_t strides[] = {1, 64, 1u << 20};
+	for (unsigned si = 0; si < sizeof(strides) / sizeof(strides[0]); si++)
 		for (int extra = 1; extra >= 0; extra--)
 			for (int round = 0; round < 4; round++)
 				for (uint64_t k = 0; k < a->tlb + (uint64_t)extra; k++) {
-					uint64_t page = base + 0x10000000 + k * stride * a->page;
+					uint64_t page = base + 0x10000000 + k * strides[si] * a->page;
 					add(t, OP_READ, page + (k % 7) * a->line);
 					if (round & 1)
 						add(t, k & 1 ? OP_WRITE : OP_READ,
@@ -480,62 +481,55 @@ static int fail(const struct config *c, const struct trace *t, size_t i, const c
 	return 1;
 }
 
-/* The cache's lines of a set, most recent first (after the lazy sync), against the reference's. */
+/* Each set's lines, most recent first as the cache's order has them (after the lazy sync), and their dirty
+ * bits, against the reference's. */
 static int compare_cache(const struct rvexec_cache *c, const struct ref_cache *r, char *why, size_t len,
                          const char *level)
 {
 	for (uint32_t set = 0; set < r->sets; set++) {
-		uint32_t held = 0;
-		uint64_t prev = UINT64_MAX;
-		for (uint32_t k = 0; k < r->count[set]; k++) {
-			/* the reference's k-th most recent must be resident and older than the (k-1)-th */
-			uint64_t want = r->line[(size_t)set * r->ways + k];
-			size_t found = SIZE_MAX;
-			for (uint32_t w = 0; w < c->ways; w++)
-				if (c->tag[(size_t)set * c->ways + w] == want + 1)
-					found = (size_t)set * c->ways + w;
-			if (found == SIZE_MAX || c->last_use[found] >= prev ||
-			    c->dirty[found] != r->dirty[(size_t)set * r->ways + k]) {
-				snprintf(
-				    why, len, "%s set %u: line 0x%" PRIx64 " (most recent #%u, dirty %u) %s",
-				    level, set, want << r->shift, k, r->dirty[(size_t)set * r->ways + k],
-				    found == SIZE_MAX ? "missing" : "out of LRU order or dirty bit differs");
+		size_t base = (size_t)set * c->ways;
+		for (uint32_t k = 0; k < c->ways; k++) {
+			size_t i = base + c->order[base + k];
+			bool want = k < r->count[set];
+			uint64_t line = want ? r->line[(size_t)set * r->ways + k] : 0;
+			if (!want && c->tag[i] == 0)
+				continue;
+			if (!want || c->tag[i] != line + 1 ||
+			    c->dirty[i] != r->dirty[(size_t)set * r->ways + k]) {
+				snprintf(why, len,
+				         "%s set %u, most recent #%u: the model has line 0x%" PRIx64
+				         " (dirty %u), the "
+				         "reference %s0x%" PRIx64 " (dirty %u)",
+				         level, set, k, c->tag[i] ? (c->tag[i] - 1) << c->line_shift : 0,
+				         c->dirty[i], want ? "" : "none ", line << r->shift,
+				         want ? r->dirty[(size_t)set * r->ways + k] : 0);
 				return 1;
 			}
-			prev = c->last_use[found];
-			held++;
-		}
-		for (uint32_t w = 0; w < c->ways; w++)
-			held -= c->tag[(size_t)set * c->ways + w] != 0;
-		if (held != 0) {
-			snprintf(why, len, "%s set %u holds lines the reference does not", level, set);
-			return 1;
 		}
 	}
 	return 0;
 }
 
+/* The TLB's pages, most recent first as its list has them, against the reference's. */
 static int compare_tlb(const struct rvexec_tlb *t, const struct ref_tlb *r, char *why, size_t len,
                        const char *level)
 {
-	uint64_t prev = UINT64_MAX;
-	uint32_t valid = 0;
-	for (uint32_t i = 0; i < t->entries; i++)
-		valid += t->vpn[i] != 0;
-	for (uint32_t k = 0; k < r->n; k++) {
-		uint32_t found = UINT32_MAX;
-		for (uint32_t i = 0; i < t->entries; i++)
-			if (t->vpn[i] == r->vpn[k] + 1)
-				found = i;
-		if (found == UINT32_MAX || t->last_use[found] >= prev) {
-			snprintf(why, len, "%s: page 0x%" PRIx64 " (most recent #%u) %s", level, r->vpn[k], k,
-			         found == UINT32_MAX ? "missing" : "out of LRU order");
+	uint32_t k = 0;
+	for (uint16_t e = t->head; e != RVEXEC_TLB_NONE && k <= t->entries; e = t->next[e], k++) {
+		bool want = k < r->n;
+		if (!want && t->vpn[e] == 0)
+			continue;
+		if (!want || t->vpn[e] != r->vpn[k] + 1) {
+			snprintf(why, len,
+			         "%s, most recent #%u: the model has page 0x%" PRIx64
+			         ", the reference %s0x%" PRIx64,
+			         level, k, t->vpn[e] ? t->vpn[e] - 1 : 0, want ? "" : "none ",
+			         want ? r->vpn[k] : 0);
 			return 1;
 		}
-		prev = t->last_use[found];
 	}
-	if (valid != r->n) {
-		snprintf(why, len, "%s holds %u pages, the reference %u", level, valid, r->n);
+	if (k != t->entries) {
+		snprintf(why, len, "%s: the LRU list holds %u entries, not %u", level, k, t->entries);
 		return 1;
 	}
 	return 0;
