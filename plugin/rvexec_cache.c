@@ -53,7 +53,8 @@ static void cache_free(struct rvexec_cache *c)
 static inline void order_to_front(uint8_t *order, size_t k)
 {
 	uint8_t way = order[k];
-	memmove(order + 1, order, k);
+	for (; k > 0; k--) /* a few bytes: a loop, not a call to memmove() */
+		order[k] = order[k - 1];
 	order[0] = way;
 }
 
