@@ -29,167 +29,13 @@
 
 #include <qemu-plugin.h>
 
+#include "rvexec_cache.h"
 #include "rvexec_decode.h"
 #include "rvexec_print.h"
 #include "rvexec_shm.h"
 #include "rvexec_tables.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
-
-/* ---- the cache and TLB models ---- */
-
-/* Set-associative, LRU, write-back and write-allocate. Tags are line numbers + 1 (0 = invalid). Each set
- * remembers its most recently used way, tried first (a loop's accesses mostly hit it) before the ways are
- * scanned. */
-struct cache {
-	uint32_t ways, line_shift, set_mask;
-	uint64_t *tag, *last_use;
-	uint8_t *dirty;
-	uint8_t *mru; /* per set: the way used last */
-	uint64_t clock;
-	/* line -> its place when last looked up, direct mapped: a guess checked against the tag, so a hit in
-	 * another way than the set's most recent is found without scanning the set */
-	uint32_t hint[1024];
-};
-
-enum cache_result { CACHE_HIT, CACHE_MISS, CACHE_MISS_WRITEBACK };
-
-static unsigned log2u(uint32_t v)
-{
-	unsigned s = 0;
-	while ((1u << s) < v)
-		s++;
-	return s;
-}
-
-static int cache_init(struct cache *c, const struct rvexec_cache_geometry *g)
-{
-	size_t n = (size_t)g->sets * g->ways;
-	if (n == 0) { /* a level the machine does not have (no L2): never accessed */
-		memset(c, 0, sizeof(*c));
-		return 0;
-	}
-	c->ways = g->ways;
-	c->line_shift = log2u(g->line);
-	c->set_mask = g->sets - 1;
-	c->clock = 0;
-	memset(c->hint, 0, sizeof(c->hint)); /* place 0: a guess like any other */
-	c->tag = calloc(n, sizeof(*c->tag));
-	c->last_use = calloc(n, sizeof(*c->last_use));
-	c->dirty = calloc(n, 1);
-	c->mru = calloc(g->sets, 1);
-	return c->tag && c->last_use && c->dirty && c->mru && g->ways <= 256 ? 0 : -1;
-}
-
-/* Accesses the line holding addr; *victim gets the evicted dirty line's address on CACHE_MISS_WRITEBACK,
- * *where the line's place in the arrays. */
-static enum cache_result cache_access(struct cache *c, uint64_t addr, bool write, uint64_t *victim,
-                                      size_t *where)
-{
-	uint64_t line = addr >> c->line_shift;
-	size_t set = (size_t)(line & c->set_mask), base = set * c->ways, lru = base;
-	size_t mru = base + c->mru[set];
-	c->clock++;
-	if (c->tag[mru] == line + 1) {
-		c->last_use[mru] = c->clock;
-		c->dirty[mru] |= write;
-		*where = mru;
-		return CACHE_HIT;
-	}
-	uint32_t *hint = &c->hint[line % (sizeof(c->hint) / sizeof(c->hint[0]))];
-	if (c->tag[*hint] == line + 1) { /* a line lives only in its own set: the guess is in it */
-		c->last_use[*hint] = c->clock;
-		c->dirty[*hint] |= write;
-		c->mru[set] = (uint8_t)(*hint - base);
-		*where = *hint;
-		return CACHE_HIT;
-	}
-	for (size_t i = base; i < base + c->ways; i++) {
-		if (c->tag[i] == line + 1) {
-			*hint = (uint32_t)i;
-			c->last_use[i] = c->clock;
-			c->dirty[i] |= write;
-			c->mru[set] = (uint8_t)(i - base);
-			*where = i;
-			return CACHE_HIT;
-		}
-		if (c->last_use[i] < c->last_use[lru])
-			lru = i; /* invalid ways have last_use 0 and are taken first */
-	}
-	enum cache_result r = CACHE_MISS;
-	if (c->tag[lru] && c->dirty[lru]) {
-		*victim = (c->tag[lru] - 1) << c->line_shift;
-		r = CACHE_MISS_WRITEBACK;
-	}
-	c->tag[lru] = line + 1;
-	c->last_use[lru] = c->clock;
-	c->dirty[lru] = write;
-	c->mru[set] = (uint8_t)(lru - base);
-	*hint = (uint32_t)lru;
-	*where = lru;
-	return r;
-}
-
-/* A write-through, no-write-allocate store: a hit makes the line the most recent (it is updated, never
- * dirty), a miss leaves the cache as it is. Returns whether it hit; *where is the line's place on a hit. */
-static bool cache_write_through(struct cache *c, uint64_t addr, size_t *where)
-{
-	uint64_t line = addr >> c->line_shift;
-	size_t set = (size_t)(line & c->set_mask), base = set * c->ways;
-	c->clock++;
-	for (size_t i = base; i < base + c->ways; i++)
-		if (c->tag[i] == line + 1) {
-			c->last_use[i] = c->clock;
-			c->mru[set] = (uint8_t)(i - base);
-			*where = i;
-			return true;
-		}
-	return false;
-}
-
-/* Fully associative, LRU. A small direct-mapped hint (vpn -> entry) finds most hits without scanning the
- * entries: a hint is only a guess, checked against the entry, and a failed guess falls back to the scan. */
-#define TLB_HINTS 64
-struct tlb {
-	uint32_t entries;
-	uint32_t hint[TLB_HINTS];
-	uint64_t *vpn, *last_use; /* vpn + 1, 0 = invalid */
-	uint64_t clock;
-};
-
-static int tlb_init(struct tlb *t, uint32_t entries)
-{
-	t->entries = entries;
-	memset(t->hint, 0, sizeof(t->hint));
-	t->clock = 0;
-	t->vpn = calloc(entries, sizeof(*t->vpn));
-	t->last_use = calloc(entries, sizeof(*t->last_use));
-	return t->vpn && t->last_use ? 0 : -1;
-}
-
-static bool tlb_access(struct tlb *t, uint64_t vpn)
-{
-	uint32_t *hint = &t->hint[vpn % TLB_HINTS];
-	t->clock++;
-	if (t->vpn[*hint] == vpn + 1) {
-		t->last_use[*hint] = t->clock;
-		return true;
-	}
-	uint32_t lru = 0;
-	for (uint32_t i = 0; i < t->entries; i++) {
-		if (t->vpn[i] == vpn + 1) {
-			t->last_use[i] = t->clock;
-			*hint = i;
-			return true;
-		}
-		if (t->last_use[i] < t->last_use[lru])
-			lru = i;
-	}
-	t->vpn[lru] = vpn + 1;
-	t->last_use[lru] = t->clock;
-	*hint = lru;
-	return false;
-}
 
 /* ---- per-thread state ---- */
 
@@ -203,31 +49,17 @@ struct pending_flow {
 
 struct thread_state {
 	struct rvexec_slot *slot;
-	uint64_t *counts; /* slot->counts[mode of the running block] */
-	struct cache l1i, l1d, l2;
-	struct tlb itlb, dtlb;
-	uint64_t *utlb; /* direct mapped, vpn + 1 */
-	uint8_t *bht;   /* 2-bit counters, 0..1 predict not taken, 2..3 taken */
+	uint64_t *counts;      /* slot->counts[mode of the running block] */
+	struct rvexec_mem mem; /* caches and TLBs (rvexec_cache.h) */
+	uint8_t *bht;          /* 2-bit counters, 0..1 predict not taken, 2..3 taken */
 	uint64_t *btb_pc, *btb_target;
 	uint64_t *ras;
 	uint32_t ras_top, ras_used;
 	struct pending_flow pending;
-	const struct block *last_fetched; /* the block fetched last (fetch()) */
 	/* an alarm whose watch was reached, its signal waiting for the skid (rvexec_shm.h): the user cycles
 	 * at which it is sent and the arming it belongs to (alarm_armed's word: a re-arming cancels it; 0:
 	 * none) */
 	uint64_t skid_armed, skid_at;
-	/* The two L1D lines accessed last (line + 1, 0 = none) and their places; whether the cache's
-	 * recorded LRU order lags behind them (l1d_sync()). */
-	struct {
-		uint64_t line;
-		size_t where;
-	} recent[2];
-	/* The two pages accessed last (vpn + 1, 0 = none), their DTLB entries, and whether the DTLB's
-	 * recorded order lags behind them (dtlb_sync()). */
-	uint64_t recent_vpn[2];
-	uint32_t recent_entry[2];
-	bool l1d_unsynced, dtlb_unsynced;
 };
 
 /* A translated block: its counts, summed at translation time, and what the models need at execution. */
@@ -250,8 +82,7 @@ struct block {
 };
 
 static const struct rvexec_model *model;
-static unsigned page_shift;
-static bool l1d_write_through; /* model->l1d_write_through */
+static unsigned l1i_line_shift; /* log2(model->l1i.line) */
 static struct rvexec_shm_header *shm;
 static char *out_path;
 static uint64_t inline_instret;          /* QEMU 7.2 inline adds: one global counter, the cross-check */
@@ -263,16 +94,13 @@ static __thread struct thread_state *current __attribute__((tls_model("initial-e
 static struct thread_state *thread_state_new(void)
 {
 	struct thread_state *ts = calloc(1, sizeof(*ts));
-	if (!ts || cache_init(&ts->l1i, &model->l1i) || cache_init(&ts->l1d, &model->l1d) ||
-	    cache_init(&ts->l2, &model->l2) || tlb_init(&ts->itlb, model->itlb) ||
-	    tlb_init(&ts->dtlb, model->dtlb))
+	if (!ts || rvexec_mem_init(&ts->mem, model))
 		return NULL;
-	ts->utlb = calloc(model->utlb ? model->utlb : 1, sizeof(*ts->utlb));
 	ts->bht = calloc(model->bht, 1);
 	ts->btb_pc = calloc(model->btb, sizeof(uint64_t));
 	ts->btb_target = calloc(model->btb, sizeof(uint64_t));
 	ts->ras = calloc(model->ras, sizeof(uint64_t));
-	if (!ts->utlb || !ts->bht || !ts->btb_pc || !ts->btb_target || !ts->ras)
+	if (!ts->bht || !ts->btb_pc || !ts->btb_target || !ts->ras)
 		return NULL;
 	memset(ts->bht, 1, model->bht); /* weakly not taken */
 
@@ -316,68 +144,10 @@ static void forget_thread_in_child(void)
 
 /* ---- execution ---- */
 
-static void charge_l2(struct thread_state *ts, uint64_t addr, bool write)
-{
-	uint64_t victim;
-	size_t where;
-	if (!model->l2.sets) { /* no L2: the L1 miss goes to memory */
-		if (!write)
-			ts->counts[RVEXEC_CYCLES] += model->memory;
-		return;
-	}
-	ts->counts[RVEXEC_L2_ACCESS]++;
-	enum cache_result r = cache_access(&ts->l2, addr, write, &victim, &where);
-	if (r != CACHE_HIT) {
-		ts->counts[RVEXEC_L2_MISS]++;
-		if (!write) /* a refill; a write-back that misses allocates (write-allocate) */
-			ts->counts[RVEXEC_L2_READ_MISS]++;
-		ts->counts[RVEXEC_CYCLES] += model->memory;
-	}
-	if (r == CACHE_MISS_WRITEBACK)
-		ts->counts[RVEXEC_L2_WRITEBACK]++;
-}
-
-/* An L1 TLB miss looks in the UTLB; a UTLB miss is a page walk. Without a UTLB (utlb 0) every L1 TLB miss
- * is a page walk, counted as a UTLB miss. */
-static void charge_tlb_miss(struct thread_state *ts, uint64_t vpn, enum rvexec_count which)
-{
-	uint64_t *e = &ts->utlb[model->utlb ? vpn & (model->utlb - 1) : 0];
-	ts->counts[which]++;
-	ts->counts[RVEXEC_CYCLES] += model->utlb_hit;
-	if (!model->utlb || *e != vpn + 1) {
-		*e = vpn + 1;
-		ts->counts[RVEXEC_UTLB_MISS]++;
-		ts->counts[RVEXEC_CYCLES] += model->page_walk;
-	}
-}
-
-static void __attribute__((noinline)) fetch_lookup(struct thread_state *ts, const struct block *b)
-{
-	uint64_t first = b->vaddr >> ts->l1i.line_shift, last = (b->end - 1) >> ts->l1i.line_shift;
-	ts->last_fetched = b;
-	for (uint64_t line = first; line <= last; line++) {
-		uint64_t victim;
-		size_t where;
-		ts->counts[RVEXEC_L1I_ACCESS]++;
-		if (cache_access(&ts->l1i, line << ts->l1i.line_shift, false, &victim, &where) != CACHE_HIT) {
-			ts->counts[RVEXEC_L1I_MISS]++;
-			ts->counts[RVEXEC_CYCLES] += model->l2_hit;
-			charge_l2(ts, line << ts->l1i.line_shift, false);
-		}
-	}
-	for (uint64_t page = b->vaddr >> page_shift; page <= (b->end - 1) >> page_shift; page++)
-		if (!tlb_access(&ts->itlb, page))
-			charge_tlb_miss(ts, page, RVEXEC_ITLB_MISS);
-}
-
+/* The instruction fetch of block b: its L1I lines and ITLB pages (rvexec_cache.h). */
 static inline __attribute__((always_inline)) void fetch(struct thread_state *ts, const struct block *b)
 {
-	/* A block that runs again right after itself (a loop in one block) finds its lines and pages where it
-	 * left them, most recently used: all hits, and touching them again keeps the LRU order as it is. */
-	if (ts->last_fetched == b)
-		ts->counts[RVEXEC_L1I_ACCESS] += b->l1i_lines;
-	else
-		fetch_lookup(ts, b);
+	rvexec_fetch(&ts->mem, ts->counts, b, b->vaddr, b->end, b->l1i_lines);
 }
 
 static void mispredict(struct thread_state *ts, enum rvexec_count which)
@@ -658,133 +428,11 @@ static void block_exec(unsigned int vcpu_index, void *udata)
 	}
 }
 
-/* Makes the line at `where` (resident) its set's most recently used, as a hit in cache_access() would. */
-static void cache_touch(struct cache *c, uint64_t line, size_t where)
-{
-	size_t set = (size_t)(line & c->set_mask);
-	c->clock++;
-	c->last_use[where] = c->clock;
-	c->mru[set] = (uint8_t)(where - set * c->ways);
-}
-
-/*
- * The recent lines and pages (struct thread_state): an access to one of the two lines (pages) accessed last
- * is a hit found without a lookup. A hit on recent[0] leaves the LRU order as it is; one on recent[1] swaps
- * the pair and leaves the order to the pair alone: then the model's LRU state is the cache's (TLB's) recorded
- * one with recent[1] and then recent[0] made the most recent, and the lookups make it so first (l1d_sync,
- * dtlb_sync). Right after a lookup the recorded order is the model's (the looked-up line is the most recent,
- * the one before it was when it was looked up or synced).
- */
-static void l1d_sync(struct thread_state *ts)
-{
-	if (!ts->l1d_unsynced)
-		return;
-	ts->l1d_unsynced = false;
-	for (int i = 1; i >= 0; i--)
-		if (ts->recent[i].line)
-			cache_touch(&ts->l1d, ts->recent[i].line - 1, ts->recent[i].where);
-}
-
-static void dtlb_sync(struct thread_state *ts)
-{
-	if (!ts->dtlb_unsynced)
-		return;
-	ts->dtlb_unsynced = false;
-	for (int i = 1; i >= 0; i--)
-		if (ts->recent_vpn[i]) {
-			ts->dtlb.clock++;
-			ts->dtlb.last_use[ts->recent_entry[i]] = ts->dtlb.clock;
-		}
-}
-
-/* `line` (at `where`) was just looked up: it becomes recent[0], the previous one recent[1]. The previous line
- * stays in the cache (it is the second most recent of its set now, and a miss evicts the least recent),
- * unless the cache is direct mapped and both lines share the set. */
-static void recent_push(struct thread_state *ts, uint64_t line, size_t where)
-{
-	ts->recent[1] = ts->recent[0];
-	if (ts->l1d.ways == 1 && (((ts->recent[1].line - 1) ^ line) & ts->l1d.set_mask) == 0)
-		ts->recent[1].line = 0;
-	ts->recent[0].line = line + 1;
-	ts->recent[0].where = where;
-}
-
-/* The DTLB for an access to neither recent page. */
-static void __attribute__((noinline)) dtlb_lookup(struct thread_state *ts, uint64_t vpn)
-{
-	dtlb_sync(ts);
-	if (!tlb_access(&ts->dtlb, vpn))
-		charge_tlb_miss(ts, vpn, RVEXEC_DTLB_MISS);
-	/* the previous page stays in the TLB (a miss evicts the least recent) unless it has one entry */
-	ts->recent_vpn[1] = ts->dtlb.entries > 1 ? ts->recent_vpn[0] : 0;
-	ts->recent_entry[1] = ts->recent_entry[0];
-	ts->recent_vpn[0] = vpn + 1;
-	ts->recent_entry[0] = ts->dtlb.hint[vpn % TLB_HINTS]; /* tlb_access() leaves the entry there */
-}
-
-/* The L1D for an access (counted) to neither recent line. */
-static void __attribute__((noinline))
-l1d_lookup(struct thread_state *ts, uint64_t vaddr, uint64_t line, bool write)
-{
-	uint64_t victim;
-	size_t where;
-	l1d_sync(ts);
-	if (write && l1d_write_through) {
-		/* the store goes on to memory through the write buffer (no cycles charged); a hit also
-		 * updates the line, a miss leaves the cache as it is */
-		if (cache_write_through(&ts->l1d, vaddr, &where))
-			recent_push(ts, line, where);
-		else
-			ts->counts[RVEXEC_L1D_WRITE_MISS]++;
-		return;
-	}
-	enum cache_result r = cache_access(&ts->l1d, vaddr, write, &victim, &where);
-	recent_push(ts, line, where);
-	if (r == CACHE_HIT)
-		return;
-	ts->counts[write ? RVEXEC_L1D_WRITE_MISS : RVEXEC_L1D_READ_MISS]++;
-	ts->counts[RVEXEC_CYCLES] += model->l2_hit;
-	if (r == CACHE_MISS_WRITEBACK) {
-		ts->counts[RVEXEC_L1D_WRITEBACK]++;
-		charge_l2(ts, victim, true);
-	}
-	charge_l2(ts, vaddr, false);
-}
-
-/* The data cache and TLB model for one access. */
+/* The data cache and TLB model for one access (rvexec_cache.h). */
 static inline __attribute__((always_inline)) void data_access(struct thread_state *ts, uint64_t vaddr,
                                                               bool write)
 {
-	uint64_t vpn = vaddr >> page_shift, line = vaddr >> ts->l1d.line_shift;
-	if (vpn + 1 != ts->recent_vpn[0]) {
-		if (vpn + 1 == ts->recent_vpn[1]) {
-			uint32_t e = ts->recent_entry[1];
-			ts->recent_vpn[1] = ts->recent_vpn[0];
-			ts->recent_entry[1] = ts->recent_entry[0];
-			ts->recent_vpn[0] = vpn + 1;
-			ts->recent_entry[0] = e;
-			ts->dtlb_unsynced = true;
-		} else {
-			dtlb_lookup(ts, vpn);
-		}
-	}
-	ts->counts[write ? RVEXEC_L1D_WRITE_ACCESS : RVEXEC_L1D_READ_ACCESS]++;
-	/* a write-through store hit only updates the line (no dirty bit); a write-back one dirties it */
-	bool dirties = write && !l1d_write_through;
-	if (line + 1 == ts->recent[0].line) {
-		if (dirties)
-			ts->l1d.dirty[ts->recent[0].where] = 1;
-	} else if (line + 1 == ts->recent[1].line) {
-		size_t where = ts->recent[1].where;
-		if (dirties)
-			ts->l1d.dirty[where] = 1;
-		ts->recent[1] = ts->recent[0];
-		ts->recent[0].line = line + 1;
-		ts->recent[0].where = where;
-		ts->l1d_unsynced = true;
-	} else {
-		l1d_lookup(ts, vaddr, line, write);
-	}
+	rvexec_data_access(&ts->mem, ts->counts, vaddr, write);
 }
 
 /* An access with its alarm armed: the model, then the watches. pc: the accessing instruction. */
@@ -889,8 +537,7 @@ static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		}
 	}
 	per_count[RVEXEC_INSTRET] = (uint32_t)n;
-	b->l1i_lines =
-	    (uint32_t)(((b->end - 1) >> log2u(model->l1i.line)) - (b->vaddr >> log2u(model->l1i.line)) + 1);
+	b->l1i_lines = rvexec_lines_spanned(l1i_line_shift, b->vaddr, b->end);
 	b->ninsns = (uint32_t)n;
 	for (unsigned c = 0; c < RVEXEC_NCOUNTS; c++) {
 		if (per_count[c] == 0)
@@ -1043,8 +690,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	}
 	if (model_by_name(model_name) != 0)
 		return -1;
-	page_shift = log2u(model->page_kib * 1024);
-	l1d_write_through = model->l1d_write_through;
+	l1i_line_shift = rvexec_log2(model->l1i.line);
 	if (path && *path) {
 		if (shm_open_file(path, (uint32_t)nslots) != 0)
 			return -1;
