@@ -74,8 +74,6 @@ static void find_copies(struct emu_event *ev);
  * (its alarm, its PC, its stack) into this event's ring. The event itself is not in any context here. */
 static int xs_publish(struct emu_event *ev)
 {
-	if (ev->target->cpu_wide)
-		return -EOPNOTSUPP; /* CPU-wide sampling is not emulated (docs/emulator-core.md) */
 	struct emu_xsampler *xs = emu_run_block_claim();
 	if (!xs) {
 		static int told;
@@ -95,7 +93,11 @@ static int xs_publish(struct emu_event *ev)
 	xs->ino = (uint64_t)st.st_ino;
 	xs->dev = (uint64_t)st.st_dev;
 	xs->gen = emu_run_block_gen_next();
-	xs->root_slot = emu_run_slot_of(ev->target);
+	/* CPU-wide (perf record -a): no task of its own; every task of the run that runs on the CPU makes a
+	 * shadow of it when it looks at the blocks, as the kernel's CPU context holds the event for whatever
+	 * task runs there */
+	xs->cpu_wide = ev->target->cpu_wide;
+	xs->root_slot = xs->cpu_wide ? -1 : emu_run_slot_of(ev->target);
 	xs->cpu = ev->cpu;
 	xs->enabled = ev->state >= EV_INACTIVE;
 	xs->kind = (int32_t)ev->kind;
@@ -221,6 +223,8 @@ static void *map_owner_ring(const struct emu_xsampler *xs, size_t *len, int *rin
 /* Whether the event of `xs` reaches the task of `slot` (its own task, or one it inherits to), on any CPU. */
 static int xs_reaches_slot(const struct emu_xsampler *xs, int slot)
 {
+	if (xs->cpu_wide)
+		return 1; /* any task; the callers filter by CPU (event_filter_match) */
 	return slot == xs->root_slot ||
 	       (xs->attr.inherit && emu_run_descendant(slot, xs->root_slot, xs->after));
 }
@@ -367,6 +371,8 @@ void perf_remote_child_exited(void)
  * it has not seen end (the command then ends by SIGTERM, perf's status 143). */
 static int xs_task_alive(const struct emu_xsampler *xs)
 {
+	if (xs->cpu_wide)
+		return 1; /* a CPU never goes away: a CPU-wide event never polls POLLHUP (is_event_hup) */
 	if (emu_run_task_running(xs->root_slot))
 		return 1;
 	unsigned n = emu_run_tasks();
