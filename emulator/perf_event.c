@@ -865,8 +865,10 @@ void perf_fork_child(void)
 	emu_lock();
 	inherit_fork_child(parent, child);
 	emu_unlock();
-	/* events of other processes sampling it with inherit; its FORK names the parent at fork time */
-	perf_remote_attach_self(parent->tid, parent->pid);
+	/* events of other processes sampling it with inherit or CPU-wide; its FORK names the parent at fork
+	 * time: the thread that forked, also when it had no record of its own before (its first call into
+	 * the emulator was this fork: `parent` is then the child's own new record) */
+	perf_remote_attach_self(emu_fork_parent_tid, emu_fork_parent_pid);
 }
 
 /* ------------------------------------------------------------------------------ user counter reads */

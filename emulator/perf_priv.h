@@ -212,6 +212,7 @@ struct emu_uregs {
 /* perf_ctx.c */
 
 void perf_fork_child_unlock(void);
+extern pid_t emu_fork_parent_tid, emu_fork_parent_pid; /* perf_fork_prepare: the forking thread */
 struct emu_ctx *emu_ctx_of(struct emu_thread *t);
 void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip);
 void emu_ctx_schedule(struct emu_thread *t);

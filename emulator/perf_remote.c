@@ -768,6 +768,10 @@ void perf_remote_attach_self(pid_t forked_by, pid_t forked_by_pid)
 			    xs->owner == emu_getpid() || slot == xs->root_slot ||
 			    !xs_reaches_slot(xs, slot) || (xs->cpu >= 0 && (uint32_t)xs->cpu != k.cpu))
 				continue;
+			/* a CPU-wide event opened after the fork, before this child got here: the fork was
+			 * before the event, which gets no FORK (perf synthesizes the tasks it found) */
+			if (xs->cpu_wide && emu_run_task_born(slot) <= xs->after)
+				continue;
 			struct emu_event *own = shadow_of(t, xs), w;
 			if (own) {
 				emu_sb_task_record(own, 1, &k);

@@ -57,5 +57,7 @@ void add_read_advance_suite(void); /* test_emu_count.c: runs with RVEMU_READ_ADV
 void add_linux_suites(void);       /* test_emu_linux.c */
 void add_pes_suites(void);         /* test_emu_pes.c */
 void add_permission_suite(void);   /* test_emu_linux.c: runs without CAP_PERFMON */
+void add_cpuwide_suite(void);      /* test_emu_cpuwide.c: runs in a run of its own with RVEMU_HARTS=2 */
+void add_cpuwide_permission_suite(void); /* test_emu_cpuwide.c: runs without CAP_PERFMON */
 
 #endif
