@@ -301,7 +301,7 @@ int perf_open(const struct perf_event_attr *uattr, int pid, int cpu, struct emu_
 	    ~(PERF_FLAG_FD_NO_GROUP | PERF_FLAG_FD_OUTPUT | PERF_FLAG_PID_CGROUP | PERF_FLAG_FD_CLOEXEC))
 		return -EINVAL;
 	if (flags & PERF_FLAG_PID_CGROUP)
-		return -EINVAL; /* cgroup mode needs a CPU-wide event, which is not emulated */
+		return -EINVAL; /* cgroup mode: the perf cgroup is not emulated */
 	if ((err = copy_attr(uattr, &tmp.attr)) || (err = check_permissions(&tmp.attr)))
 		return err;
 	if (tmp.attr.freq && tmp.attr.sample_freq > emu_cfg()->max_sample_rate)

@@ -41,7 +41,8 @@ struct emu_xsampler {
 	int32_t kind;
 	int32_t ring_block; /* the block of the event whose buffer the records go to (SET_OUTPUT): its lock,
 	                     * wakeups and memfd (that block's fd, ino, dev); one store changes it */
-	int32_t cpu_wide;   /* pid -1, cpu N: every task of the run while it runs on hart `cpu` (root_slot -1) */
+	int32_t
+	    cpu_wide; /* pid -1, cpu N: every task of the run while it runs on hart `cpu` (root_slot -1) */
 	uint64_t evmask, after, id, period;
 	uint64_t gen;       /* emu_run_block_gen_next at the claim: a shadow belongs to this event if equal */
 	uint64_t ino, dev;  /* the event's own memfd (fd): the file a shadow may map as its ring */

@@ -19,9 +19,9 @@
 
 #include "emu_test.h"
 
-#define CW_PERIOD 100000u
-#define CW_TASKS 3
-#define CW_MAX_CPUS 8
+#define CW_PERIOD     100000u
+#define CW_TASKS      3
+#define CW_MAX_CPUS   8
 #define CW_DATA_PAGES 8
 
 /* Each child's cycles: 10, 5 and 3 periods and a rest. The rests of the two children that share a CPU add up
@@ -63,10 +63,10 @@ static void cw_attr(struct perf_event_attr *a)
 struct cw_task_seen {
 	pid_t pid;
 	unsigned samples, in_hot, forks, comms, exits;
-	int sample_cpu;         /* the ring it was sampled in, -1 none */
-	unsigned after_exit;    /* samples or COMMs after its EXIT */
-	unsigned before_comm;   /* samples before its COMM */
-	unsigned fork_bad;      /* a FORK whose ppid is not the owner or whose sample_id is not the parent's */
+	int sample_cpu;       /* the ring it was sampled in, -1 none */
+	unsigned after_exit;  /* samples or COMMs after its EXIT */
+	unsigned before_comm; /* samples before its COMM */
+	unsigned fork_bad;    /* a FORK whose ppid is not the owner or whose sample_id is not the parent's */
 	unsigned comm_bad_name; /* a COMM with another name than its own */
 };
 
@@ -130,8 +130,9 @@ static void cw_ring_walk(const struct cw_ring *r, struct cw_walk *w)
 					t->in_hot++;
 			}
 		} else if (h.type == PERF_RECORD_FORK || h.type == PERF_RECORD_EXIT) {
-			/* {pid, ppid, tid, ptid, time} and the sample_id of the task that wrote it: the parent
-			 * for a FORK (the kernel writes it in the parent), the task itself for an EXIT */
+			/* {pid, ppid, tid, ptid, time} and the sample_id of the task that wrote it: the
+			 * parent for a FORK (the kernel writes it in the parent), the task itself for an EXIT
+			 */
 			struct cw_task_seen *t = cw_task(w, u[0]);
 			if (!t) {
 				w->foreign++;
@@ -211,15 +212,16 @@ static void test_cpuwide_sampling(void)
 		CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
 	struct cw_walk w[CW_MAX_CPUS];
+	memset(w, 0, sizeof(w));
 	for (int cpu = 0; cpu < n; cpu++) {
-		memset(&w[cpu], 0, sizeof(w[cpu]));
 		for (int i = 0; i < CW_TASKS; i++) {
 			w[cpu].task[i].pid = child[i];
 			w[cpu].task[i].sample_cpu = -1;
 		}
 		cw_ring_walk(&ring[cpu], &w[cpu]);
 		struct cw_walk *v = &w[cpu];
-		printf("\n  CPU %d: %u records; samples a %u b %u c %u; FORK %u %u %u; COMM %u %u %u; EXIT %u %u %u",
+		printf("\n  CPU %d: %u records; samples a %u b %u c %u; FORK %u %u %u; COMM %u %u %u; EXIT "
+		       "%u %u %u",
 		       cpu, v->records, v->task[0].samples, v->task[1].samples, v->task[2].samples,
 		       v->task[0].forks, v->task[1].forks, v->task[2].forks, v->task[0].comms,
 		       v->task[1].comms, v->task[2].comms, v->task[0].exits, v->task[1].exits,
@@ -361,7 +363,8 @@ void add_cpuwide_suite(void)
 	CU_pSuite s = CU_add_suite("CPU-wide sampling (pid -1, cpu N)", NULL, NULL);
 	CU_add_test(s, "two tasks on one hart, one on the other: exact samples, FORK/COMM/EXIT, per CPU",
 	            test_cpuwide_sampling);
-	CU_add_test(s, "a task running at the open is sampled on its CPU only", test_cpuwide_other_cpu_silent);
+	CU_add_test(s, "a task running at the open is sampled on its CPU only",
+	            test_cpuwide_other_cpu_silent);
 }
 
 /* perf_allow_cpu: without CAP_PERFMON at paranoid >= 1 a CPU-wide sampling event is EACCES (Debian's 3 and 4
