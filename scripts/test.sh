@@ -125,6 +125,10 @@ valgrind_emulator() {
 	echo "== valgrind under perf record: emu/record_child forkexec"
 	"$RVPAPI_BUILD/obj/emulator/rvemu-run" --sscofpmf -- perf record -q -o "$RVPAPI_BUILD/valgrind-record.data" \
 		-e cycles -c 1000000 -- valgrind -q --trace-children=yes --error-exitcode=1 emu/record_child forkexec 2000000 || rc=1
+	# perf record -a: CPU-wide events, written by every task of the run on their CPU (the shadows of perf_remote.c)
+	echo "== valgrind under perf record -a: emu/record_child both"
+	"$RVPAPI_BUILD/obj/emulator/rvemu-run" --sscofpmf -- perf record -q -a -o "$RVPAPI_BUILD/valgrind-record-a.data" \
+		-e cycles -c 1000000 -- valgrind -q --trace-children=yes --error-exitcode=1 emu/record_child both 2000000 || rc=1
 	return $rc
 }
 [ -x "$top/scripts/build-papi.sh" ] && stage valgrind-emulator valgrind_emulator
