@@ -114,6 +114,9 @@ valgrind_emulator() {
 	for cfg in $(python3 "$top/gen/gen_events.py" --models | awk '!seen[$4 " " $3 " " ($7 ~ /_sscofpmf/)]++ { print $1 }'); do
 		vg EMU_TEST_CHILD=1 RVEMU_MODEL=$cfg RVEMU_CLOCK=virtual RVEMU_SSCOFPMF=0 -- emu/test_emu
 	done
+	# CPU-wide sampling (test_emu_cpuwide.c): the forked tasks write the test's rings, in a run with two harts
+	vg EMU_TEST_CHILD=1 EMU_TEST_ONLY=cpuwide RVEMU_HARTS=2 RVEMU_MODEL=sifive-u74 RVEMU_CLOCK=virtual RVEMU_SSCOFPMF=1 -- \
+		emu/test_emu
 	t=$PREFIX/bin
 	vg LD_LIBRARY_PATH="$PREFIX/lib" RVEMU_MODEL=sifive-u74 RVEMU_CLOCK=virtual RVEMU_READ_ADVANCE=1000000 -- \
 		"$t/papi_command_line" PAPI_TOT_CYC PAPI_TOT_INS riscv_sifive_u74::INSTRUCTION_COMMIT:INTEGER_LOAD_RETIRED
