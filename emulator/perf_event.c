@@ -749,7 +749,12 @@ void perf_mapped(struct emu_event *ev)
 {
 	emu_lock();
 	ev->maps++;
+	int cpu_wide = ev->xs && !ev->shadow && ev->target->cpu_wide;
 	emu_unlock();
+	/* a CPU-wide sampling event now has a ring: the mapping thread, if it runs on that CPU, samples
+	 * itself into it from now (its shadow, perf_remote.c), as the kernel's CPU context does */
+	if (cpu_wide)
+		perf_remote_poll_self();
 }
 
 void perf_unmapped(struct emu_event *ev)

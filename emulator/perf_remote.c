@@ -382,9 +382,19 @@ static int xs_task_alive(const struct emu_xsampler *xs)
 	return 0;
 }
 
+static struct emu_event *shadow_of(const struct emu_thread *t, const struct emu_xsampler *xs);
+
 static void xs_sync(struct emu_event *ev)
 {
 	struct emu_xsampler *xs = ev->xs;
+	if (xs->cpu_wide) { /* the reading thread samples itself on that CPU: what it counted up to now */
+		struct emu_thread *self = emu_thread_self();
+		struct emu_event *own = shadow_of(self, xs);
+		if (own) {
+			emu_ctx_sync(self, emu_cycles_of(self), EMU_IP_KERNEL);
+			emu_shadow_publish(own);
+		}
+	}
 	ev->wakeups += __atomic_exchange_n(&xs->wakeups, 0, __ATOMIC_ACQ_REL);
 	ev->count = __atomic_load_n(&xs->count, __ATOMIC_RELAXED);
 	ev->lost_total = __atomic_load_n(&xs->lost, __ATOMIC_RELAXED);
@@ -719,8 +729,10 @@ void perf_remote_attach_self(pid_t forked_by, pid_t forked_by_pid)
 		shadows_follow(t);
 	for (unsigned i = 0; i < EMU_RUN_BLOCKS; i++) {
 		struct emu_xsampler *xs = emu_run_block_at(i);
+		/* this process's own events: in its threads' contexts already, except a CPU-wide one, whose
+		 * owner's threads on that CPU are sampled by shadows too (perf record -a samples perf) */
 		if (!xs || __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) != EMU_BLOCK_SAMPLER ||
-		    xs->owner == emu_getpid())
+		    (xs->owner == emu_getpid() && !xs->cpu_wide))
 			continue;
 		/* perf_event_enable_on_exec: every event of the task's context, of every CPU */
 		if (exec && slot == xs->root_slot && xs->attr.enable_on_exec &&

@@ -23,6 +23,7 @@
 #define CW_TASKS      3
 #define CW_MAX_CPUS   8
 #define CW_DATA_PAGES 8
+#define CW_OWN_CYCLES (3 * CW_PERIOD + 10000) /* the test process's own: 3 samples */
 
 /* Each child's cycles: 10, 5 and 3 periods and a rest. The rests of the two children that share a CPU add up
  * to less than a period, so the count is the same whether the period runs on across the CPU's tasks (Linux:
@@ -72,6 +73,7 @@ struct cw_task_seen {
 
 struct cw_walk {
 	unsigned records, bad_cpu, bad_id, bad_period, bad_tid, foreign, unknown, lost;
+	unsigned own_samples; /* this process's (the events' owner: its thread on that CPU is sampled too) */
 	struct cw_task_seen task[CW_TASKS];
 };
 
@@ -117,7 +119,9 @@ static void cw_ring_walk(const struct cw_ring *r, struct cw_walk *w)
 			w->bad_id += f[3] != r->id || f[4] != r->id;
 			w->bad_cpu += (uint32_t)f[5] != (uint32_t)r->cpu;
 			w->bad_period += f[6] != CW_PERIOD;
-			if (!t) {
+			if ((uint32_t)f[1] == (uint32_t)getpid()) {
+				w->own_samples++;
+			} else if (!t) {
 				w->foreign++;
 			} else {
 				t->samples++;
@@ -211,6 +215,9 @@ static void test_cpuwide_sampling(void)
 		CU_ASSERT_EQUAL(waitpid(child[i], &st, 0), child[i]);
 		CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
+	/* the events' owner is a task of the run too: its thread is sampled on its CPU (since it mapped the
+	 * rings), as perf itself is in perf record -a */
+	cpuwide_hot(CW_OWN_CYCLES);
 	struct cw_walk w[CW_MAX_CPUS];
 	memset(w, 0, sizeof(w));
 	for (int cpu = 0; cpu < n; cpu++) {
@@ -220,10 +227,11 @@ static void test_cpuwide_sampling(void)
 		}
 		cw_ring_walk(&ring[cpu], &w[cpu]);
 		struct cw_walk *v = &w[cpu];
-		printf("\n  CPU %d: %u records; samples a %u b %u c %u; FORK %u %u %u; COMM %u %u %u; EXIT "
+		printf("\n  CPU %d: %u records; samples a %u b %u c %u, own %u; FORK %u %u %u; COMM %u %u "
+		       "%u; EXIT "
 		       "%u %u %u",
 		       cpu, v->records, v->task[0].samples, v->task[1].samples, v->task[2].samples,
-		       v->task[0].forks, v->task[1].forks, v->task[2].forks, v->task[0].comms,
+		       v->own_samples, v->task[0].forks, v->task[1].forks, v->task[2].forks, v->task[0].comms,
 		       v->task[1].comms, v->task[2].comms, v->task[0].exits, v->task[1].exits,
 		       v->task[2].exits);
 		CU_ASSERT_EQUAL(v->bad_cpu, 0);
@@ -270,10 +278,12 @@ static void test_cpuwide_sampling(void)
 		}
 	}
 	CU_ASSERT_EQUAL(forks_total, CW_TASKS); /* one FORK each, all on this process's CPU */
-	CU_ASSERT(fork_cpu >= 0);
+	CU_ASSERT_FATAL(fork_cpu >= 0);
+	for (int cpu = 0; cpu < n; cpu++) /* this process's own samples: on its CPU only */
+		CU_ASSERT_EQUAL(w[cpu].own_samples, cpu == fork_cpu ? CW_OWN_CYCLES / CW_PERIOD : 0);
 	/* the events read what their CPU's tasks ran (published at their exit) */
 	for (int cpu = 0; cpu < n; cpu++) {
-		uint64_t want = 0;
+		uint64_t want = cpu == fork_cpu ? CW_OWN_CYCLES : 0;
 		for (int i = 0; i < CW_TASKS; i++)
 			want += cpu_of[i] == cpu ? cw_cycles[i] : 0;
 		CU_ASSERT_EQUAL(read_count(ring[cpu].fd), want);
