@@ -54,9 +54,16 @@ void emu_unlock(void)
 }
 
 /* fork: no perf lock may be held across it (the registry and bank locks have their own handlers). */
+/* The thread that forks, as the child's FORK record names it (copy_process): taken in the parent under the
+ * perf lock, which is held across the fork, so a child's copy holds its own forking thread. A thread that
+ * never entered the emulator before it forked has no record the child could inherit. */
+pid_t emu_fork_parent_tid, emu_fork_parent_pid;
+
 void perf_fork_prepare(void)
 {
 	emu_lock(); /* a sampling tick arriving now waits for the unlock */
+	emu_fork_parent_tid = emu_gettid();
+	emu_fork_parent_pid = emu_getpid();
 }
 
 void perf_fork_parent(void)

@@ -301,7 +301,7 @@ int perf_open(const struct perf_event_attr *uattr, int pid, int cpu, struct emu_
 	    ~(PERF_FLAG_FD_NO_GROUP | PERF_FLAG_FD_OUTPUT | PERF_FLAG_PID_CGROUP | PERF_FLAG_FD_CLOEXEC))
 		return -EINVAL;
 	if (flags & PERF_FLAG_PID_CGROUP)
-		return -EINVAL; /* cgroup mode needs a CPU-wide event, which is not emulated */
+		return -EINVAL; /* cgroup mode: the perf cgroup is not emulated */
 	if ((err = copy_attr(uattr, &tmp.attr)) || (err = check_permissions(&tmp.attr)))
 		return err;
 	if (tmp.attr.freq && tmp.attr.sample_freq > emu_cfg()->max_sample_rate)
@@ -749,7 +749,12 @@ void perf_mapped(struct emu_event *ev)
 {
 	emu_lock();
 	ev->maps++;
+	int cpu_wide = ev->xs && !ev->shadow && ev->target->cpu_wide;
 	emu_unlock();
+	/* a CPU-wide sampling event now has a ring: the mapping thread, if it runs on that CPU, samples
+	 * itself into it from now (its shadow, perf_remote.c), as the kernel's CPU context does */
+	if (cpu_wide)
+		perf_remote_poll_self();
 }
 
 void perf_unmapped(struct emu_event *ev)
@@ -865,8 +870,10 @@ void perf_fork_child(void)
 	emu_lock();
 	inherit_fork_child(parent, child);
 	emu_unlock();
-	/* events of other processes sampling it with inherit; its FORK names the parent at fork time */
-	perf_remote_attach_self(parent->tid, parent->pid);
+	/* events of other processes sampling it with inherit or CPU-wide; its FORK names the parent at fork
+	 * time: the thread that forked, also when it had no record of its own before (its first call into
+	 * the emulator was this fork: `parent` is then the child's own new record) */
+	perf_remote_attach_self(emu_fork_parent_tid, emu_fork_parent_pid);
 }
 
 /* ------------------------------------------------------------------------------ user counter reads */

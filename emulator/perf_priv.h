@@ -41,6 +41,8 @@ struct emu_xsampler {
 	int32_t kind;
 	int32_t ring_block; /* the block of the event whose buffer the records go to (SET_OUTPUT): its lock,
 	                     * wakeups and memfd (that block's fd, ino, dev); one store changes it */
+	int32_t
+	    cpu_wide; /* pid -1, cpu N: every task of the run while it runs on hart `cpu` (root_slot -1) */
 	uint64_t evmask, after, id, period;
 	uint64_t gen;       /* emu_run_block_gen_next at the claim: a shadow belongs to this event if equal */
 	uint64_t ino, dev;  /* the event's own memfd (fd): the file a shadow may map as its ring */
@@ -211,6 +213,7 @@ struct emu_uregs {
 /* perf_ctx.c */
 
 void perf_fork_child_unlock(void);
+extern pid_t emu_fork_parent_tid, emu_fork_parent_pid; /* perf_fork_prepare: the forking thread */
 struct emu_ctx *emu_ctx_of(struct emu_thread *t);
 void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip);
 void emu_ctx_schedule(struct emu_thread *t);

@@ -74,8 +74,6 @@ static void find_copies(struct emu_event *ev);
  * (its alarm, its PC, its stack) into this event's ring. The event itself is not in any context here. */
 static int xs_publish(struct emu_event *ev)
 {
-	if (ev->target->cpu_wide)
-		return -EOPNOTSUPP; /* CPU-wide sampling is not emulated (docs/emulator-core.md) */
 	struct emu_xsampler *xs = emu_run_block_claim();
 	if (!xs) {
 		static int told;
@@ -95,7 +93,11 @@ static int xs_publish(struct emu_event *ev)
 	xs->ino = (uint64_t)st.st_ino;
 	xs->dev = (uint64_t)st.st_dev;
 	xs->gen = emu_run_block_gen_next();
-	xs->root_slot = emu_run_slot_of(ev->target);
+	/* CPU-wide (perf record -a): no task of its own; every task of the run that runs on the CPU makes a
+	 * shadow of it when it looks at the blocks, as the kernel's CPU context holds the event for whatever
+	 * task runs there */
+	xs->cpu_wide = ev->target->cpu_wide;
+	xs->root_slot = xs->cpu_wide ? -1 : emu_run_slot_of(ev->target);
 	xs->cpu = ev->cpu;
 	xs->enabled = ev->state >= EV_INACTIVE;
 	xs->kind = (int32_t)ev->kind;
@@ -221,6 +223,8 @@ static void *map_owner_ring(const struct emu_xsampler *xs, size_t *len, int *rin
 /* Whether the event of `xs` reaches the task of `slot` (its own task, or one it inherits to), on any CPU. */
 static int xs_reaches_slot(const struct emu_xsampler *xs, int slot)
 {
+	if (xs->cpu_wide)
+		return 1; /* any task; the callers filter by CPU (event_filter_match) */
 	return slot == xs->root_slot ||
 	       (xs->attr.inherit && emu_run_descendant(slot, xs->root_slot, xs->after));
 }
@@ -367,6 +371,8 @@ void perf_remote_child_exited(void)
  * it has not seen end (the command then ends by SIGTERM, perf's status 143). */
 static int xs_task_alive(const struct emu_xsampler *xs)
 {
+	if (xs->cpu_wide)
+		return 1; /* a CPU never goes away: a CPU-wide event never polls POLLHUP (is_event_hup) */
 	if (emu_run_task_running(xs->root_slot))
 		return 1;
 	unsigned n = emu_run_tasks();
@@ -376,9 +382,19 @@ static int xs_task_alive(const struct emu_xsampler *xs)
 	return 0;
 }
 
+static struct emu_event *shadow_of(const struct emu_thread *t, const struct emu_xsampler *xs);
+
 static void xs_sync(struct emu_event *ev)
 {
 	struct emu_xsampler *xs = ev->xs;
+	if (xs->cpu_wide) { /* the reading thread samples itself on that CPU: what it counted up to now */
+		struct emu_thread *self = emu_thread_self();
+		struct emu_event *own = shadow_of(self, xs);
+		if (own) {
+			emu_ctx_sync(self, emu_cycles_of(self), EMU_IP_KERNEL);
+			emu_shadow_publish(own);
+		}
+	}
 	ev->wakeups += __atomic_exchange_n(&xs->wakeups, 0, __ATOMIC_ACQ_REL);
 	ev->count = __atomic_load_n(&xs->count, __ATOMIC_RELAXED);
 	ev->lost_total = __atomic_load_n(&xs->lost, __ATOMIC_RELAXED);
@@ -713,8 +729,10 @@ void perf_remote_attach_self(pid_t forked_by, pid_t forked_by_pid)
 		shadows_follow(t);
 	for (unsigned i = 0; i < EMU_RUN_BLOCKS; i++) {
 		struct emu_xsampler *xs = emu_run_block_at(i);
+		/* this process's own events: in its threads' contexts already, except a CPU-wide one, whose
+		 * owner's threads on that CPU are sampled by shadows too (perf record -a samples perf) */
 		if (!xs || __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) != EMU_BLOCK_SAMPLER ||
-		    xs->owner == emu_getpid())
+		    (xs->owner == emu_getpid() && !xs->cpu_wide))
 			continue;
 		/* perf_event_enable_on_exec: every event of the task's context, of every CPU */
 		if (exec && slot == xs->root_slot && xs->attr.enable_on_exec &&
@@ -761,6 +779,10 @@ void perf_remote_attach_self(pid_t forked_by, pid_t forked_by_pid)
 			if (!xs || __atomic_load_n(&xs->ready, __ATOMIC_ACQUIRE) != EMU_BLOCK_SAMPLER ||
 			    xs->owner == emu_getpid() || slot == xs->root_slot ||
 			    !xs_reaches_slot(xs, slot) || (xs->cpu >= 0 && (uint32_t)xs->cpu != k.cpu))
+				continue;
+			/* a CPU-wide event opened after the fork, before this child got here: the fork was
+			 * before the event, which gets no FORK (perf synthesizes the tasks it found) */
+			if (xs->cpu_wide && emu_run_task_born(slot) <= xs->after)
 				continue;
 			struct emu_event *own = shadow_of(t, xs), w;
 			if (own) {

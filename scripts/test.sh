@@ -114,6 +114,9 @@ valgrind_emulator() {
 	for cfg in $(python3 "$top/gen/gen_events.py" --models | awk '!seen[$4 " " $3 " " ($7 ~ /_sscofpmf/)]++ { print $1 }'); do
 		vg EMU_TEST_CHILD=1 RVEMU_MODEL=$cfg RVEMU_CLOCK=virtual RVEMU_SSCOFPMF=0 -- emu/test_emu
 	done
+	# CPU-wide sampling (test_emu_cpuwide.c): the forked tasks write the test's rings, in a run with two harts
+	vg EMU_TEST_CHILD=1 EMU_TEST_ONLY=cpuwide RVEMU_HARTS=2 RVEMU_MODEL=sifive-u74 RVEMU_CLOCK=virtual RVEMU_SSCOFPMF=1 -- \
+		emu/test_emu
 	t=$PREFIX/bin
 	vg LD_LIBRARY_PATH="$PREFIX/lib" RVEMU_MODEL=sifive-u74 RVEMU_CLOCK=virtual RVEMU_READ_ADVANCE=1000000 -- \
 		"$t/papi_command_line" PAPI_TOT_CYC PAPI_TOT_INS riscv_sifive_u74::INSTRUCTION_COMMIT:INTEGER_LOAD_RETIRED
@@ -125,6 +128,10 @@ valgrind_emulator() {
 	echo "== valgrind under perf record: emu/record_child forkexec"
 	"$RVPAPI_BUILD/obj/emulator/rvemu-run" --sscofpmf -- perf record -q -o "$RVPAPI_BUILD/valgrind-record.data" \
 		-e cycles -c 1000000 -- valgrind -q --trace-children=yes --error-exitcode=1 emu/record_child forkexec 2000000 || rc=1
+	# perf record -a: CPU-wide events, written by every task of the run on their CPU (the shadows of perf_remote.c)
+	echo "== valgrind under perf record -a: emu/record_child both"
+	"$RVPAPI_BUILD/obj/emulator/rvemu-run" --sscofpmf -- perf record -q -a -o "$RVPAPI_BUILD/valgrind-record-a.data" \
+		-e cycles -c 1000000 -- valgrind -q --trace-children=yes --error-exitcode=1 emu/record_child both 2000000 || rc=1
 	return $rc
 }
 [ -x "$top/scripts/build-papi.sh" ] && stage valgrind-emulator valgrind_emulator

@@ -52,10 +52,12 @@ void add_tick_suite(void);    /* test_emu_sample.c: runs with RVEMU_TICK_CYCLES=
 /* test_emu_sample.c: two call sites of rvemu_advance, the skid tests' "causing" and "next" blocks */
 void skid_next(uint64_t cycles);
 void skid_cause(uint64_t cycles);
-void add_machine_suites(void);     /* test_emu_machine.c */
-void add_read_advance_suite(void); /* test_emu_count.c: runs with RVEMU_READ_ADVANCE=10^9 */
-void add_linux_suites(void);       /* test_emu_linux.c */
-void add_pes_suites(void);         /* test_emu_pes.c */
-void add_permission_suite(void);   /* test_emu_linux.c: runs without CAP_PERFMON */
+void add_machine_suites(void);           /* test_emu_machine.c */
+void add_read_advance_suite(void);       /* test_emu_count.c: runs with RVEMU_READ_ADVANCE=10^9 */
+void add_linux_suites(void);             /* test_emu_linux.c */
+void add_pes_suites(void);               /* test_emu_pes.c */
+void add_permission_suite(void);         /* test_emu_linux.c: runs without CAP_PERFMON */
+void add_cpuwide_suite(void);            /* test_emu_cpuwide.c: runs in a run of its own with RVEMU_HARTS=2 */
+void add_cpuwide_permission_suite(void); /* test_emu_cpuwide.c: runs without CAP_PERFMON */
 
 #endif

@@ -335,6 +335,18 @@ static void test_permissions_launch(void)
 	unsetenv("EMU_TEST_ONLY");
 }
 
+/* CPU-wide sampling (test_emu_cpuwide.c) in a run of its own: two harts, so the tasks the test forks are
+ * dealt them in turn; the U74 with Sscofpmf under the virtual clock (exact counts). */
+static void test_cpuwide_launch(void)
+{
+	char *argv[] = {(char *)self_path, NULL};
+	setenv("EMU_TEST_ONLY", "cpuwide", 1);
+	setenv("RVEMU_HARTS", "2", 1);
+	CU_ASSERT(cunit_relay(run_under_emulator(argv, "sifive-u74", "virtual", 1, NULL, 0)));
+	unsetenv("RVEMU_HARTS");
+	unsetenv("EMU_TEST_ONLY");
+}
+
 /* Precise Event Sampling as an option of the U74 (RVEMU_PES=1), with a small buffer too; refused on a core
  * without the option. */
 static void test_pes_option(void)
@@ -417,6 +429,7 @@ static int launcher(void)
 	CU_add_test(s, "RVEMU_READ_ADVANCE: reads advance the virtual clock", test_read_advance);
 	CU_add_test(s, "permissions of an ordinary user (paranoid 1-4, setpriv)", test_permissions_launch);
 	CU_add_test(s, "Precise Event Sampling as an option and with a small buffer", test_pes_option);
+	CU_add_test(s, "CPU-wide sampling: two harts, three tasks (RVEMU_HARTS=2)", test_cpuwide_launch);
 	CU_add_test(s, "RVEMU_TICK_CYCLES=1 and 2 work; RVEMU_MUX_CYCLES below 1 ms refused",
 	            test_tick_range);
 	return run_cunit();
@@ -458,6 +471,10 @@ static int child(void)
 		add_read_advance_suite();
 		return run_cunit();
 	}
+	if (only && !strcmp(only, "cpuwide")) {
+		add_cpuwide_suite();
+		return run_cunit();
+	}
 	if (only && !strcmp(only, "tick")) {
 		alarm(60); /* bounded: before the fix this ran for minutes */
 		add_tick_suite();
@@ -465,6 +482,7 @@ static int child(void)
 	}
 	if (only && !strcmp(only, "permissions")) {
 		add_permission_suite();
+		add_cpuwide_permission_suite();
 		return run_cunit();
 	}
 	add_machine_suites();

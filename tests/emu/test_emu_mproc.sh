@@ -8,6 +8,8 @@
 # record samples a command, its forked child, its fork+exec'd child and one killed by SIGKILL: perf report
 # names the hot function (and, with -g, its call chain); every task gets one EXIT record, a killed one too, and
 # a FORK record's sample_id is the parent's; a command that ends at once (killed too) has its EXIT in every run.
+# perf record -a (CPU-wide sampling) names the hot functions of a command and of its child, each sampled with
+# its own pid on its own CPU, and perf itself; exact under the virtual clock.
 # Env: RVEMU_RUN (rvemu-run), RVEMU_LIB; the workloads mproc_child and record_child next to this script in the
 # build tree.
 set -uo pipefail
@@ -184,6 +186,31 @@ check "perf record --harts 1 -- parent and child hot at once: both functions, >=
 		      print (m >= 25 && c >= 25 && m + c >= 95) ? "ok" : "main " m "% child " c "%" }')"
 check "perf record --harts 1: perf reads every record (no lost or bad records)" "0" \
 	"$(perf report --stdio -i "$tmp/shared.data" 2>&1 >/dev/null | grep -ci 'lost\|error\|unprocessable\|invalid')"
+# perf record -a (CPU-wide: one event per CPU, pid -1): every task of the run writes its samples into the ring of
+# its CPU's event; the command and its forked child, hot at once on two harts: perf report names both functions
+# (of the command's samples), each sampled with its own pid on its own CPU; perf itself, a task of the run too, is
+# sampled on its CPU (mostly in the emulator: kernel samples)
+record syswide --sscofpmf -- -a -e cycles -c 100000 -- "$rec" both $n
+check "perf record -a -e cycles -c 100000 -- parent and child hot at once: both functions, >= 25% each, >= 95% together" "ok" \
+	"$(perf report --stdio --no-children --comms record_child --percentage relative --sort sym -i "$tmp/syswide.data" 2>/dev/null | awk '
+		/^ +[0-9.]+%/ { sub("%", "", $1); share[$NF] = $1 }
+		END { m = share["record_hot_main"] + 0; c = share["record_hot_child"] + 0
+		      print (m >= 25 && c >= 25 && m + c >= 95) ? "ok" : "main " m "% child " c "%" }')"
+check "perf record -a: each hot function's samples carry one pid and one CPU, the two differ" "ok" \
+	"$(perf script -F pid,cpu,ip,sym -i "$tmp/syswide.data" 2>/dev/null | awk '
+		/record_hot_(main|child)/ { k = $NF; if (!(k in pid)) { pid[k] = $1; cpu[k] = $2 } else if (pid[k] != $1 || cpu[k] != $2) bad++ }
+		END { m = "record_hot_main"; c = "record_hot_child"
+		      print (!bad && (m in pid) && (c in pid) && pid[m] != pid[c] && cpu[m] != cpu[c]) ? "ok" : "bad " bad " " pid[m] cpu[m] " " pid[c] cpu[c] }')"
+check "perf record -a: perf itself is sampled too" "ok" \
+	"$(perf report --stdio --no-children --sort comm -i "$tmp/syswide.data" 2>/dev/null | awk '$2 == "perf" { print "ok"; exit }')"
+check "perf record -a: FORK and EXIT of the command's child, COMM of its exec" "ok" \
+	"$(perf script --show-task-events -i "$tmp/syswide.data" 2>/dev/null | awk '
+		/PERF_RECORD_COMM exec: record_child:/ { e++ } /PERF_RECORD_FORK\(/ && /record_child/ { f++ } /PERF_RECORD_EXIT\(/ && /record_child/ { x++ }
+		END { print (e >= 1 && f >= 1 && x >= 2) ? "ok" : "COMM exec " e ", FORK " f ", EXIT " x }')"
+# under the virtual clock, exact: 1000000 + 50000 cycles in the command (its exec'd image too), 300000 in its child
+record syswide_virt --sscofpmf --clock virtual -- -a -e cycles -c 100000 -- "$child" adv 1000000 300000 50000
+check "perf record -a -c 100000 (virtual clock) -- 1050000 + a child's 300000 cycles: samples" 13 \
+	"$(perf script -F period -i "$tmp/syswide_virt.data" 2>/dev/null | grep -c .)"
 # -g: the call chain of the hot function walked by frame pointers, callee first
 record graph --sscofpmf -- -g -e cycles -c 100000 -- "$rec" fork $n
 check "perf record -g -- fork: the hot function's call chain" "record_hot_child record_middle record_outer main" \

@@ -165,6 +165,8 @@ cunit_runs() {
 		IFS=: read -r m clock s <<<"$c"
 		echo "emu/test_emu:$m:$clock:$s EMU_TEST_CHILD=1 RVEMU_MODEL=$m RVEMU_CLOCK=$clock RVEMU_SSCOFPMF=$s -- emu/test_emu"
 	done
+	# CPU-wide sampling in a run of its own with two harts (test_emu's launcher does the same)
+	echo "emu/test_emu:cpuwide EMU_TEST_CHILD=1 EMU_TEST_ONLY=cpuwide RVEMU_HARTS=2 RVEMU_MODEL=sifive-u74 RVEMU_CLOCK=virtual RVEMU_SSCOFPMF=1 -- emu/test_emu"
 	# test_sample runs its configurations itself through RVEMU_RUN (a host script: it execs qemu-run)
 	echo "sample/test_sample RVEMU_RUN=$obj/emulator/rvemu-run RVEMU_LIB=$obj/emulator/.libs/librvemu.so -- sample/test_sample"
 	echo "profiler/test_prof_units -- ../profiler/test_prof_units"
