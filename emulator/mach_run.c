@@ -34,7 +34,7 @@
 #include "mach.h"
 #include "mach_priv.h"
 
-#define RUN_MAGIC  "rvemu-run v5"
+#define RUN_MAGIC  "rvemu-run v6"
 #define RUN_DIR    "/dev/shm/"
 #define RUN_PREFIX "rvemu-run."
 #define RUN_ENV    "RVEMU_RUN_SHM"
@@ -282,6 +282,23 @@ static __thread sigset_t run_lock_mask;
 /* the word this thread holds the lock as: run_unlock releases that one (a start read again could differ) */
 static __thread uint64_t run_lock_word;
 
+/* Said once per process on stderr when a wait for the lock is long (a stopped holder, one that never gives
+ * it back): who holds it. No stdio: the SIGCHLD path takes the lock too. */
+static void run_lock_wait_said(uint64_t holder)
+{
+	static int said;
+	if (__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		return;
+	char msg[160], *p = msg;
+	for (const char *t = "librvemu: waiting for the run's lock, held by pid "; *t; t++)
+		*p++ = *t;
+	p = put_int(p, (int)(uint32_t)holder);
+	for (const char *t = " (a stopped holder goes on when continued)\n"; *t; t++)
+		*p++ = *t;
+	ssize_t w = EMU_REAL(write)(2, msg, (size_t)(p - msg));
+	(void)w;
+}
+
 static void run_lock(void)
 {
 	sigset_t all;
@@ -297,12 +314,20 @@ static void run_lock(void)
 		/* a holder that died (killed between two stores) never releases it: take it over, also once
 		 * its pid is a new process's. A stopped holder (SIGSTOP, a debugger) is waited for: it is
 		 * inside the section and will finish it. Left: a pid reused within the dead holder's clock
-		 * tick (only by ns_last_pid or clone3's set_tid, privileged) looks like the holder, waited
-		 * for as long as it lives. */
+		 * tick (ns_last_pid, clone3's set_tid, or a wrap of a small pid_max: rare) looks like the
+		 * holder, waited for as long as it lives. */
 		if (spins % 64 == 63 && holder != me && lock_holder_gone(holder))
 			__atomic_compare_exchange_n(&run->lock, &holder, 0, 0, __ATOMIC_RELAXED,
 			                            __ATOMIC_RELAXED);
-		sched_yield();
+		if (spins < 4096) {
+			sched_yield(); /* held for a few stores: the holder is about to give it back */
+		} else {
+			/* a long hold: wait without burning a CPU the holder may need, and say whose it is */
+			struct timespec ms = {0, 1000000};
+			nanosleep(&ms, NULL);
+			if (spins == 4096 + 10000) /* about 10 s of 1 ms sleeps */
+				run_lock_wait_said(holder);
+		}
 	}
 }
 
@@ -619,6 +644,12 @@ static void run_init(void)
 		return; /* no shared memory: this process is a run of its own, not seen by others */
 	run_owner_pid = self_pid = getpid();
 	self_start = process_start(self_pid);
+	/* A hold in this process's name is its image's before an exec (exec keeps pid and start): a thread
+	 * that exec's de_thread killed inside the section. No thread of this image can hold it yet (they wait
+	 * for this pthread_once), and the word would look like this process's own for ever. */
+	uint64_t stale = __atomic_load_n(&run->lock, __ATOMIC_ACQUIRE);
+	if (stale && (pid_t)(uint32_t)stale == self_pid)
+		__atomic_compare_exchange_n(&run->lock, &stale, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	/* The main thread: after exec its slot is there already (same tid, pid and parent process); its clock
 	 * goes on and the exec is counted. Otherwise a new task, made by the parent process's main thread
 	 * when that is in the run (posix_spawn, vfork, a shell). */

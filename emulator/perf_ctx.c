@@ -53,10 +53,11 @@ void emu_unlock(void)
 	emu_flush_signals_leaving();
 }
 
-/* fork: no perf lock may be held across it (the registry and bank locks have their own handlers). */
-/* The thread that forks, as the child's FORK record names it (copy_process): taken in the parent under the
- * perf lock, which is held across the fork, so a child's copy holds its own forking thread. A thread that
- * never entered the emulator before it forked has no record the child could inherit. */
+/* fork: the perf lock is taken in the prepare handler and released on both sides (the registry and bank
+ * locks have their own handlers). The thread that forks, as the child's FORK record names it (copy_process):
+ * taken in the parent under the perf lock, which is held across the fork, so a child's copy holds its own
+ * forking thread. A thread that never entered the emulator before it forked has no record the child could
+ * inherit. */
 pid_t emu_fork_parent_tid, emu_fork_parent_pid;
 
 void perf_fork_prepare(void)
