@@ -90,6 +90,12 @@ EMU_EXPORT void rvemu_test_fork_gate(int fd)
 	emu_run_set_fork_gate(fd);
 }
 
+EMU_EXPORT void rvemu_test_steal(uint64_t ns)
+{
+	emu_init();
+	emu_test_steal(ns);
+}
+
 EMU_EXPORT void rvemu_test_fork_gate_in_lock(int gate_fd, int ready_fd)
 {
 	emu_init();

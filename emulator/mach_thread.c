@@ -107,11 +107,15 @@ static uint64_t own_cputime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Test hook (emu_test_steal): wall time added to this thread's monotonic reads, as a hypervisor's steal adds
+ * it without the thread's CPU time (the guest sees no preemption, so the rseq mark stays). */
+static __thread uint64_t test_steal_ns __attribute__((tls_model("initial-exec")));
+
 static uint64_t monotonic_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts); /* in the vDSO: no system call */
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + test_steal_ns;
 }
 
 /* Was the thread ever off its CPU (preempted, blocked, migrated) or sent a signal since a point? Linux's
@@ -191,6 +195,9 @@ static void source_kernel_mode(enum emu_kernel_mode mode)
  * rseq reads the CPU clock every time. The error: interrupt time the host does not charge to the thread
  * (IRQ_TIME_ACCOUNTING) within one tick counts as its own; the CPU-clock read after the tick corrects it
  * (cycles never go back: emu_cycles_of keeps them monotonic). */
+/* an emulator call whose wall time says it took longer than this is checked against the CPU clock (most take
+ * a few microseconds) */
+#define KERNEL_WALL_CHECK_NS 50000u
 static __thread uint64_t anchor_cpu __attribute__((tls_model("initial-exec")));
 static __thread uint64_t anchor_wall __attribute__((tls_model("initial-exec"))); /* 0: no anchor */
 
@@ -243,11 +250,29 @@ void emu_kernel_leave(void)
 	if (kernel_since) {
 		uint64_t wall, spent;
 		uint64_t now = own_cputime_now(&wall);
-		if (anchor_wall && wall >= kernel_wall_since && kernel_wall_since >= anchor_wall)
+		if (anchor_wall && wall >= kernel_wall_since && kernel_wall_since >= anchor_wall) {
 			spent =
 			    wall - kernel_wall_since; /* one anchor across the call: on the CPU all along */
-		else
+			/* unless the CPU was taken from the thread unseen: a hypervisor's steal (a VM's vCPU
+			 * descheduled: no preemption in the guest, the mark stays) or interrupt time runs the
+			 * wall clock, not the thread's. Charged to the emulator, it would come off the user's
+			 * cycles (a window after it reads 0 until they catch up). A long call is checked
+			 * against the CPU clock, whose cost is small beside it; the anchor is renewed. */
+			if (spent > KERNEL_WALL_CHECK_NS) {
+				int marked = off_cpu_mark_set(); /* as own_cputime_now renews it */
+				uint64_t cpu = own_cputime_ns();
+				if (cpu != UINT64_MAX) {
+					uint64_t by_cpu = cpu > kernel_since ? cpu - kernel_since : 0;
+					spent = by_cpu < spent ? by_cpu : spent;
+					anchor_cpu = cpu;
+					anchor_wall = marked ? monotonic_ns() : 0;
+				} else {
+					anchor_wall = 0;
+				}
+			}
+		} else {
 			spent = now != UINT64_MAX && now > kernel_since ? now - kernel_since : 0;
+		}
 		/* self may have been made in the emulator: its kernel time is its own */
 		struct emu_thread *t = self;
 		if (t && spent)
@@ -259,6 +284,14 @@ void emu_kernel_leave(void)
 		kernel_since = 0;
 	}
 	source_kernel_mode(EMU_KERNEL_LEAVE);
+}
+
+void emu_test_steal(uint64_t ns)
+{
+	emu_kernel_enter();
+	test_steal_ns +=
+	    ns; /* inside an emulator call: the wall clock runs on, the thread's CPU time does not */
+	emu_kernel_leave();
 }
 
 void emu_kernel_forget(void)

@@ -96,6 +96,10 @@ RVEMU_API void rvemu_test_fork_gate(int fd);
  * that gate once fork returned, or the parent may wait for the child that waits for it. Once, as
  * rvemu_test_fork_gate. */
 RVEMU_API void rvemu_test_fork_gate_in_lock(int gate_fd, int ready_fd);
+/* For tests of the CPU-time clock: one emulator call during which the calling thread's wall clock runs `ns`
+ * further than its CPU time, as when a VM's vCPU is descheduled by its host (steal time, unseen by the
+ * guest). That time is not the emulator's: it must not come off the thread's user cycles. */
+RVEMU_API void rvemu_test_steal(uint64_t ns);
 
 /* Distributed HPC (model lowrisc-hpc). */
 /* Ground truth of one HPC counter: manager id (RVHW_HPC_MANAGER_ID) and hpcm bit. */
