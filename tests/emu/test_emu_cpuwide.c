@@ -195,7 +195,13 @@ static void test_cpuwide_sampling(void)
 	fflush(stdout);
 	for (int i = 0; i < CW_TASKS; i++) {
 		child[i] = fork();
-		CU_ASSERT_FATAL(child[i] >= 0);
+		if (child[i] < 0) { /* those forked read EOF and end: reaped before the test stops */
+			close(go[0]);
+			close(go[1]);
+			for (int j = 0; j < i; j++)
+				waitpid(child[j], NULL, 0);
+			CU_FAIL_FATAL("fork");
+		}
 		if (child[i] == 0) {
 			char c;
 			close(go[1]);
