@@ -14,7 +14,7 @@
 #     hot function, x86_64 (the papi stage's results) next to riscv64; any difference fails.
 # Prints ok/FAIL lines and "riscv64: ..." summary lines; exit status 1 if anything failed.
 # Env: RVPAPI_BUILD (default <repo>/build), RISCV64_PREFIX (default $RVPAPI_BUILD/prefix-riscv64),
-# RISCV64_HOST (riscv64-linux-gnu).
+# RISCV64_HOST (riscv64-linux-gnu), RISCV64_PAPI_PARTS (the PAPI checks' parts run at once, default 4).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${RVPAPI_BUILD:-$top/build}
@@ -94,11 +94,13 @@ else
 fi
 
 # ---- PAPI: the x86_64 scripts, with the riscv64 prefix, tree and compiler. They run in the background, beside the
-# CUnit programs and rvprof below, and are judged after them: the checks in two parts (PAPI_TEST_SHARD), the last
-# (the lighter: its variants' ctests take less) followed by the examples. Under qemu they wait more than they compute (one after another they took 12.6 min of
-# wall time for 3.6 min of CPU time), so the three streams share the two cores.
+# CUnit programs and rvprof below, and are judged after them: the checks in parts (PAPI_TEST_SHARD; default 4), the
+# last (the lighter: its variants' ctests take less) followed by the examples. Under qemu they wait more than they
+# compute (one after another they took 12.6 min of wall time for 3.6 min of CPU time; in two parts 240 s and 196 s of
+# a 251 s stage), so more streams than cores still shorten the stage.
 t_papi=$SECONDS
-papi_parts=2
+papi_parts=${RISCV64_PAPI_PARTS:-4}
+[[ "$papi_parts" =~ ^[1-9]$ ]] || { echo "run-riscv64-tests: RISCV64_PAPI_PARTS must be 1..9, not '$papi_parts'" >&2; exit 2; }
 papi_part() { # papi_part I: part I of the PAPI checks; the last part then runs the examples
 	env "${cross[@]}" RVPAPI_BUILD="$rvbuild" PAPI_TREE="$rvbuild/papi" PREFIX="$prefix" PAPI_TEST_ARCH=riscv64 \
 		PAPI_TEST_SHARD="$1/$papi_parts" "$top/tests/papi/run-papi-tests.sh" >"$work/papi-tests-$1.txt" 2>&1
