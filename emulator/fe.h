@@ -28,6 +28,12 @@ const struct fe_answer *fe_file_answer(const char *path, struct fe_answer **to_f
 #define FE_NAME_MAX 32
 int fe_dir_listing(const char *path, char names[][FE_NAME_MAX], int max);
 
+/* The /proc and /sys front end's (fe_vfs.c) served-directory lock, for fork only: fe_libc.c's one
+ * fork_prepare takes it after maps_lock and before the perf lock (maps_lock -> dirs_lock -> perf lock ->
+ * bank locks -> thread registry), and its parent and child handlers release it. */
+void fe_vfs_fork_lock(void);
+void fe_vfs_fork_unlock(void);
+
 /* Seam 2's CSR accesses as the emulated machine answers them (fe_csr.c): RVHW_OK, RVHW_EINVAL (unknown CSR),
  * RVHW_EPERM (the access traps on hardware), RVHW_ENOHW (this machine has no such CSR). */
 int fe_csr_read(unsigned csr, uint64_t *value);

@@ -2,7 +2,7 @@
 /* The files through which Linux describes the machine: /proc/cpuinfo in the RISC-V kernel's format
  * (arch/riscv/kernel/cpu.c), the perf sysctls, the SBI PMU's sysfs entries (drivers/perf/riscv_pmu_sbi.c),
  * and the /sys/devices/system/{cpu,node} entries PAPI and libpfm4 read, caches included
- * (drivers/base/cacheinfo.c; the leaves in arch/riscv/kernel/cacheinfo.c's order). fe_libc.c serves them
+ * (drivers/base/cacheinfo.c; the leaves in arch/riscv/kernel/cacheinfo.c's order). fe_vfs.c serves them
  * through the interposed open/fopen/access family; this file only says what they contain. */
 #include <errno.h>
 #include <linux/perf_event.h>

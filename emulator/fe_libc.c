@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
-/* The libc front end: every libc symbol the emulator interposes, in one file. File descriptors become
- * event objects of the perf core (perf.h) or served /proc and /sys files (fe_files.c); every call on
- * another fd, every other path and every other syscall number goes to libc unchanged.
+/* The libc front end for perf file descriptors: perf_event_open and every fd call on an event (read, write,
+ * lseek, ioctl, fcntl, mmap, poll, close, dup...), and the side-band records the perf core reports (mmap,
+ * mprotect, dlopen, prctl, fork, exec, pthread_create/exit, SCM_RIGHTS); the program's sigaction/signal, and
+ * the load and fork handlers. File descriptors become event objects of the perf core (perf.h); every call on
+ * another fd and every other syscall number goes to libc unchanged. The path-based calls that serve /proc and
+ * /sys are fe_vfs.c's.
  *
  * Every emulated event is a real fd (a memfd), so fd numbers never collide with the program's own files.
  */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <link.h>
 #include <errno.h>
@@ -80,29 +82,30 @@ static long result(long r)
 
 /* ----------------------------------------------------------------------------------- load and fork */
 /* The front end's own locks come first: maps_lock is held while the perf lock is taken (mmap calls
- * perf_mapped under it), dirs_lock around no other lock. A fork must not leave the child a lock another
- * thread held. */
+ * perf_mapped under it), dirs_lock (fe_vfs.c's served directories) around no other lock. A fork must not
+ * leave the child a lock another thread held: this is the one place that takes them all, in the order
+ * maps_lock -> dirs_lock -> perf lock (and, through the perf core's and machine's handlers, bank locks ->
+ * thread registry). */
 static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t dirs_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&maps_lock);
-	pthread_mutex_lock(&dirs_lock);
+	fe_vfs_fork_lock();
 	perf_fork_prepare();
 }
 
 static void fork_parent(void)
 {
 	perf_fork_parent();
-	pthread_mutex_unlock(&dirs_lock);
+	fe_vfs_fork_unlock();
 	pthread_mutex_unlock(&maps_lock);
 }
 
 static void fork_child(void)
 {
 	perf_fork_child();
-	pthread_mutex_unlock(&dirs_lock);
+	fe_vfs_fork_unlock();
 	pthread_mutex_unlock(&maps_lock);
 	static int registered; /* per process: the child's copy of this flag is 0 unless it forked before */
 	if (!registered && atexit(perf_exit_flush) == 0)
@@ -652,276 +655,6 @@ EMU_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 	int r = EMU_REAL(execvpe)(file, argv, envp);
 	perf_exec_failed(); /* still here: the events stay this image's */
 	return r;
-}
-
-/* ----------------------------------------------------------------------------- /proc and /sys files */
-/* Opens a served file: a memfd holding its text, positioned at 0. Returns -2 when the path is not ours. */
-static int open_virtual(const char *path, int flags)
-{
-	/* Every open of the program comes through here: leave anything outside /proc and /sys at once. */
-	if (!path || (strncmp(path, "/proc/", 6) != 0 && strncmp(path, "/sys/", 5) != 0))
-		return -2;
-	struct fe_answer *own;
-	const struct fe_answer *a = fe_file_answer(path, &own);
-	int r = a->result, fd;
-	if (r == 0 || (r == 1 && a->is_dir)) {
-		free(own);
-		return -2; /* directories: the host's (or ENOENT) */
-	}
-	EMU_STAT_ADD(syscalls_emulated, 1);
-	if (r < 0) {
-		free(own);
-		return (int)fail(-r);
-	}
-	if ((flags & O_ACCMODE) != O_RDONLY) {
-		free(own);
-		return (int)fail(EACCES); /* root-only sysctls and read-only sysfs files */
-	}
-	fd = memfd_create("rvemu-proc", (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0);
-	/* pwrite leaves the offset at 0: two host calls per open */
-	if (fd >= 0 && a->len && pwrite(fd, a->text, a->len, 0) != (ssize_t)a->len) {
-		EMU_REAL(close)(fd);
-		fd = -1;
-	}
-	free(own);
-	return fd;
-}
-
-static int open_flags_of_mode(const char *mode)
-{
-	int f = strchr(mode, '+') ? O_RDWR : (mode[0] == 'r' ? O_RDONLY : O_WRONLY);
-	return f | (strchr(mode, 'e') ? O_CLOEXEC : 0);
-}
-
-static FILE *fopen_common(FILE *(*real)(const char *, const char *), const char *path, const char *mode)
-{
-	emu_init();
-	int fd = mode ? open_virtual(path, open_flags_of_mode(mode)) : -2;
-	if (fd == -2)
-		return real(path, mode);
-	if (fd < 0)
-		return NULL;
-	FILE *f = fdopen(fd, "r");
-	if (!f)
-		EMU_REAL(close)(fd);
-	return f;
-}
-
-EMU_EXPORT FILE *fopen(const char *path, const char *mode)
-{
-	return fopen_common(EMU_REAL(fopen), path, mode);
-}
-
-EMU_EXPORT FILE *fopen64(const char *path, const char *mode)
-{
-	return fopen_common(EMU_REAL(fopen64), path, mode);
-}
-
-static mode_t mode_arg(int flags, va_list ap)
-{
-	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
-}
-
-/* Only absolute paths are served (relative ones cannot name /proc or /sys unless cwd is there). */
-static int at_virtual(const char *path, int flags)
-{
-	emu_init();
-	return path && path[0] == '/' ? open_virtual(path, flags) : -2;
-}
-
-#define OPEN_INTERPOSER(name, ...)                                                                           \
-	{                                                                                                    \
-		va_list ap;                                                                                  \
-		va_start(ap, flags);                                                                         \
-		mode_t m = mode_arg(flags, ap);                                                              \
-		va_end(ap);                                                                                  \
-		int fd = at_virtual(path, flags);                                                            \
-		return fd != -2 ? fd : EMU_REAL(name)(__VA_ARGS__, m);                                       \
-	}
-
-EMU_EXPORT int open(const char *path, int flags, ...) OPEN_INTERPOSER(open, path, flags) EMU_EXPORT
-    int open64(const char *path, int flags, ...) OPEN_INTERPOSER(open64, path, flags) EMU_EXPORT
-    int openat(int dirfd, const char *path, int flags, ...)
-        OPEN_INTERPOSER(openat, dirfd, path, flags) EMU_EXPORT
-    int openat64(int dirfd, const char *path, int flags, ...) OPEN_INTERPOSER(openat64, dirfd, path, flags)
-
-    /* _FORTIFY_SOURCE variants. */
-    EMU_EXPORT int __open_2(const char *path, int flags)
-{
-	int fd = at_virtual(path, flags);
-	return fd != -2 ? fd : EMU_REAL(__open_2)(path, flags);
-}
-
-EMU_EXPORT int __open64_2(const char *path, int flags)
-{
-	int fd = at_virtual(path, flags);
-	return fd != -2 ? fd : EMU_REAL(__open64_2)(path, flags);
-}
-
-EMU_EXPORT int __openat_2(int dirfd, const char *path, int flags)
-{
-	int fd = at_virtual(path, flags);
-	return fd != -2 ? fd : EMU_REAL(__openat_2)(dirfd, path, flags);
-}
-
-EMU_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
-{
-	int fd = at_virtual(path, flags);
-	return fd != -2 ? fd : EMU_REAL(__openat64_2)(dirfd, path, flags);
-}
-
-/* access(): 1 = answered (result in *r), 0 = forward. */
-static int access_virtual(const char *path, int amode, int *r)
-{
-	if (!path || (strncmp(path, "/proc/", 6) != 0 && strncmp(path, "/sys/", 5) != 0))
-		return 0;
-	emu_init();
-	struct fe_answer *own;
-	const struct fe_answer *a = fe_file_answer(path, &own);
-	int v = a->result, is_dir = a->is_dir;
-	free(own);
-	if (v == 0)
-		return 0;
-	if (v < 0) {
-		*r = (int)fail(-v);
-	} else if ((amode & W_OK) || ((amode & X_OK) && !is_dir)) {
-		*r = (int)fail(EACCES);
-	} else {
-		*r = 0;
-	}
-	return 1;
-}
-
-EMU_EXPORT int access(const char *path, int amode)
-{
-	int r;
-	return access_virtual(path, amode, &r) ? r : EMU_REAL(access)(path, amode);
-}
-
-EMU_EXPORT int faccessat(int dirfd, const char *path, int amode, int flags)
-{
-	int r;
-	return access_virtual(path, amode, &r) ? r : EMU_REAL(faccessat)(dirfd, path, amode, flags);
-}
-
-/* Directories whose listing the machine defines (fe_dir_listing): a real DIR handle (of "/") stands for
- * the directory, and readdir answers with the served entries. */
-struct served_dir {
-	DIR *dir;
-	int n, next;
-	char names[16][FE_NAME_MAX];
-	struct dirent ent;
-	struct dirent64 ent64;
-};
-#define MAX_SERVED_DIRS 16
-static struct served_dir *served_dirs[MAX_SERVED_DIRS]; /* under dirs_lock */
-
-static struct served_dir *served_of(const DIR *d)
-{
-	struct served_dir *r = NULL;
-	pthread_mutex_lock(&dirs_lock);
-	for (int i = 0; i < MAX_SERVED_DIRS && !r; i++)
-		if (served_dirs[i] && served_dirs[i]->dir == d)
-			r = served_dirs[i];
-	pthread_mutex_unlock(&dirs_lock);
-	return r;
-}
-
-EMU_EXPORT DIR *opendir(const char *path)
-{
-	emu_init();
-	struct served_dir *sd = !strncmp(path, "/sys/", 5) ? calloc(1, sizeof(*sd)) : NULL;
-	if (!sd)
-		// cppcheck-suppress CastIntegerToAddressAtReturn
-		return EMU_REAL(opendir)(path);
-	sd->n = fe_dir_listing(path, sd->names, 16);
-	if (sd->n == 0) {
-		free(sd);
-		// cppcheck-suppress CastIntegerToAddressAtReturn
-		return EMU_REAL(opendir)(path);
-	}
-	if (sd->n < 0) {
-		int err = -sd->n;
-		free(sd);
-		errno = err;
-		return NULL;
-	}
-	sd->dir = EMU_REAL(opendir)("/");
-	pthread_mutex_lock(&dirs_lock);
-	int slot = -1;
-	for (int i = 0; i < MAX_SERVED_DIRS && slot < 0; i++)
-		if (!served_dirs[i])
-			slot = i;
-	if (slot >= 0 && sd->dir)
-		served_dirs[slot] = sd;
-	pthread_mutex_unlock(&dirs_lock);
-	if (slot < 0 || !sd->dir) {
-		if (sd->dir)
-			EMU_REAL(closedir)(sd->dir);
-		free(sd);
-		errno = EMFILE;
-		return NULL;
-	}
-	EMU_STAT_ADD(syscalls_emulated, 1);
-	return sd->dir;
-}
-
-EMU_EXPORT struct dirent *readdir(DIR *d)
-{
-	struct served_dir *sd = served_of(d);
-	if (!sd)
-		// cppcheck-suppress CastIntegerToAddressAtReturn
-		return EMU_REAL(readdir)(d);
-	if (sd->next >= sd->n)
-		return NULL;
-	memset(&sd->ent, 0, sizeof(sd->ent));
-	sd->ent.d_type = DT_DIR;
-	snprintf(sd->ent.d_name, sizeof(sd->ent.d_name), "%s", sd->names[sd->next++]);
-	return &sd->ent;
-}
-
-EMU_EXPORT struct dirent64 *readdir64(DIR *d)
-{
-	struct served_dir *sd = served_of(d);
-	if (!sd)
-		// cppcheck-suppress CastIntegerToAddressAtReturn
-		return EMU_REAL(readdir64)(d);
-	if (sd->next >= sd->n)
-		return NULL;
-	memset(&sd->ent64, 0, sizeof(sd->ent64));
-	sd->ent64.d_type = DT_DIR;
-	snprintf(sd->ent64.d_name, sizeof(sd->ent64.d_name), "%s", sd->names[sd->next++]);
-	return &sd->ent64;
-}
-
-EMU_EXPORT int closedir(DIR *d)
-{
-	pthread_mutex_lock(&dirs_lock);
-	for (int i = 0; i < MAX_SERVED_DIRS; i++)
-		if (served_dirs[i] && served_dirs[i]->dir == d) {
-			free(served_dirs[i]);
-			served_dirs[i] = NULL;
-		}
-	pthread_mutex_unlock(&dirs_lock);
-	return EMU_REAL(closedir)(d);
-}
-
-/* The number of CPUs: glibc reads /sys internally where we cannot see it, so answer here. */
-EMU_EXPORT long sysconf(int name)
-{
-	if (name == _SC_NPROCESSORS_ONLN || name == _SC_NPROCESSORS_CONF)
-		return (long)emu_nharts();
-	return EMU_REAL(sysconf)(name);
-}
-
-EMU_EXPORT int get_nprocs(void)
-{
-	return (int)emu_nharts();
-}
-
-EMU_EXPORT int get_nprocs_conf(void)
-{
-	return (int)emu_nharts();
 }
 
 /* ------------------------------------------------------------------ tasks and libraries (side-band) */

@@ -12,10 +12,14 @@
 #include "symbols.h"
 #include <errno.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static struct rvsample_map maps[256];
@@ -167,6 +171,133 @@ static void test_symbols(void)
 	CU_ASSERT_EQUAL(prof_symbols_resolve(s, 0x20000, &sym), -1); /* end is exclusive */
 	CU_ASSERT_STRING_EQUAL(prof_sym_label(&sym, label, sizeof(label)), "[unknown]");
 	prof_symbols_free(s);
+}
+
+/* A function of this program that only its .symtab names: static, so not in .dynsym even with -rdynamic. */
+static __attribute__((noinline)) int prof_unit_local(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x * 3 + 1;
+}
+
+/* objcopy with `args` (NULL-terminated), its output to /dev/null: 0 when it exits 0. Tried as $OBJCOPY, then
+ * objcopy, and on riscv64 the cross objcopy too: under qemu-user on an x86_64 host the guest's execve runs
+ * the host's objcopy, which does not know riscv64 ELF files. */
+static int objcopy(const char *const args[])
+{
+	const char *tools[] = {
+		getenv("OBJCOPY"),
+		"objcopy",
+#if defined(__riscv)
+		"riscv64-linux-gnu-objcopy",
+#endif
+	};
+	char *argv[8];
+	size_t n = 1;
+	for (; args[n - 1] && n < 7; n++)
+		argv[n] = (char *)args[n - 1];
+	argv[n] = NULL;
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
+		if (!tools[i] || !*tools[i])
+			continue;
+		argv[0] = (char *)tools[i];
+		posix_spawn_file_actions_t fa;
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+		pid_t pid;
+		int st = 0, r = posix_spawnp(&pid, tools[i], &fa, NULL, argv, environ);
+		posix_spawn_file_actions_destroy(&fa);
+		if (r == 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+/* The name prof_unit_local's address gets in a module at `path` mapped where this program's text is ("" for
+ * none): a fresh resolver each time, since a module's symbols are read once. */
+static const char *local_name_in(const struct rvsample_map *text, const char *path)
+{
+	static char name[64];
+	struct rvsample_map m = *text;
+	snprintf(m.path, sizeof(m.path), "%s", path);
+	struct prof_symbols *s = prof_symbols_new(&m, 1);
+	struct prof_sym sym;
+	name[0] = 0;
+	if (s && prof_symbols_resolve(s, (uint64_t)(uintptr_t)&prof_unit_local, &sym) == 0 && sym.name)
+		snprintf(name, sizeof(name), "%s", sym.name);
+	prof_symbols_free(s);
+	return name;
+}
+
+static int copy_file(const char *from, const char *to, int extra_byte)
+{
+	FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+	int ok = in && out;
+	char buf[65536];
+	size_t n;
+	while (ok && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		ok = fwrite(buf, 1, n, out) == n;
+	if (ok && extra_byte)
+		ok = fputc(0, out) != EOF;
+	if (in)
+		fclose(in);
+	if (out && fclose(out) != 0)
+		ok = 0;
+	return ok ? 0 : -1;
+}
+
+/* A stripped module whose symbols are in a separate debug file named by its .gnu_debuglink (objcopy, as
+ * Debian's dh_strip makes them; no /usr/lib/debug/.build-id/ file exists for this program, so the debuglink
+ * and its CRC decide): its local functions are named from that file beside it or in its .debug/ folder, as
+ * perf and gdb look; never from a file of that name whose contents differ (another build: the CRC). */
+static void test_symbols_debuglink(void)
+{
+	const struct rvsample_map *text = NULL;
+	for (size_t i = 0; i < nmaps && !text; i++)
+		if (maps[i].start <= (uint64_t)(uintptr_t)&prof_unit_local &&
+		    (uint64_t)(uintptr_t)&prof_unit_local < maps[i].end)
+			text = &maps[i];
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	CU_ASSERT_STRING_EQUAL(local_name_in(text, text->path), "prof_unit_local"); /* its own .symtab */
+
+	char dir[256], dotdebug[300], stripped[300], debug[300], moved[320], wrong[320];
+	snprintf(dir, sizeof(dir), "%s/debuglink", tmpdir);
+	snprintf(dotdebug, sizeof(dotdebug), "%s/.debug", dir);
+	snprintf(stripped, sizeof(stripped), "%s/prof_units", dir);
+	snprintf(debug, sizeof(debug), "%s/prof_units.dbg", dir);
+	snprintf(moved, sizeof(moved), "%s/prof_units.dbg", dotdebug);
+	snprintf(wrong, sizeof(wrong), "%s/prof_units.dbg.other", dir);
+	CU_ASSERT_FATAL(mkdir(dir, 0700) == 0 && mkdir(dotdebug, 0700) == 0);
+	char link_arg[400];
+	snprintf(link_arg, sizeof(link_arg), "--add-gnu-debuglink=%s", debug);
+	const char *keep_debug[] = {"--only-keep-debug", text->path, debug, NULL};
+	const char *strip[] = {"--strip-all", link_arg, text->path, stripped, NULL};
+	CU_ASSERT_FATAL(objcopy(keep_debug) == 0);
+	CU_ASSERT_FATAL(objcopy(strip) == 0);
+
+	/* beside the module */
+	CU_ASSERT_STRING_EQUAL(local_name_in(text, stripped), "prof_unit_local");
+	/* in its .debug/ folder */
+	CU_ASSERT_EQUAL_FATAL(rename(debug, moved), 0);
+	CU_ASSERT_STRING_EQUAL(local_name_in(text, stripped), "prof_unit_local");
+	/* none: the stripped module names no local function (so the names above came from the debug file) */
+	CU_ASSERT_EQUAL_FATAL(rename(moved, wrong), 0);
+	CU_ASSERT_STRING_EQUAL(local_name_in(text, stripped), "");
+	/* a file of that name whose CRC differs (here one byte more): not used, beside the module or in
+	 * .debug/ */
+	CU_ASSERT_EQUAL_FATAL(copy_file(wrong, debug, 1), 0);
+	CU_ASSERT_STRING_EQUAL(local_name_in(text, stripped), "");
+	CU_ASSERT_EQUAL_FATAL(rename(debug, moved), 0);
+	CU_ASSERT_STRING_EQUAL(local_name_in(text, stripped), "");
+	/* and the same bytes as the debuglink's file again: named */
+	CU_ASSERT_EQUAL_FATAL(copy_file(wrong, moved, 0), 0);
+	CU_ASSERT_STRING_EQUAL(local_name_in(text, stripped), "prof_unit_local");
+	unlink(moved);
+	unlink(wrong);
+	unlink(stripped);
+	rmdir(dotdebug);
+	rmdir(dir);
 }
 
 /* 70 samples in prof_unit_hot (called from prof_unit_mid from prof_unit_outer), 20 in warm, 10 in cold. */
@@ -627,6 +758,8 @@ int main(void)
 		return 1;
 	CU_pSuite s = CU_add_suite("profiler", NULL, NULL);
 	CU_add_test(s, "symbols: own functions, libc's .dynsym, unknown addresses", test_symbols);
+	CU_add_test(s, "symbols: a stripped module's .gnu_debuglink file, its CRC checked",
+	            test_symbols_debuglink);
 	CU_add_test(s, "report: histogram, stacks, folded output", test_report);
 	CU_add_test(s, "flame graph: frames merged by their callers, names escaped", test_flamegraph);
 	CU_add_test(s, "perf.data: perf report and perf script read it back", test_perfdata);
