@@ -107,6 +107,11 @@ for s in "${stages[@]}"; do
 		if [ $verdict != ok ]; then # the failed assertions, from the run's log and the test programs' logs
 			{ cat "$log"; [ "$s" = sampling ] || [ "$s" = unit ] && find "$obj" -name '*.log' -newer "$log_dir/.run-start" -print0 | xargs -0 -r cat; } |
 				grep -hE '^FAIL|\.c:[0-9]+ +- ' | sort -u | head -8 | sed 's/^/   | /'
+			# the next run writes the failing programs' logs again: keep this run's beside its own
+			for t in $(sed -n 's/^FAIL: //p' "$log"); do
+				[ -f "$obj/tests/$t.log" ] && cp "$obj/tests/$t.log" "$log_dir/$s-$i-${t//\//_}.log" &&
+					echo "   | kept: $log_dir/$s-$i-${t//\//_}.log"
+			done
 		fi
 	done
 	summary+=("$s $ok/$runs")
