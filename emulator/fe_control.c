@@ -90,6 +90,12 @@ EMU_EXPORT void rvemu_test_fork_gate(int fd)
 	emu_run_set_fork_gate(fd);
 }
 
+EMU_EXPORT void rvemu_test_exit_gate(int gate_fd, int ready_fd)
+{
+	emu_init();
+	emu_run_set_exit_gate(gate_fd, ready_fd);
+}
+
 EMU_EXPORT void rvemu_test_steal(uint64_t ns)
 {
 	emu_init();

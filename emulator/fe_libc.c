@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -670,6 +671,7 @@ static void *next_fn(void **slot, const char *name)
 }
 #define NEXT(fn) ((__typeof__(&fn))next_fn((void **)&next_##fn, #fn))
 static void *next_dlopen, *next_fork, *next_pthread_create, *next_pthread_exit, *next_sendmsg, *next_recvmsg;
+static void *next_wait, *next_waitpid, *next_wait3, *next_wait4, *next_waitid;
 
 /* dlopen: the executable mappings of a library it loads (not of one already loaded: no new mapping) are
  * reported as the loader's mmap calls would be in the kernel; ld.so maps them itself, past our mmap.
@@ -768,6 +770,63 @@ EMU_EXPORT pid_t fork(void)
 	}
 	if (r != 0)
 		emu_run_set_fork_seq(outer); /* the child keeps this fork's: its own slot's */
+	return r;
+}
+
+/* The wait family: a child that died without its exit path (SIGKILL) has its PERF_RECORD_EXIT written by the
+ * kernel in do_exit, before anyone can wait for it; its own emulator never runs again, and a parent with a
+ * SIGCHLD handler writes it before the handler runs (fe_signal.c). A parent without one (a shell's `wait`
+ * after `kill -9 $!`) learns of the death here: the EXIT is written before the wait returns the child,
+ * so no reader of the rings sees the child gone and its EXIT missing (perf_remote_child_exited; it scans
+ * the run's table only when a child of this process has a live slot whose EXIT nobody wrote). */
+static void child_waited(void)
+{
+	int saved = errno;
+	emu_guard_enter();
+	emu_kernel_enter();
+	perf_remote_child_exited();
+	emu_kernel_leave();
+	emu_guard_leave();
+	errno = saved;
+}
+
+EMU_EXPORT pid_t wait(int *status)
+{
+	pid_t r = NEXT(wait)(status);
+	if (r > 0)
+		child_waited();
+	return r;
+}
+
+EMU_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
+{
+	pid_t r = NEXT(waitpid)(pid, status, options);
+	if (r > 0)
+		child_waited();
+	return r;
+}
+
+EMU_EXPORT pid_t wait3(int *status, int options, struct rusage *ru)
+{
+	pid_t r = NEXT(wait3)(status, options, ru);
+	if (r > 0)
+		child_waited();
+	return r;
+}
+
+EMU_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
+{
+	pid_t r = NEXT(wait4)(pid, status, options, ru);
+	if (r > 0)
+		child_waited();
+	return r;
+}
+
+EMU_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
+{
+	int r = NEXT(waitid)(idtype, id, info, options);
+	if (r == 0 && info && info->si_pid > 0 && (options & WEXITED))
+		child_waited();
 	return r;
 }
 

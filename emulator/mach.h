@@ -338,6 +338,9 @@ void emu_run_set_fork_seq(uint64_t seq);
  * task: a second call, or a task another process already found killed, gets 0); -1 for a thread the run's
  * table does not hold (nobody else writes its EXIT). */
 int emu_run_thread_exit(void);
+/* The EXIT record emu_run_thread_exit gave the caller is written (or nobody wants one): until then a kill
+ * leaves it to the first process that sees the task gone. */
+void emu_run_thread_exit_written(void);
 void emu_run_process_exit(void); /* the process ends (exit, _exit): every thread's final cycles */
 /* The process ends (exit_group): another of its threads, still alive, whose EXIT record nobody wrote yet,
  * now the caller's to write: 1, its tid and its slot; 0 when none is left. */
@@ -348,6 +351,9 @@ void emu_run_set_fork_gate(int fd);
 /* The same while the child holds the run table's lock: it writes one byte to ready_fd, then reads one from
  * gate_fd (a test kills it there: a holder that dies inside the section). */
 void emu_run_set_fork_gate_in_lock(int gate_fd, int ready_fd);
+/* Test hook (rvemu_test_exit_gate): the next task of this process to claim its own EXIT record writes one
+ * byte to ready_fd after the claim and reads one from gate_fd, before the record is written. */
+void emu_run_set_exit_gate(int gate_fd, int ready_fd);
 /* Task `tid` of another process, as perf_event_open may reach it (ptrace access: same uid or
  * CAP_SYS_PTRACE): 0 and its proxy, -ESRCH, -EACCES. */
 int emu_run_task_open(pid_t tid, struct emu_thread **out);

@@ -39,6 +39,7 @@
 #define RUN_PREFIX "rvemu-run."
 #define RUN_ENV    "RVEMU_RUN_SHM"
 enum { SLOT_FREE = 0, SLOT_LIVE = 1, SLOT_EXITED = 2 };
+enum { EXIT_NONE = 0, EXIT_CLAIMED = 1, EXIT_SELF = 2, EXIT_WRITTEN = 3 };
 
 /* One task, in shared memory: written by its own process, read by the others (relaxed atomics: each field
  * is a value on its own; `cycles` is monotonic). */
@@ -62,9 +63,10 @@ struct emu_run_task {
 	uint64_t acct[4];      /* at exit: minflt, majflt, nvcsw, nivcsw (software events once it is gone) */
 	uint64_t exec_acct[4]; /* the same at its latest exec (enable_on_exec of software events) */
 	int32_t acct_valid;
-	/* its PERF_RECORD_EXIT is someone's: 1 once its exit path took it (it writes its own), or once
-	 * another process found it killed and took it (emu_run_task_claim_exit): a compare-and-swap, so
-	 * written once, by one */
+	/* its PERF_RECORD_EXIT is someone's (EXIT_*): its own exit path's while it writes it (EXIT_SELF, then
+	 * EXIT_WRITTEN), or another process's that found it killed (EXIT_CLAIMED, emu_run_task_claim_exit):
+	 * a compare-and-swap, so written once, by one; a task killed inside its own exit path (between its
+	 * claim and its record) left EXIT_SELF, which the first to see it gone takes over */
 	int32_t exit_claimed;
 };
 
@@ -101,6 +103,10 @@ static int fork_gate = -1;
 /* Test hook (emu_run_set_fork_gate_in_lock): the same, read while the child holds the run table's lock, after
  * it wrote a byte to fork_locked_ready (so a test can kill a holder inside the section). */
 static int fork_locked_gate = -1, fork_locked_ready = -1;
+/* Test hook (emu_run_set_exit_gate): this process's next task to claim its own EXIT writes a byte to
+ * exit_ready, then reads one from exit_gate (a test kills it there: inside its exit path, its EXIT claimed
+ * and not yet written). */
+static int exit_gate = -1, exit_ready = -1;
 
 /* Proxies: this process's view of other processes' tasks (struct emu_thread with pid != getpid()). */
 static struct emu_thread *proxies;
@@ -801,12 +807,21 @@ static void exit_slot(struct emu_run_task *s, uint64_t cycles)
 	__atomic_store_n(&s->state, SLOT_EXITED, __ATOMIC_RELEASE);
 }
 
-/* The right to write the slot's EXIT record: 1 for the one caller that takes it (the task itself, or a
- * process that found it killed), 0 for every later one. */
-static int claim_exit(struct emu_run_task *s)
+/* The right to write the slot's EXIT record, taken from `from` (EXIT_NONE; EXIT_SELF of a task killed in
+ * its exit path) as `as`: 1 for the one caller that takes it, 0 for every later one. */
+static int claim_exit(struct emu_run_task *s, int32_t from, int32_t as)
 {
-	int32_t none = 0;
-	return __atomic_compare_exchange_n(&s->exit_claimed, &none, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	return __atomic_compare_exchange_n(&s->exit_claimed, &from, as, 0, __ATOMIC_ACQ_REL,
+	                                   __ATOMIC_RELAXED);
+}
+
+/* Whether nobody is writing the slot's EXIT: unclaimed while its task lived, or claimed by its own exit path
+ * (a kill can end it before the record; the caller asks whether the task is gone). The claim it was in. */
+static int exit_unwritten(const struct emu_run_task *s, int32_t *claim)
+{
+	*claim = __atomic_load_n(&s->exit_claimed, __ATOMIC_ACQUIRE);
+	return *claim == EXIT_SELF ||
+	       (*claim == EXIT_NONE && __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_LIVE);
 }
 
 int emu_run_thread_exit(void)
@@ -818,7 +833,29 @@ int emu_run_thread_exit(void)
 		own_acct(s);
 		exit_slot(s, own_cycles(s));
 	}
-	return claim_exit(s);
+	int mine = claim_exit(s, EXIT_NONE, EXIT_SELF);
+	int gate = __atomic_exchange_n(&exit_gate, -1, __ATOMIC_ACQ_REL);
+	if (mine && gate >= 0) {
+		char c = 'x';
+		while (EMU_REAL(write)(exit_ready, &c, 1) < 0 && errno == EINTR)
+			;
+		while (EMU_REAL(read)(gate, &c, 1) < 0 && errno == EINTR)
+			;
+	}
+	return mine;
+}
+
+void emu_run_set_exit_gate(int gate_fd, int ready_fd)
+{
+	exit_ready = ready_fd;
+	__atomic_store_n(&exit_gate, gate_fd, __ATOMIC_RELEASE);
+}
+
+void emu_run_thread_exit_written(void)
+{
+	struct emu_run_task *s = slot_at(my_slot);
+	if (s && s->pid == getpid())
+		claim_exit(s, EXIT_SELF, EXIT_WRITTEN);
 }
 
 int emu_run_claim_sibling_exit(pid_t *tid, int *slot)
@@ -837,7 +874,7 @@ int emu_run_claim_sibling_exit(pid_t *tid, int *slot)
 		int saved = errno;
 		int alive = tgkill(pid, s->tid, 0) == 0;
 		errno = saved;
-		if (alive && claim_exit(s)) {
+		if (alive && claim_exit(s, EXIT_NONE, EXIT_CLAIMED)) {
 			*tid = s->tid;
 			*slot = (int)i;
 			found = 1;
@@ -1180,17 +1217,18 @@ int emu_run_task_running(int slot)
 int emu_run_task_claim_exit(int slot)
 {
 	struct emu_run_task *s = slot_at(slot);
-	if (!s || (uint32_t)slot >= run_used() || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_LIVE ||
-	    __atomic_load_n(&s->exit_claimed, __ATOMIC_ACQUIRE) || s->pid == self_pid || !task_gone(s))
+	int32_t claim;
+	if (!s || (uint32_t)slot >= run_used() || !exit_unwritten(s, &claim) || s->pid == self_pid ||
+	    !task_gone(s))
 		return 0;
-	return claim_exit(s);
+	return claim_exit(s, claim, EXIT_CLAIMED);
 }
 
 int emu_run_task_exit_pending(int slot, pid_t *pid, pid_t *tid, pid_t *ppid)
 {
 	struct emu_run_task *s = slot_at(slot);
-	if (!s || (uint32_t)slot >= run_used() || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_LIVE ||
-	    __atomic_load_n(&s->exit_claimed, __ATOMIC_ACQUIRE) || s->pid == self_pid)
+	int32_t claim;
+	if (!s || (uint32_t)slot >= run_used() || !exit_unwritten(s, &claim) || s->pid == self_pid)
 		return 0;
 	*pid = s->pid;
 	*tid = s->tid;
@@ -1204,8 +1242,8 @@ int emu_run_child_exit_pending(void)
 		return 0;
 	for (uint32_t i = run_used(); i-- > 0;) {
 		const struct emu_run_task *s = &run->task[i];
-		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SLOT_LIVE && s->ppid == self_pid &&
-		    s->pid != self_pid && !__atomic_load_n(&s->exit_claimed, __ATOMIC_ACQUIRE))
+		int32_t claim;
+		if (s->ppid == self_pid && s->pid != self_pid && exit_unwritten(s, &claim))
 			return 1;
 	}
 	return 0;

@@ -971,14 +971,19 @@ void perf_record_exit(void)
 		mine = exit_written_by != me;
 		exit_written_by = me;
 	}
-	if (!sideband_wanted())
+	if (!sideband_wanted()) {
+		if (claim > 0)
+			emu_run_thread_exit_written(); /* nothing to write */
 		return;
+	}
 	struct emu_thread *t = emu_thread_self();
 	emu_lock();
 	emu_remote_shadows_publish(t); /* its last samples before its EXIT */
 	if (mine)
 		emu_sb_exit(t);
 	emu_unlock();
+	if (claim > 0)
+		emu_run_thread_exit_written();
 }
 
 /* exit_group (exit, _exit, _Exit from any thread): the process's other threads end with it (the kernel kills

@@ -96,6 +96,11 @@ RVEMU_API void rvemu_test_fork_gate(int fd);
  * that gate once fork returned, or the parent may wait for the child that waits for it. Once, as
  * rvemu_test_fork_gate. */
 RVEMU_API void rvemu_test_fork_gate_in_lock(int gate_fd, int ready_fd);
+/* For tests of the run across processes: the next task of this process whose exit path takes the right to
+ * write its own PERF_RECORD_EXIT then writes one byte to `ready_fd` and reads one from `gate_fd`, before
+ * writing the record, so a test can kill it there (SIGKILL inside its exit path: the kernel still writes
+ * its EXIT; here the first process of the run to see it gone must). Once. -1: none (default). */
+RVEMU_API void rvemu_test_exit_gate(int gate_fd, int ready_fd);
 /* For tests of the CPU-time clock: one emulator call during which the calling thread's wall clock runs `ns`
  * further than its CPU time, as when a VM's vCPU is descheduled by its host (steal time, unseen by the
  * guest). That time is not the emulator's: it must not come off the thread's user cycles. */

@@ -1408,6 +1408,110 @@ static void test_sample_other_process_killed_sigchld(void)
 	ring_close(&ring);
 }
 
+/* The event's own task killed by SIGKILL inside its exit path, after it took the right to write its own EXIT
+ * and before it wrote it (rvemu_test_exit_gate holds it there): the kernel writes EXIT in do_exit whatever
+ * ends the task; here the owner, the first to see it gone, writes it, once. Before, the claim stayed the
+ * dead task's and no EXIT was ever written (under perf record, a shell's `kill -9 $!` reaching a job that
+ * was ending lost the job's EXIT: test_emu_mproc.sh, 2 of 20 runs on a loaded host). */
+static void test_sample_other_process_killed_in_exit(void)
+{
+	void (*exit_gate)(int, int) = (void (*)(int, int))dlsym(RTLD_DEFAULT, "rvemu_test_exit_gate");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(exit_gate);
+	int gate[2], ready[2], go[2];
+	CU_ASSERT_FATAL(pipe(gate) == 0 && pipe(ready) == 0);
+	pid_t child = fork_task_after_go(go, NULL);
+	if (child == 0) {
+		hot_virtual_kernel(250000); /* 2 samples */
+		exit_gate(gate[0], ready[1]);
+		_exit(0); /* held inside, its EXIT claimed: killed there */
+	}
+	struct ring ring;
+	uint64_t id;
+	task_ring_open(&ring, child, 0, &id, DATA_PAGES);
+	task_go(go);
+	char c;
+	int held = read(ready[0], &c, 1) == 1;
+	CU_ASSERT_EQUAL(kill(child, SIGKILL), 0);
+	reap_killed(child);
+	CU_ASSERT_FATAL(held);
+	struct pollfd p = {ring.fd, POLLIN, 0};
+	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1);
+	CU_ASSERT(p.revents & POLLHUP);
+	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1); /* again: nothing more */
+	static struct task_rec r[64];
+	struct task_view v;
+	task_view(r, task_records(ring.page, r, 64), (uint32_t)child, &v);
+	printf("\n  killed inside its exit path: %u samples, %u exit (sample_id pid %u tid %u)\n", v.samples,
+	       v.exits, v.exit.id_pid, v.exit.id_tid);
+	CU_ASSERT_EQUAL(v.samples, 2);
+	CU_ASSERT_EQUAL(v.exits, 1);
+	CU_ASSERT_EQUAL(v.after_exit, 0);
+	CU_ASSERT(v.exit.id_pid == (uint32_t)child && v.exit.id_tid == (uint32_t)child);
+	CU_ASSERT(v.exit.id == id && v.exit.stream_id == id);
+	for (int i = 0; i < 2; i++) {
+		close(gate[i]);
+		close(ready[i]);
+	}
+	ring_close(&ring);
+}
+
+/* A shell's `cmd & kill -9 $!; wait`: the child C of the event's task forks G, which is killed by SIGKILL;
+ * C, with no SIGCHLD handler, waits for G and then holds. The kernel wrote G's EXIT before G could be waited
+ * for, so it is in the ring when C's wait returns, with no poll and before C's own exit (which wrote it,
+ * before: a reader between the two found G gone and its EXIT missing). */
+static void test_sample_other_process_killed_waited(void)
+{
+	int go[2], waited[2], hold[2];
+	CU_ASSERT_FATAL(pipe(waited) == 0 && pipe(hold) == 0);
+	pid_t child = fork_task_after_go(go, NULL);
+	if (child == 0) {
+		signal(SIGCHLD, SIG_DFL);
+		pid_t g = fork();
+		if (g == 0) {
+			hot_virtual_kernel(150000); /* 1 sample */
+			raise(SIGKILL);             /* does not return */
+		}
+		int st = 0;
+		char c = 'w';
+		int ok = g > 0 && waitpid(g, &st, 0) == g && WIFSIGNALED(st);
+		ok = ok && write(waited[1], &c, 1) == 1 && read(hold[0], &c, 1) == 1;
+		_exit(ok ? 0 : 4);
+	}
+	struct ring ring;
+	task_ring_open(&ring, child, 1, NULL, DATA_PAGES);
+	task_go(go);
+	char c;
+	CU_ASSERT_FATAL(read(waited[0], &c, 1) == 1);
+	static struct task_rec r[64];
+	unsigned n = task_records(ring.page, r, 64); /* no poll, C still there */
+	uint32_t g = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (r[i].type == PERF_RECORD_FORK)
+			g = r[i].pid;
+	struct task_view vg, vc;
+	task_view(r, n, g, &vg);
+	task_view(r, n, (uint32_t)child, &vc);
+	printf("\n  killed grandchild, waited for: %u samples, %u exit; its parent still there: %u exit\n",
+	       vg.samples, vg.exits, vc.exits);
+	CU_ASSERT(g != 0 && g != (uint32_t)child);
+	CU_ASSERT_EQUAL(vg.samples, 1);
+	CU_ASSERT_EQUAL(vg.exits, 1);
+	CU_ASSERT(vg.exit.id_pid == g && vg.exit.id_tid == g);
+	CU_ASSERT_EQUAL(vc.exits, 0);
+	CU_ASSERT_EQUAL(write(hold[1], "x", 1), 1);
+	reap_exited_ok(child);
+	n = task_records(ring.page, r, 64);
+	task_view(r, n, g, &vg);
+	task_view(r, n, (uint32_t)child, &vc);
+	CU_ASSERT_EQUAL(vg.exits, 1);
+	CU_ASSERT_EQUAL(vc.exits, 1);
+	for (int i = 0; i < 2; i++) {
+		close(waited[i]);
+		close(hold[i]);
+	}
+	ring_close(&ring);
+}
+
 /* The main thread of a process calls pthread_exit while its worker runs on: the process is not gone (its
  * leader shows Z in /proc, the worker runs), so nothing may take the worker for killed. */
 static int pexit_ack[2], pexit_more[2];
@@ -2258,6 +2362,12 @@ void add_sample_suites(void)
 		CU_add_test(s,
 		            "another process killed, its owner's SIGCHLD handled, no poll: its EXIT is there",
 		            test_sample_other_process_killed_sigchld);
+		CU_add_test(s, "another process killed inside its exit path, its EXIT claimed: written, once",
+		            test_sample_other_process_killed_in_exit);
+		CU_add_test(
+		    s,
+		    "a killed process waited for without SIGCHLD handler: its EXIT before the wait returns",
+		    test_sample_other_process_killed_waited);
 		CU_add_test(s, "another process calls exit() while its worker runs: one EXIT each",
 		            test_sample_other_process_exit_group);
 		CU_add_test(s, "another process killed while its worker runs: one EXIT each",
