@@ -205,6 +205,13 @@ static void pass_on(int sig, siginfo_t *si, ucontext_t *uc)
 	pthread_sigmask(SIG_SETMASK, &ours, NULL);
 }
 
+static void (*volatile trap_test_hook)(void);
+
+EMU_EXPORT void rvemu_test_trap_hook(void (*fn)(void))
+{
+	trap_test_hook = fn;
+}
+
 static void trap_handler(int sig, siginfo_t *si, void *context)
 {
 	int saved_errno = errno;
@@ -215,6 +222,9 @@ static void trap_handler(int sig, siginfo_t *si, void *context)
 	if (done)
 		EMU_STAT_ADD(csr_traps, 1);
 	emu_kernel_leave();
+	void (*hook)(void) = trap_test_hook;
+	if (done && hook)
+		hook();
 	if (!done)
 		pass_on(sig, si, uc);
 	errno = saved_errno;
@@ -243,6 +253,11 @@ int fe_trap_sigaction(const struct sigaction *act, struct sigaction *old)
 }
 
 #else /* no CSR instructions to trap: programs call the exported rvhw_* functions */
+
+EMU_EXPORT void rvemu_test_trap_hook(void (*fn)(void))
+{
+	(void)fn; /* no trap handler to run it in */
+}
 
 void fe_trap_install(void)
 {
