@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* A signal that lands while a csrr is being emulated (model sifive-u74, virtual clock). On a board a counter
- * read is one instruction: a signal comes before or after it, and its handler may read counters itself (PAPI's
- * software overflow: the ITIMER_PROF handler reads the EventSet through the mmap page, PAPI patch 25). Under
- * qemu-user the read is the emulator's SIGILL handler (emulator/fe_trap.c), which must run with every signal
- * blocked: a handler that ran inside it would run with SIGILL blocked, and its own csrr would then kill the
- * process with SIGILL (a trap whose signal is blocked gets the default action) -- the exec-counts stage's
- * overflow_pthreads died so once. The test hook rvemu_test_trap_hook raises SIGPROF from inside the trap
- * handler, as an ITIMER_PROF tick landing there would, in a child so that a death is a failed check:
+ * read is one instruction: a signal comes before or after it, and its handler may read counters itself
+ * (PAPI's software overflow: the ITIMER_PROF handler reads the EventSet through the mmap page, PAPI patch
+ * 25). Under qemu-user the read is the emulator's SIGILL handler (emulator/fe_trap.c), which must run with
+ * every signal blocked: a handler that ran inside it would run with SIGILL blocked, and its own csrr would
+ * then kill the process with SIGILL (a trap whose signal is blocked gets the default action) -- the
+ * exec-counts stage's overflow_pthreads died so once. The test hook rvemu_test_trap_hook raises SIGPROF from
+ * inside the trap handler, as an ITIMER_PROF tick landing there would, in a child so that a death is a failed
+ * check:
  *   - inside the trap handler SIGPROF (every signal) is blocked;
  *   - the SIGPROF handler runs once, after the trapped instruction (not inside the emulator), and its own
  *     user-space read of the counter traps, is emulated and gives the count read() gives;
@@ -91,8 +92,8 @@ static void child(void)
 		_exit(1);
 	page = p;
 	ioctl(fd, PERF_EVENT_IOC_RESET, 0); /* the page says cap_user_rdpmc from its next update */
-	CHECK(page->cap_user_rdpmc == 1 && page->index == 4, "page: cap_user_rdpmc %u, index %u (hpmcounter3)",
-	      (unsigned)page->cap_user_rdpmc, page->index);
+	CHECK(page->cap_user_rdpmc == 1 && page->index == 4,
+	      "page: cap_user_rdpmc %u, index %u (hpmcounter3)", (unsigned)page->cap_user_rdpmc, page->index);
 	api.advance(1000000);
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -116,7 +117,9 @@ static void child(void)
 	CHECK(prof_read_ok && prof_count == sys && before == sys && sys > 0,
 	      "the handler's own user read %llu = the program's %llu = read() %llu",
 	      (unsigned long long)prof_count, (unsigned long long)before, (unsigned long long)sys);
-	_exit(trap_test_done("trap_nested (child)"));
+	int r = trap_test_done("trap_nested (child)");
+	fflush(stdout);
+	_exit(r);
 }
 
 int main(void)
@@ -127,7 +130,8 @@ int main(void)
 		return 2;
 	}
 	int st = in_child(child);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child exited normally, its checks passed (status 0x%x%s)",
-	      st, died_of_sigill(st) ? ": killed by SIGILL" : "");
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "the child exited normally, its checks passed (status 0x%x%s)", st,
+	      died_of_sigill(st) ? ": killed by SIGILL" : "");
 	return trap_test_done("trap_nested");
 }
