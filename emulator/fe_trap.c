@@ -22,7 +22,8 @@
  * a raw rt_sigaction system call replace ours (not interposable).
  *
  * Signal safety: the handler runs with every signal blocked (no handler of the program, nor the emulator's
- * tick, can interrupt a bank or the perf core halfway), uses only async-signal-safe calls plus the
+ * tick, can interrupt a bank or the perf core halfway, nor run with SIGILL blocked; installed so that
+ * qemu-user 7.2 honours the mask: install_trap_handler), uses only async-signal-safe calls plus the
  * emulator's own locks, which no code of this thread can hold when a CSR instruction traps (they are held
  * only inside the re-entry guard, mach.h, where no code of the program runs: its handlers wait). The
  * program's recorded disposition is published with a sequence counter whose writer runs with signals blocked,
@@ -205,6 +206,13 @@ static void pass_on(int sig, siginfo_t *si, ucontext_t *uc)
 	pthread_sigmask(SIG_SETMASK, &ours, NULL);
 }
 
+static void (*volatile trap_test_hook)(void);
+
+EMU_EXPORT void rvemu_test_trap_hook(void (*fn)(void))
+{
+	trap_test_hook = fn;
+}
+
 static void trap_handler(int sig, siginfo_t *si, void *context)
 {
 	int saved_errno = errno;
@@ -215,19 +223,47 @@ static void trap_handler(int sig, siginfo_t *si, void *context)
 	if (done)
 		EMU_STAT_ADD(csr_traps, 1);
 	emu_kernel_leave();
+	void (*hook)(void) = trap_test_hook;
+	if (done && hook)
+		hook();
 	if (!done)
 		pass_on(sig, si, uc);
 	errno = saved_errno;
 }
 
+/* The trap handler must run with every signal blocked, as the kernel's trap handling does on a board: a
+ * handler that ran inside it would run with SIGILL blocked, and a csrr of its own (PAPI's ITIMER_PROF handler
+ * reads its counters from user space) would then get the default action of a blocked trap, death by SIGILL.
+ * qemu-user 7.2 (Debian 12's) ignores the sa_mask a riscv64 guest gives rt_sigaction: its struct
+ * target_sigaction has an sa_restorer field (linux-user/generic/signal.h defines TARGET_SA_RESTORER) that
+ * riscv64 Linux's struct sigaction does not have, so it takes the guest's mask for the restorer (unused
+ * without SA_RESTORER) and reads the mask from the 8 bytes after it. Measured: a handler installed with
+ * sa_mask = every signal runs with its own signal alone blocked, and a SIGPROF landing as a trap is
+ * delivered runs on top of the trap handler with SIGILL blocked (tests/riscv64-trap/trap_nested.c).
+ * So the mask is given in both places: riscv64 Linux (and a qemu without that field) reads it at offset 16
+ * and nothing after it (sigsetsize 8), qemu 7.2 reads the copy at offset 24. */
+struct rt_sigaction_arg {
+	void (*handler)(int, siginfo_t *, void *);
+	unsigned long flags;
+	uint64_t mask;       /* the kernel's sa_mask (riscv64: 64 signals) */
+	uint64_t mask_again; /* where qemu-user 7.2 reads sa_mask */
+};
+
+static int install_trap_handler(void)
+{
+	sigset_t all;
+	sigfillset(&all); /* every signal but glibc's internal ones (thread cancellation, setxid) */
+	struct rt_sigaction_arg k = {trap_handler, SA_SIGINFO | SA_ONSTACK | SA_RESTART, 0, 0};
+	memcpy(&k.mask, &all, sizeof(k.mask));
+	k.mask_again = k.mask;
+	long r = EMU_REAL(syscall)(SYS_rt_sigaction, (long)SIGILL, &k, NULL, (long)sizeof(k.mask));
+	return r == 0 ? 0 : -1;
+}
+
 void fe_trap_install(void)
 {
-	struct sigaction sa, prev;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = trap_handler;
-	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-	sigfillset(&sa.sa_mask);
-	if (EMU_REAL(sigaction)(SIGILL, &sa, &prev) != 0)
+	struct sigaction prev;
+	if (EMU_REAL(sigaction)(SIGILL, NULL, &prev) != 0 || install_trap_handler() != 0)
 		return; /* the program keeps plain hardware behaviour: every CSR trap is its own */
 	if (prev.sa_sigaction != trap_handler)
 		program_set(&prev, NULL); /* SIG_IGN survives exec; a handler of an earlier preload */
@@ -243,6 +279,11 @@ int fe_trap_sigaction(const struct sigaction *act, struct sigaction *old)
 }
 
 #else /* no CSR instructions to trap: programs call the exported rvhw_* functions */
+
+EMU_EXPORT void rvemu_test_trap_hook(void (*fn)(void))
+{
+	(void)fn; /* no trap handler to run it in */
+}
 
 void fe_trap_install(void)
 {

@@ -328,6 +328,11 @@ void emu_ctx_schedule(struct emu_thread *t)
 	if (ctx->rotate_needed && !was_rotating)
 		ctx->slice_end = ctx->last_cycles + emu_cfg()->mux_cycles;
 	for_each_group(ctx, g) for_each_member(g, e) kernel_share_edge(e);
+	/* Every event that went on, off or to another counter says so on its page at once, as riscv_pmu_add
+	 * and riscv_pmu_del update it: a pass started for one group (an ioctl, an open, a close) can move the
+	 * others, and a page still naming the old counter sends the next user-space read to a counter that is
+	 * not the event's (SIGILL). */
+	for_each_group(ctx, g) for_each_member(g, e) emu_ring_update_page(e);
 	ctx->nsampling_active = 0;
 	for_each_group(ctx, g) for_each_member(g, e) if (e->state == EV_ACTIVE && is_sampling(e))
 	    ctx->nsampling_active++;

@@ -105,6 +105,11 @@ RVEMU_API void rvemu_test_exit_gate(int gate_fd, int ready_fd);
  * further than its CPU time, as when a VM's vCPU is descheduled by its host (steal time, unseen by the
  * guest). That time is not the emulator's: it must not come off the thread's user cycles. */
 RVEMU_API void rvemu_test_steal(uint64_t ns);
+/* For tests of the CSR-trap front end (riscv64 under qemu-user; never called elsewhere): `fn` runs inside the
+ * SIGILL handler of each trapped CSR access the emulator carried out, after the access, as a signal that
+ * lands while the instruction is being emulated would run there (a test raises one from it). NULL: none
+ * (default). */
+RVEMU_API void rvemu_test_trap_hook(void (*fn)(void));
 
 /* Distributed HPC (model lowrisc-hpc). */
 /* Ground truth of one HPC counter: manager id (RVHW_HPC_MANAGER_ID) and hpcm bit. */

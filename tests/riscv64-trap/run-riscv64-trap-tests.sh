@@ -59,6 +59,7 @@ soname=$(riscv64-linux-gnu-readelf -d "$papi_dir/libpapi.so" | sed -n 's/.*SONAM
 flags=(-std=c11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -I"$top/lib" -I"$top/emulator")
 "$cc" "${flags[@]}" -o "$out/trap_csr" "$here/trap_csr.c" -ldl
 "$cc" "${flags[@]}" -o "$out/trap_hpm" "$here/trap_hpm.c" -ldl
+"$cc" "${flags[@]}" -o "$out/trap_nested" "$here/trap_nested.c" -ldl
 "$cc" "${flags[@]}" -o "$out/trap_hpc" "$here/trap_hpc.c" -L"$rvhw_dir" -lrvbank -lrvhw -ldl
 "$cc" "${flags[@]}" -o "$out/trap_boom" "$here/trap_boom.c" -L"$rvhw_dir" -lrvbank -lrvhw -ldl
 "$cc" "${flags[@]}" -I"$papi_inc" -o "$out/papi_user_read" "$here/papi_user_read.c" -L"$papi_dir" -lpapi \
@@ -92,6 +93,7 @@ run "trap_hpc (librvbank's real csrr/csrw)" lowrisc-hpc -- "$out/trap_hpc"
 run "trap_boom (BOOM hints through rvhw_boom_op)" boom -- "$out/trap_boom"
 run "trap_hpm (hpmcounter, perf_user_access 1)" sifive-u74 -- "$out/trap_hpm"
 run "trap_hpm (perf_user_access 0)" sifive-u74 RVEMU_PERF_USER_ACCESS=0 -- "$out/trap_hpm" noaccess
+run "trap_nested (a signal landing in a trapped csrr reads the counter too)" sifive-u74 -- "$out/trap_nested"
 run "papi_user_read (page, perf_user_access 1)" sifive-u74 -- "$out/papi_user_read"
 run "papi_user_read (perf_user_access 0)" sifive-u74 RVEMU_PERF_USER_ACCESS=0 -- "$out/papi_user_read" noaccess
 echo "riscv64 trap tests: $((total - failed))/$total programs passed"

@@ -136,6 +136,36 @@ static int run_access(const struct emu_api *api)
 	return 0;
 }
 
+/* Two events on hpmcounter3 and 4, the second mapped: disabling the first must leave the second's page naming
+ * the counter a csrr of it reads (the emulator may move it to another counter, as Linux's rescheduling may,
+ * but then the page says so, as riscv_pmu_del/add update it). The program's SIGILL handler is installed
+ * (run_access): a stale index is a trap it receives. */
+static void run_other_disabled(const struct emu_api *api)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int fa = open_event(PERF_TYPE_RAW, U74_INTEGER_LOAD_RETIRED);
+	int fb = open_event(PERF_TYPE_RAW, U74_INTEGER_STORE_RETIRED);
+	volatile struct perf_event_mmap_page *pb =
+	    fb >= 0 ? mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fb, 0) : MAP_FAILED;
+	CHECK(fa >= 0 && fb >= 0 && pb != MAP_FAILED, "two events opened, the second mapped");
+	if (pb == MAP_FAILED)
+		return;
+	ioctl(fb, PERF_EVENT_IOC_RESET, 0);
+	CHECK(pb->index == 5, "the second event's page: index %u (hpmcounter4)", pb->index);
+	api->advance(1000000);
+	CHECK(ioctl(fa, PERF_EVENT_IOC_DISABLE, 0) == 0, "the first event disabled");
+	int before = own.count;
+	uint64_t user = 0, sys = 0;
+	int r = page_read(pb, &user);
+	CHECK(read(fb, &sys, sizeof(sys)) == (ssize_t)sizeof(sys), "read() of the second event");
+	CHECK(r == 0 && own.count == before && user == sys && sys > 0,
+	      "its user read (page index %u) = read(): %llu, %llu; SIGILLs %d", pb->index,
+	      (unsigned long long)user, (unsigned long long)sys, own.count - before);
+	munmap((void *)pb, (size_t)page);
+	close(fa);
+	close(fb);
+}
+
 static int run_noaccess(const struct emu_api *api)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -165,7 +195,9 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "noaccess") == 0)
 		run_noaccess(&api);
-	else
+	else {
 		run_access(&api);
+		run_other_disabled(&api);
+	}
 	return trap_test_done(argc > 1 ? "trap_hpm noaccess" : "trap_hpm");
 }
