@@ -135,9 +135,12 @@ static void exec_take_events(void)
 /* Load time: a bad configuration stops the program before it runs on a machine it did not ask for. The
  * perf core's fork handlers are registered after the machine's, so its prepare runs first: lock order
  * maps_lock -> dirs_lock -> perf lock -> bank locks -> thread registry. */
+static void resolve_next_fns(void);
+
 __attribute__((constructor)) static void fe_constructor(void)
 {
 	emu_init();
+	resolve_next_fns();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(perf_record_process_exit); /* exit(): the process ends, every thread of it */
 	fe_trap_install();
@@ -828,6 +831,18 @@ EMU_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
 	if (r == 0 && info && info->si_pid > 0 && (options & WEXITED))
 		child_waited();
 	return r;
+}
+
+/* The front end's own wrappers find libc's functions at load time: the first fork or wait is often in a
+ * signal handler (SIGCHLD), where dlsym (it takes the loader's lock) is not safe. */
+static void resolve_next_fns(void)
+{
+	(void)NEXT(fork);
+	(void)NEXT(wait);
+	(void)NEXT(waitpid);
+	(void)NEXT(wait3);
+	(void)NEXT(wait4);
+	(void)NEXT(waitid);
 }
 
 /* A thread: PERF_RECORD_FORK for its creator's events when it starts, PERF_RECORD_EXIT for its own when its

@@ -234,7 +234,8 @@ static void trap_handler(int sig, siginfo_t *si, void *context)
 /* The trap handler must run with every signal blocked, as the kernel's trap handling does on a board: a
  * handler that ran inside it would run with SIGILL blocked, and a csrr of its own (PAPI's ITIMER_PROF handler
  * reads its counters from user space) would then get the default action of a blocked trap, death by SIGILL.
- * qemu-user 7.2 (Debian 12's) ignores the sa_mask a riscv64 guest gives rt_sigaction: its struct
+ * qemu-user before upstream's "linux-user: Move TARGET_SA_RESTORER out of generic/signal.h" (February 2025;
+ * Debian 12 has 7.2) ignores the sa_mask a riscv64 guest gives rt_sigaction: its struct
  * target_sigaction has an sa_restorer field (linux-user/generic/signal.h defines TARGET_SA_RESTORER) that
  * riscv64 Linux's struct sigaction does not have, so it takes the guest's mask for the restorer (unused
  * without SA_RESTORER) and reads the mask from the 8 bytes after it. Measured: a handler installed with
@@ -248,6 +249,8 @@ struct rt_sigaction_arg {
 	uint64_t mask;       /* the kernel's sa_mask (riscv64: 64 signals) */
 	uint64_t mask_again; /* where qemu-user 7.2 reads sa_mask */
 };
+/* the layout above is riscv64's (and any 64-bit Linux without SA_RESTORER): pointers and longs of 8 bytes */
+_Static_assert(sizeof(void *) == 8 && sizeof(unsigned long) == 8, "struct rt_sigaction_arg assumes LP64");
 
 static int install_trap_handler(void)
 {

@@ -834,8 +834,8 @@ int emu_run_thread_exit(void)
 		exit_slot(s, own_cycles(s));
 	}
 	int mine = claim_exit(s, EXIT_NONE, EXIT_SELF);
-	int gate = __atomic_exchange_n(&exit_gate, -1, __ATOMIC_ACQ_REL);
-	if (mine && gate >= 0) {
+	int gate = mine ? __atomic_exchange_n(&exit_gate, -1, __ATOMIC_ACQ_REL) : -1;
+	if (gate >= 0) {
 		char c = 'x';
 		while (EMU_REAL(write)(exit_ready, &c, 1) < 0 && errno == EINTR)
 			;

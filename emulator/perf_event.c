@@ -981,9 +981,11 @@ void perf_record_exit(void)
 	emu_remote_shadows_publish(t); /* its last samples before its EXIT */
 	if (mine)
 		emu_sb_exit(t);
-	emu_unlock();
+	/* at once: a kill after the record and before this would have another process write a second one
+	 * (the window left is the ring write itself) */
 	if (claim > 0)
 		emu_run_thread_exit_written();
+	emu_unlock();
 }
 
 /* exit_group (exit, _exit, _Exit from any thread): the process's other threads end with it (the kernel kills

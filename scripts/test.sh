@@ -42,6 +42,8 @@ stage() { # stage NAME command...: run, log, remember the verdict
 # A stage that needs little CPU beside one that waits runs in the background: stage_start NAME command... starts
 # it, stage_finish NAME waits for it and prints its verdict as stage does (its own time, not the wait).
 declare -A started=()
+# an interrupted run leaves no background stage behind (the stage's shell and the command it runs)
+trap 'for p in "${started[@]}"; do pkill -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done' EXIT
 stage_start() {
 	local name=$1
 	shift
@@ -56,6 +58,7 @@ stage_start() {
 stage_finish() {
 	local rc=1 secs=0
 	wait "${started[$1]}"
+	unset 'started[$1]' # its pid may be another process's from now on
 	read -r rc secs <"$log_dir/$1.verdict" || echo "stage $1 left no verdict" >>"$log_dir/$1.log"
 	verdict "$1" "$rc" "$secs"
 }

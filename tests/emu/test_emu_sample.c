@@ -1427,6 +1427,8 @@ static void test_sample_other_process_killed_in_exit(void)
 	}
 	struct ring ring;
 	uint64_t id;
+	close(ready[1]); /* a child that ends before the gate: EOF, not a wait for ever */
+	close(gate[0]);
 	task_ring_open(&ring, child, 0, &id, DATA_PAGES);
 	task_go(go);
 	char c;
@@ -1448,10 +1450,8 @@ static void test_sample_other_process_killed_in_exit(void)
 	CU_ASSERT_EQUAL(v.after_exit, 0);
 	CU_ASSERT(v.exit.id_pid == (uint32_t)child && v.exit.id_tid == (uint32_t)child);
 	CU_ASSERT(v.exit.id == id && v.exit.stream_id == id);
-	for (int i = 0; i < 2; i++) {
-		close(gate[i]);
-		close(ready[i]);
-	}
+	close(gate[1]);
+	close(ready[0]);
 	ring_close(&ring);
 }
 
@@ -1477,11 +1477,16 @@ static void test_sample_other_process_killed_waited(void)
 		ok = ok && write(waited[1], &c, 1) == 1 && read(hold[0], &c, 1) == 1;
 		_exit(ok ? 0 : 4);
 	}
+	close(waited[1]); /* a child that fails first: EOF, not a wait for ever */
+	close(hold[0]);
 	struct ring ring;
 	task_ring_open(&ring, child, 1, NULL, DATA_PAGES);
 	task_go(go);
 	char c;
-	CU_ASSERT_FATAL(read(waited[0], &c, 1) == 1);
+	if (read(waited[0], &c, 1) != 1) {
+		reap(child);
+		CU_FAIL_FATAL("the child did not see its own child killed and waited for");
+	}
 	static struct task_rec r[64];
 	unsigned n = task_records(ring.page, r, 64); /* no poll, C still there */
 	uint32_t g = 0;
@@ -1505,10 +1510,8 @@ static void test_sample_other_process_killed_waited(void)
 	task_view(r, n, (uint32_t)child, &vc);
 	CU_ASSERT_EQUAL(vg.exits, 1);
 	CU_ASSERT_EQUAL(vc.exits, 1);
-	for (int i = 0; i < 2; i++) {
-		close(waited[i]);
-		close(hold[i]);
-	}
+	close(waited[0]);
+	close(hold[1]);
 	ring_close(&ring);
 }
 

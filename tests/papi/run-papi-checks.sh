@@ -12,9 +12,10 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${RVPAPI_BUILD:-$top/build}
 parts=${PAPI_CHECK_PARTS:-2}
-[[ "$parts" =~ ^[1-9][0-9]?$ ]] || { echo "run-papi-checks: PAPI_CHECK_PARTS must be 1..99, not '$parts'" >&2; exit 2; }
+[[ "$parts" =~ ^[1-9]$ ]] || { echo "run-papi-checks: PAPI_CHECK_PARTS must be 1..9, not '$parts'" >&2; exit 2; }
 work=$build/papi-tests
 mkdir -p "$work"
+rm -f "$work"/part-*.txt "$work/examples.txt" "$work/robustness.txt" # never an earlier run's
 
 part() { # part I: part I of run-papi-tests.sh, then the robustness corpus (part 0) or the examples (the last)
 	local i=$1 rc=0
