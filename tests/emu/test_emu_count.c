@@ -410,18 +410,28 @@ static void test_fork(void)
 	int fd = perf_open(&a, 0, -1, -1, 0);
 	CU_ASSERT_FATAL(fd >= 0);
 	api.advance(1000);
+	fflush(stdout);
 	pid_t pid = fork();
-	if (pid == 0) {
+	if (pid == 0) { /* its status says which check failed */
 		int cfd = perf_open(&a, 0, -1, -1, 0);
 		uint64_t v = 0;
 		api.advance(2500);
-		int ok = cfd >= 0 && read(cfd, &v, sizeof(v)) == (ssize_t)sizeof(v) && v == 2500 &&
-		         api.thread_cycles() == 2500;
-		_exit(ok ? 0 : 1);
+		if (cfd < 0)
+			_exit(2);
+		if (read(cfd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+			_exit(3);
+		uint64_t cycles = api.thread_cycles();
+		_exit(v != 2500 ? 4 : cycles != 2500 ? 5 : 0);
 	}
 	CU_ASSERT_FATAL(pid > 0);
 	int st = -1;
 	CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
+	if (!(WIFEXITED(st) &&
+	      WEXITSTATUS(st) == 0)) /* one failure under ASan on a loaded host: not explained */
+		printf("\n  the child: %s %d (2 open failed, 3 read failed, 4 count not 2500, 5 cycles not "
+		       "2500)\n",
+		       WIFSIGNALED(st) ? "killed by signal" : "exit status",
+		       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	api.advance(500);
 	CU_ASSERT_EQUAL(read_count(fd), 1500);
