@@ -4,6 +4,18 @@
 # fetches the pinned upstream sources, generates the event tables, builds our libpfm4, lib/, the emulator and
 # PAPI, and installs them. Re-runs are incremental.
 set -euo pipefail
+case "${1:-}" in
+-h | --help)
+	sed -n '3,5p' "$0" | sed 's/^# \{0,1\}//'
+	echo "usage: scripts/build.sh   Environment: RVPAPI_BUILD (default <repo>/build), PREFIX (default \$RVPAPI_BUILD/prefix)."
+	exit 0
+	;;
+"") ;;
+*)
+	echo "scripts/build.sh: takes no arguments (see --help)" >&2
+	exit 2
+	;;
+esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 export RVPAPI_BUILD=${RVPAPI_BUILD:-$top/build}
 PREFIX=${PREFIX:-$RVPAPI_BUILD/prefix}

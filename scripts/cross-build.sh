@@ -10,6 +10,17 @@
 # Trees: $RVPAPI_BUILD/obj-riscv64-linux-gnu (objects), $RVPAPI_BUILD/riscv64-linux-gnu (its libpfm4 and PAPI).
 # Run it under qemu-user with tests/riscv64/run-riscv64-tests.sh.
 set -euo pipefail
+case "${1:-}" in
+-h | --help)
+	sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//'
+	exit 0
+	;;
+"") ;;
+*)
+	echo "scripts/cross-build.sh: takes no arguments (see --help)" >&2
+	exit 2
+	;;
+esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${RVPAPI_BUILD:-$top/build}
 host=riscv64-linux-gnu
