@@ -408,7 +408,12 @@ pfm_riscv_match_perf_id(const pfm_riscv_config_t *c, const char *key)
 	if (strncmp(key, cpuid, prefix))
 		return 0;
 
-	ret = pfm_riscv_ere_match(key, cpuid);
+	/*
+	 * the prefix has no quantifier and the key no alternation: the rest
+	 * of the key must match the rest of the cpuid, whose prefix, the
+	 * family's vendor and most of its marchid, is matched already
+	 */
+	ret = pfm_riscv_ere_match(key + prefix, cpuid + prefix);
 	if (ret >= 0)
 		return ret;
 

@@ -391,9 +391,12 @@ static int perf_id_matches(const struct riscv_cpuinfo *ci, const char *pattern)
 	regmatch_t m;
 	if (riscv_cpuinfo_perf_cpuid(ci, cpuid, sizeof(cpuid)) != 0)
 		return 0;
-	if (strncmp(pattern, cpuid, riscv_ere_literal_prefix(pattern)) != 0)
+	size_t prefix = riscv_ere_literal_prefix(pattern);
+	if (strncmp(pattern, cpuid, prefix) != 0)
 		return 0;
-	int direct = riscv_ere_full_match(pattern, cpuid);
+	/* the prefix has no quantifier and the pattern no alternation: the rest of the pattern must match the rest
+	 * of the cpuid, whose prefix (the family's vendor and most of its marchid) is matched already */
+	int direct = riscv_ere_full_match(pattern + prefix, cpuid + prefix);
 	if (direct >= 0)
 		return direct;
 	if (regcomp(&re, pattern, REG_EXTENDED) != 0)
