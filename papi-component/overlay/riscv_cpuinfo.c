@@ -394,8 +394,8 @@ static int perf_id_matches(const struct riscv_cpuinfo *ci, const char *pattern)
 	size_t prefix = riscv_ere_literal_prefix(pattern);
 	if (strncmp(pattern, cpuid, prefix) != 0)
 		return 0;
-	/* the prefix has no quantifier and the pattern no alternation: the rest of the pattern must match the rest
-	 * of the cpuid, whose prefix (the family's vendor and most of its marchid) is matched already */
+	/* the prefix has no quantifier and the pattern no alternation: the rest of the pattern must match the
+	 * rest of the cpuid, whose prefix (the family's vendor and most of its marchid) is matched already */
 	int direct = riscv_ere_full_match(pattern + prefix, cpuid + prefix);
 	if (direct >= 0)
 		return direct;

@@ -281,8 +281,10 @@ static void test_perf_id_literal_prefix(void)
 			int pfm = pfm_riscv_ere_match(c->pattern + n, s + n);
 			int papi = riscv_ere_full_match(c->pattern + n, s + n);
 			if ((pfm >= 0 && pfm != want) || (papi >= 0 && papi != want))
-				fprintf(stderr, "\"%s\" on \"%s\" after the prefix: libpfm4 %d, PAPI %d, regexec %d\n",
-				        c->pattern, s, pfm, papi, want);
+				fprintf(
+				    stderr,
+				    "\"%s\" on \"%s\" after the prefix: libpfm4 %d, PAPI %d, regexec %d\n",
+				    c->pattern, s, pfm, papi, want);
 			if (pfm >= 0)
 				CU_ASSERT_EQUAL(pfm, want);
 			if (papi >= 0)
