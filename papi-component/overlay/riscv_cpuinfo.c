@@ -335,14 +335,40 @@ int riscv_ere_full_match(const char *pattern, const char *s)
 	return ere_match_here(pattern, s);
 }
 
+/* Is c special in an extended regular expression (or its end)? A switch rather than strchr() on a list: asked
+ * for every character of every rule's pattern at each PAPI_library_init. */
+static int ere_special(char c)
+{
+	switch (c) {
+	case '\0':
+	case '.':
+	case '[':
+	case ']':
+	case '(':
+	case ')':
+	case '|':
+	case '{':
+	case '}':
+	case '^':
+	case '$':
+	case '\\':
+	case '*':
+	case '+':
+	case '?':
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 size_t riscv_ere_literal_prefix(const char *pattern)
 {
 	size_t n = 0;
 	if (strchr(pattern, '|') != NULL)
 		return 0;
-	while (pattern[n] != '\0' && strchr(".[]()|{}^$\\*+?", pattern[n]) == NULL)
+	while (!ere_special(pattern[n]))
 		n++;
-	if (n > 0 && pattern[n] != '\0' && strchr("*+?{", pattern[n]) != NULL)
+	if (n > 0 && (pattern[n] == '*' || pattern[n] == '+' || pattern[n] == '?' || pattern[n] == '{'))
 		n--; /* the quantifier applies to the run's last character */
 	return n;
 }
