@@ -26,11 +26,14 @@ log=$build/libpfm4-build.log
 . "$top/scripts/overlay-tree.sh"
 die() { echo "build-libpfm4: error: $*" >&2; exit 1; }
 
-# upstream's own flags only (its -Werror set); a caller's CFLAGS (e.g. sanitizers) are for our code
+# upstream's own flags only (its -Werror set); a caller's CFLAGS (e.g. sanitizers) are for our code. Upstream's
+# config.mk leaves the optimisation (OPTIM) to the packager, as Debian's -O2 (dpkg-buildflags' CFLAGS) does: without
+# it libpfm4 ran unoptimised, a tenth of PAPI's init..add in instructions (docs/performance.md).
 make_libpfm() {
     local cc=()
     [ -n "$host" ] && cc=(CC="$host-gcc" AR="$host-ar")
-    env -u CFLAGS -u LDFLAGS -u CPPFLAGS make -C "$tree/$1" ARCH=riscv64 CONFIG_PFMLIB_NOPYTHON=y "${cc[@]}" "${@:2}"
+    env -u CFLAGS -u LDFLAGS -u CPPFLAGS make -C "$tree/$1" ARCH=riscv64 CONFIG_PFMLIB_NOPYTHON=y OPTIM=-O2 \
+        "${cc[@]}" "${@:2}"
 }
 
 # Always regenerated (cheap; unchanged files keep their timestamps): a generated folder left by an older

@@ -50,6 +50,8 @@ static const char *const ERE_PREFIX_STRINGS[] = {"",
                                                  "0x",
                                                  "0xff",
                                                  "0x489-0x8000000000000707",
+                                                 "0x489-0x8000000000000007",
+                                                 "0x489-0x8000000000000f07",
                                                  "0x5b7-0x0-0x0"};
 
 #define ERE_PREFIX_NCASES   (sizeof(ERE_PREFIX_CASES) / sizeof(ERE_PREFIX_CASES[0]))

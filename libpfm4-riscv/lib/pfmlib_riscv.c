@@ -337,18 +337,35 @@ pfm_riscv_ere_match_here(const char *p, const char *s)
  * anywhere (conservative: "a|b" may match what does not begin with a).
  * (Not static: tests check it against regexec.)
  */
+/*
+ * is c special in an extended regular expression (or the end of it)?
+ * A switch rather than strchr() on a list: asked for every character of
+ * every key at each pfm_initialize()
+ */
+static int
+pfm_riscv_ere_special(char c)
+{
+	switch (c) {
+	case '\0': case '.': case '[': case ']': case '(': case ')':
+	case '|': case '{': case '}': case '^': case '$': case '\\':
+	case '*': case '+': case '?':
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 size_t
 pfm_riscv_ere_literal_prefix(const char *p)
 {
-	static const char special[] = ".[]()|{}^$\\*+?";
 	size_t n = 0;
 
 	if (strchr(p, '|'))
 		return 0;
-	while (p[n] != '\0' && !strchr(special, p[n]))
+	while (!pfm_riscv_ere_special(p[n]))
 		n++;
 	/* a quantifier after the run applies to its last character */
-	if (n && p[n] != '\0' && strchr("*+?{", p[n]))
+	if (n && (p[n] == '*' || p[n] == '+' || p[n] == '?' || p[n] == '{'))
 		n--;
 	return n;
 }
@@ -408,7 +425,12 @@ pfm_riscv_match_perf_id(const pfm_riscv_config_t *c, const char *key)
 	if (strncmp(key, cpuid, prefix))
 		return 0;
 
-	ret = pfm_riscv_ere_match(key, cpuid);
+	/*
+	 * the prefix has no quantifier and the key no alternation: the rest
+	 * of the key must match the rest of the cpuid, whose prefix, the
+	 * family's vendor and most of its marchid, is matched already
+	 */
+	ret = pfm_riscv_ere_match(key + prefix, cpuid + prefix);
 	if (ret >= 0)
 		return ret;
 

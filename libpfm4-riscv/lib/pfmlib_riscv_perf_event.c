@@ -65,13 +65,13 @@ pfm_riscv_get_perf_encoding(void *this, pfmlib_event_desc_t *e)
 	}
 }
 
-/* may the core's perf driver honour this perf_event modifier? */
+/*
+ * may the core's perf driver honour this perf_event modifier? filters:
+ * privilege level filtering (Sscofpmf), pes: Precise Event Sampling
+ */
 static int
-perf_attr_supported(const pfmlib_pmu_t *pmu, uint64_t idx)
+perf_attr_supported(int filters, int pes, uint64_t idx)
 {
-	int filters = (pmu->supported_plm & (PFM_PLM0 | PFM_PLM3)) != 0; /* Sscofpmf */
-	int pes = pfm_riscv_has_pes(pmu);
-
 	switch (idx) {
 	case PERF_ATTR_U:
 	case PERF_ATTR_K:
@@ -90,19 +90,29 @@ perf_attr_supported(const pfmlib_pmu_t *pmu, uint64_t idx)
 	}
 }
 
+/*
+ * keep, in their order, the attributes that are not perf_event modifiers
+ * and the modifiers the driver honours, in one pass: without Sscofpmf
+ * most modifiers go, and removing each with pfmlib_compact_pattrs()
+ * moved every attribute after it once per removal, for every event
+ */
 void
 pfm_riscv_perf_validate_pattrs(void *this, pfmlib_event_desc_t *e)
 {
-	int i;
+	const pfmlib_pmu_t *pmu = this;
+	int filters = (pmu->supported_plm & (PFM_PLM0 | PFM_PLM3)) != 0;
+	int pes = pfm_riscv_has_pes(pmu);
+	int i, kept = 0;
 
 	for (i = 0; i < e->npattrs; i++) {
-		if (e->pattrs[i].ctrl != PFM_ATTR_CTRL_PERF_EVENT)
+		if (e->pattrs[i].ctrl == PFM_ATTR_CTRL_PERF_EVENT
+		    && !perf_attr_supported(filters, pes, e->pattrs[i].idx))
 			continue;
-		if (!perf_attr_supported(this, e->pattrs[i].idx)) {
-			pfmlib_compact_pattrs(e, i);
-			i--;
-		}
+		if (kept != i)
+			e->pattrs[kept] = e->pattrs[i];
+		kept++;
 	}
+	e->npattrs = kept;
 }
 
 /* counter banks are not perf PMUs: no perf_event modifier applies to them */

@@ -335,14 +335,40 @@ int riscv_ere_full_match(const char *pattern, const char *s)
 	return ere_match_here(pattern, s);
 }
 
+/* Is c special in an extended regular expression (or its end)? A switch rather than strchr() on a list: asked
+ * for every character of every rule's pattern at each PAPI_library_init. */
+static int ere_special(char c)
+{
+	switch (c) {
+	case '\0':
+	case '.':
+	case '[':
+	case ']':
+	case '(':
+	case ')':
+	case '|':
+	case '{':
+	case '}':
+	case '^':
+	case '$':
+	case '\\':
+	case '*':
+	case '+':
+	case '?':
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 size_t riscv_ere_literal_prefix(const char *pattern)
 {
 	size_t n = 0;
 	if (strchr(pattern, '|') != NULL)
 		return 0;
-	while (pattern[n] != '\0' && strchr(".[]()|{}^$\\*+?", pattern[n]) == NULL)
+	while (!ere_special(pattern[n]))
 		n++;
-	if (n > 0 && pattern[n] != '\0' && strchr("*+?{", pattern[n]) != NULL)
+	if (n > 0 && (pattern[n] == '*' || pattern[n] == '+' || pattern[n] == '?' || pattern[n] == '{'))
 		n--; /* the quantifier applies to the run's last character */
 	return n;
 }
@@ -391,9 +417,12 @@ static int perf_id_matches(const struct riscv_cpuinfo *ci, const char *pattern)
 	regmatch_t m;
 	if (riscv_cpuinfo_perf_cpuid(ci, cpuid, sizeof(cpuid)) != 0)
 		return 0;
-	if (strncmp(pattern, cpuid, riscv_ere_literal_prefix(pattern)) != 0)
+	size_t prefix = riscv_ere_literal_prefix(pattern);
+	if (strncmp(pattern, cpuid, prefix) != 0)
 		return 0;
-	int direct = riscv_ere_full_match(pattern, cpuid);
+	/* the prefix has no quantifier and the pattern no alternation: the rest of the pattern must match the
+	 * rest of the cpuid, whose prefix (the family's vendor and most of its marchid) is matched already */
+	int direct = riscv_ere_full_match(pattern + prefix, cpuid + prefix);
 	if (direct >= 0)
 		return direct;
 	if (regcomp(&re, pattern, REG_EXTENDED) != 0)
