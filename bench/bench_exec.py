@@ -85,6 +85,31 @@ def main():
         report(prog, "with plugin", plain, plugged)
         if a.riscv64_prefix:
             rvemu_exec(a, prog, scale)
+    if a.riscv64_prefix:
+        startup(a)
+
+
+def startup(a):
+    """The fixed cost: an empty main() under plain qemu, with the plugin and under rvemu-run --exec. Most of
+    rvemu-run's is QEMU translating the preloaded emulator's start-up code (perf: tcg_gen_code and the plugin's
+    per-block instrumentation), paid once per run, so it weighs on short runs such as the two above."""
+    if not os.path.exists(os.path.join(a.riscv64_prefix, "lib", "librvemu.so")):
+        return
+    src = os.path.join(a.work, "empty.c")
+    with open(src, "w") as f:
+        f.write("int main(void) { return 0; }\n")
+    binary = os.path.join(a.work, "empty-dynamic")
+    subprocess.run([CC, "-O2", "-o", binary, src], check=True)
+    sysroot = os.environ.get("RISCV64_SYSROOT", "/usr/riscv64-linux-gnu")
+    os.environ["RVEXEC_PLUGIN"] = a.plugin
+    os.environ.setdefault("QEMU_LD_PREFIX", sysroot)
+    plain, plugged = compare(a.rounds, [QEMU, "-L", sysroot, binary],
+                             [QEMU, "-L", sysroot, "-plugin", a.plugin, binary])
+    full = [cpu_time(["sh", os.path.join(a.riscv64_prefix, "bin", "rvemu-run"), "--exec", "--", binary])
+            for _ in range(a.rounds)]
+    print(f"bench_exec: start-up (an empty main, dynamic) plain {statistics.median(plain):.3f} s, with plugin "
+          f"{statistics.median(plugged):.3f} s, rvemu-run --exec {statistics.median(full):.3f} s "
+          f"(+{statistics.median(full) - statistics.median(plain):.3f} s per run)")
 
 
 def rvemu_exec(a, prog, scale):
