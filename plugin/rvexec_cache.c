@@ -85,8 +85,8 @@ static inline void way_to_front(uint8_t *order, uint32_t way)
 	order_to_front(order, k);
 }
 
-/* The way of the set's tags[0, ways) holding want, or ways: four ways a test, so a scan that misses (most of an
- * L2's lookups under a pointer chase, a fifth of the model's instructions there) takes a quarter of the
+/* The way of the set's tags[0, ways) holding want, or ways: four ways a test, so a scan that misses (most of
+ * an L2's lookups under a pointer chase, a fifth of the model's instructions there) takes a quarter of the
  * branches. */
 static inline size_t find_way(const uint64_t *tags, size_t ways, uint64_t want)
 {
