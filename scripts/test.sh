@@ -191,7 +191,7 @@ grep -h '^cross-build: ' "$log_dir/riscv64-build.log" 2>/dev/null | sed 's/^/   
 if [ "$(dpkg --print-architecture)" != riscv64 ]; then
 	stage bench-exec python3 "$top/bench/bench_exec.py" --plugin "$RVPAPI_BUILD/obj/plugin/.libs/librvexec.so" \
 		--top "$top" --work "$RVPAPI_BUILD/bench-exec" --riscv64-prefix "$RVPAPI_BUILD/prefix-riscv64"
-	grep -E '^bench_exec: (gemm|chase)' "$log_dir/bench-exec.log" | sed 's/^/   bench: /'
+	grep -E '^bench_exec: (gemm|chase|start-up)' "$log_dir/bench-exec.log" | sed 's/^/   bench: /'
 fi
 # riscv64: guest instructions of one PAPI_read through the mmap page vs read(), and of one trapped CSR access
 # (counted from qemu's instruction trace, docs/emulator-core.md).
