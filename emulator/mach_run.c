@@ -374,6 +374,16 @@ static struct emu_run_shared *map_run(int fd)
 	return p;
 }
 
+/* Another run's table, to look at (remove_stale_runs): NULL when it cannot be mapped. Closes fd. */
+static const struct emu_run_shared *map_run_readonly(int fd)
+{
+	void *p = EMU_REAL(mmap)(NULL, sizeof(struct emu_run_shared), PROT_READ, MAP_SHARED, fd, 0);
+	EMU_REAL(close)(fd);
+	if (p == MAP_FAILED)
+		return NULL;
+	return p;
+}
+
 static struct emu_run_shared *join_run(const char *name, const char *key)
 {
 	char path[sizeof(RUN_DIR) + 96];
@@ -444,15 +454,13 @@ static int run_file_stale(const char *path, pid_t name_pid)
 		EMU_REAL(close)(fd);
 		return process_dead(name_pid);
 	}
-	void *p = EMU_REAL(mmap)(NULL, sizeof(struct emu_run_shared), PROT_READ, MAP_SHARED, fd, 0);
-	EMU_REAL(close)(fd);
-	if (p == MAP_FAILED)
+	const struct emu_run_shared *r = map_run_readonly(fd);
+	if (!r)
 		return 0;
-	const struct emu_run_shared *r = p;
 	int stale = memcmp(r->magic, RUN_MAGIC, sizeof(RUN_MAGIC)) != 0
 	                ? process_dead(name_pid)
 	                : run_creator_gone(r) && !run_in_use(r, 0);
-	EMU_REAL(munmap)(p, sizeof(struct emu_run_shared));
+	EMU_REAL(munmap)((void *)r, sizeof(*r));
 	return stale;
 }
 

@@ -446,7 +446,7 @@ static pid_t spawn_run(char *const cmd[], int *out_fd)
 	pid_t pid = fork();
 	if (pid == 0) {
 		char *argv[16] = {(char *)getenv("RVEMU_RUN"), "--clock", "virtual", "--"};
-		for (int i = 0; cmd[i] && i < 11; i++)
+		for (int i = 0; i < 11 && cmd[i]; i++)
 			argv[4 + i] = cmd[i];
 		if (out_fd) {
 			dup2(p[1], 1);
