@@ -508,9 +508,10 @@ static int wait_gone(pid_t pid)
 
 /* Run tables do not pile up in /dev/shm (issue 20): a run whose creator was killed by SIGKILL (no exit path
  * removes its name) is removed by the next run once no process of it lives; a live run's table never is, nor
- * is the table of a run whose creator ended while a process it started (a daemon) lives on: that process may
- * still exec and join the run by the name. Before, the name was removed by the creator's exit alone, and by
- * the next run when the pid in the name was gone: the daemon's run lost its name at once. */
+ * is the table of a run whose creator ended or was killed while a process it started (a daemon) lives on:
+ * that process may still exec and join the run by the name. Before, the name was removed by the creator's
+ * exit alone, and by the next run when the pid in the name was gone: the daemon's run lost its name at once.
+ */
 static void test_rvemu_run_stale_tables(void)
 {
 	char killed[300], live[300], daemon_run[300];
@@ -576,6 +577,27 @@ static void test_rvemu_run_stale_tables(void)
 	run_true();
 	CU_ASSERT(!daemon_has_table || access(daemon_run, F_OK) != 0);
 	CU_ASSERT(access(live, F_OK) == 0);
+	/* a creator killed while a process it started lives: the table stays for that process */
+	char *kill_me[] = {"sh", "-c", "sleep 300 </dev/null >/dev/null 2>&1 & echo $!; exec sleep 300",
+	                   NULL};
+	pid_t victim = spawn_run(kill_me, &out);
+	CU_ASSERT_FATAL(victim > 0);
+	memset(line, 0, sizeof(line));
+	n = read(out, line, sizeof(line) - 1);
+	close(out);
+	pid_t orphan = n > 0 ? (pid_t)atoi(line) : 0;
+	char victim_run[300];
+	CU_ASSERT(orphan > 0 && wait_run_table(victim, victim_run, sizeof(victim_run)));
+	kill(victim, SIGKILL);
+	CU_ASSERT(waitpid(victim, &st, 0) == victim && WIFSIGNALED(st));
+	run_true();
+	CU_ASSERT(access(victim_run, F_OK) == 0);
+	if (orphan > 0) {
+		kill(orphan, SIGKILL);
+		CU_ASSERT(wait_gone(orphan));
+	}
+	run_true();
+	CU_ASSERT(access(victim_run, F_OK) != 0);
 	kill(live_pid, SIGTERM); /* killed too (no exit path): the next run removes it */
 	CU_ASSERT(waitpid(live_pid, &st, 0) == live_pid);
 	run_true();
