@@ -34,10 +34,14 @@
 #include "mach.h"
 #include "mach_priv.h"
 
-#define RUN_MAGIC  "rvemu-run v6"
+#define RUN_MAGIC  "rvemu-run v7"
 #define RUN_DIR    "/dev/shm/"
 #define RUN_PREFIX "rvemu-run."
-#define RUN_ENV    "RVEMU_RUN_SHM"
+/* A table's name after the prefix: "v7-<creator pid>.<hex>". Earlier versions named it "<pid>.<hex>" and
+ * removed any whose pid was gone, a daemon's run among them: the version keeps their sweep off these names.
+ */
+#define RUN_NAME_VERSION "v7-"
+#define RUN_ENV          "RVEMU_RUN_SHM"
 enum { SLOT_FREE = 0, SLOT_LIVE = 1, SLOT_EXITED = 2 };
 enum { EXIT_NONE = 0, EXIT_CLAIMED = 1, EXIT_SELF = 2, EXIT_WRITTEN = 3 };
 
@@ -68,6 +72,11 @@ struct emu_run_task {
 	 * a compare-and-swap, so written once, by one; a task killed inside its own exit path (between its
 	 * claim and its record) left EXIT_SELF, which the first to see it gone takes over */
 	int32_t exit_claimed;
+	/* 1: the task's process is in the run (it registered, or its parent did at fork: it maps the table);
+	 * 0: registered by a process counting it (emu_run_task_open), perhaps not running the emulator at all
+	 * (perf stat -p 1): such a slot does not keep the run's table (run_in_use) until its process takes it
+	 */
+	int32_t member;
 };
 
 struct emu_run_shared {
@@ -77,8 +86,10 @@ struct emu_run_shared {
 	uint32_t used;    /* slots handed out */
 	uint32_t next_hart;
 	uint64_t seq;
-	uint64_t forks;      /* fork() calls of the run's processes so far (a slot's fork_seq) */
-	uint64_t blocks_gen; /* blocks claimed so far: a process looks at them again when it moved */
+	uint64_t forks;         /* fork() calls of the run's processes so far (a slot's fork_seq) */
+	uint64_t blocks_gen;    /* blocks claimed so far: a process looks at them again when it moved */
+	int32_t creator_pid;    /* the process that made it (its name's pid) */
+	uint64_t creator_start; /* and that process's start (process_start; 0 unknown): not a later one's */
 	struct emu_run_task task[EMU_RUN_TASKS];
 	/* the perf core's state shared across processes (an event sampling a task of another process), opaque
 	 * here; the first int32 of a block is its owner's pid, 0 free */
@@ -353,31 +364,20 @@ static void config_key(char *buf, size_t len)
 	         c->clock_virtual ? "virtual" : "cputime", c->harts, emu_count_source()->name);
 }
 
-/* Runs whose creator is gone (killed before it could remove the name) are removed by the next creator. */
-static void remove_stale_runs(void)
-{
-	DIR *d = EMU_REAL(opendir)(RUN_DIR);
-	if (!d)
-		return;
-	struct dirent *e;
-	while ((e = EMU_REAL(readdir)(d))) {
-		int pid;
-		if (strncmp(e->d_name, RUN_PREFIX, strlen(RUN_PREFIX)) != 0 ||
-		    sscanf(e->d_name + strlen(RUN_PREFIX), "%d.", &pid) != 1 || pid <= 0)
-			continue;
-		if (kill(pid, 0) != 0 && errno == ESRCH) {
-			char path[sizeof(RUN_DIR) + 256];
-			snprintf(path, sizeof(path), "%s%s", RUN_DIR, e->d_name);
-			unlink(path);
-		}
-	}
-	EMU_REAL(closedir)(d);
-}
-
 static struct emu_run_shared *map_run(int fd)
 {
 	void *p =
 	    EMU_REAL(mmap)(NULL, sizeof(struct emu_run_shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	EMU_REAL(close)(fd);
+	if (p == MAP_FAILED)
+		return NULL;
+	return p;
+}
+
+/* Another run's table, to look at (remove_stale_runs): NULL when it cannot be mapped. Closes fd. */
+static const struct emu_run_shared *map_run_readonly(int fd)
+{
+	void *p = EMU_REAL(mmap)(NULL, sizeof(struct emu_run_shared), PROT_READ, MAP_SHARED, fd, 0);
 	EMU_REAL(close)(fd);
 	if (p == MAP_FAILED)
 		return NULL;
@@ -403,16 +403,93 @@ static struct emu_run_shared *join_run(const char *name, const char *key)
 		EMU_REAL(munmap)(r, sizeof(*r));
 		return NULL;
 	}
-	if (r) {
+	if (r)
 		snprintf(run_name, sizeof(run_name), "%s", name);
-		/* the creator after an exec: its new image removes the name at exit, as the old one would
-		 * have */
-		int pid = 0;
-		if (strncmp(name, RUN_PREFIX, strlen(RUN_PREFIX)) == 0 &&
-		    sscanf(name + strlen(RUN_PREFIX), "%d.", &pid) == 1 && pid == (int)getpid())
-			run_created = 1;
-	}
 	return r;
+}
+
+/* ------------------------------------------------------------------------------------ stale runs */
+/* Whether the process that made a run is gone: dead, or its pid now a later process's (both starts known). */
+static int run_creator_gone(const struct emu_run_shared *r)
+{
+	pid_t pid = (pid_t)__atomic_load_n(&r->creator_pid, __ATOMIC_ACQUIRE);
+	uint64_t start = __atomic_load_n(&r->creator_start, __ATOMIC_RELAXED);
+	if (pid <= 0 || process_dead(pid))
+		return 1;
+	uint64_t now = start ? process_start(pid) : 0;
+	return start && now && now != start;
+}
+
+/* Whether a process of a run other than `except` still lives: a LIVE slot of a member whose process is alive,
+ * told by its pid and start (a slot killed without its EXIT stays LIVE). A process that found the table full
+ * has no slot and is not seen (new_slot said so): it is already outside the run's view of its tasks, and
+ * keeping the name for it would keep every full table for ever. */
+static int run_in_use(const struct emu_run_shared *r, pid_t except)
+{
+	uint32_t n = __atomic_load_n(&r->used, __ATOMIC_ACQUIRE);
+	if (n > EMU_RUN_TASKS)
+		n = EMU_RUN_TASKS;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct emu_run_task *s = &r->task[i];
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_LIVE || s->pid <= 0 ||
+		    s->pid == except || !__atomic_load_n(&s->member, __ATOMIC_ACQUIRE))
+			continue;
+		if (!slot_process_dead(s))
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether the run table at `path` (named for the process `name_pid`) is no one's any more: its creator is
+ * gone and no process of the run lives. A file this version cannot read (another build's table, or one being
+ * made) goes by its name's process alone, as the tables of earlier versions always did. */
+static int run_file_stale(const char *path, pid_t name_pid)
+{
+	int fd = EMU_REAL(open)(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size != sizeof(struct emu_run_shared)) {
+		EMU_REAL(close)(fd);
+		return process_dead(name_pid);
+	}
+	const struct emu_run_shared *r = map_run_readonly(fd);
+	if (!r)
+		return 0;
+	int stale = memcmp(r->magic, RUN_MAGIC, sizeof(RUN_MAGIC)) != 0
+	                ? process_dead(name_pid)
+	                : run_creator_gone(r) && !run_in_use(r, 0);
+	EMU_REAL(munmap)((void *)r, sizeof(*r));
+	return stale;
+}
+
+/* Runs no one uses any more are removed by the next run's creator, so that leftovers do not pile up in
+ * /dev/shm: a run whose creator was killed (SIGKILL leaves it no exit path), or ended while another process
+ * of the run lived on, goes once no process of it lives. The creator is told by its pid and start, so a later
+ * process that got its pid keeps no table; a process of the run that outlives its creator (a daemon it
+ * started) keeps the name, by which its execs and spawns join the run. */
+static void remove_stale_runs(void)
+{
+	DIR *d = EMU_REAL(opendir)(RUN_DIR);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = EMU_REAL(readdir)(d))) {
+		int pid;
+		const char *rest = e->d_name + strlen(RUN_PREFIX);
+		if (strncmp(e->d_name, RUN_PREFIX, strlen(RUN_PREFIX)) != 0)
+			continue;
+		if (!strncmp(rest, RUN_NAME_VERSION, strlen(RUN_NAME_VERSION)))
+			rest += strlen(RUN_NAME_VERSION);
+		if (sscanf(rest, "%d.", &pid) != 1 || pid <= 0)
+			continue;
+		char path[sizeof(RUN_DIR) + 256];
+		snprintf(path, sizeof(path), "%s%s", RUN_DIR, e->d_name);
+		if (run_file_stale(path, (pid_t)pid))
+			unlink(path);
+	}
+	EMU_REAL(closedir)(d);
 }
 
 static struct emu_run_shared *create_run(const char *key)
@@ -422,7 +499,7 @@ static struct emu_run_shared *create_run(const char *key)
 		char path[sizeof(RUN_DIR) + 96];
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		snprintf(run_name, sizeof(run_name), RUN_PREFIX "%d.%lx", (int)getpid(),
+		snprintf(run_name, sizeof(run_name), RUN_PREFIX RUN_NAME_VERSION "%d.%lx", (int)getpid(),
 		         (unsigned long)(ts.tv_nsec ^ (attempt * 7919)));
 		snprintf(path, sizeof(path), "%s%s", RUN_DIR, run_name);
 		int fd = EMU_REAL(open)(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -443,7 +520,9 @@ static struct emu_run_shared *create_run(const char *key)
 			return NULL;
 		}
 		snprintf(r->config, sizeof(r->config), "%s", key);
-		memcpy(r->magic, RUN_MAGIC, sizeof(RUN_MAGIC));
+		r->creator_start = process_start(getpid());
+		__atomic_store_n(&r->creator_pid, (int32_t)getpid(), __ATOMIC_RELEASE);
+		memcpy(r->magic, RUN_MAGIC, sizeof(RUN_MAGIC)); /* readable by others from here */
 		run_created = 1;
 		setenv(RUN_ENV, run_name, 1);
 		return r;
@@ -546,6 +625,7 @@ static struct emu_run_task *new_slot(pid_t tid, pid_t pid, pid_t ppid, int paren
 	s->born = ++run->seq;
 	s->start = start_of(pid);
 	s->hart = (int32_t)(run->next_hart++ % emu_nharts());
+	s->member = 1;
 	__atomic_store_n(&s->state, SLOT_LIVE, __ATOMIC_RELEASE);
 	__atomic_store_n(&run->used, run->used + 1, __ATOMIC_RELEASE);
 	return s;
@@ -616,6 +696,8 @@ static void fork_child(void)
 	} else if (s->parent < 0) {
 		s->parent = parent;
 	}
+	if (s)
+		__atomic_store_n(&s->member, 1, __ATOMIC_RELEASE);
 	run_unlock();
 	my_slot = slot_index(s);
 }
@@ -650,6 +732,9 @@ static void run_init(void)
 		return; /* no shared memory: this process is a run of its own, not seen by others */
 	run_owner_pid = self_pid = getpid();
 	self_start = process_start(self_pid);
+	/* the creator, also after an exec (same pid and start): it removes the name at exit */
+	run_created = __atomic_load_n(&run->creator_pid, __ATOMIC_ACQUIRE) == self_pid &&
+	              __atomic_load_n(&run->creator_start, __ATOMIC_RELAXED) == self_start;
 	/* A hold in this process's name is its image's before an exec (exec keeps pid and start): a thread
 	 * that exec's de_thread killed inside the section. No thread of this image can hold it yet (they wait
 	 * for this pthread_once), and the word would look like this process's own for ever. */
@@ -677,6 +762,7 @@ static void run_init(void)
 			s->parent = slot_index(find_slot(ppid, ppid));
 		__atomic_store_n(&s->exec_cycles[(s->exec_gen + 1) % 8], c, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->exec_gen, s->exec_gen + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&s->member, 1, __ATOMIC_RELEASE);
 	} else {
 		if (s)
 			s->state = SLOT_EXITED; /* a recycled pid's stale slot */
@@ -712,6 +798,8 @@ void emu_run_thread_attach(struct emu_thread *t)
 		s = new_slot(t->tid, t->pid, getppid(),
 		             slot_index(t->tid == t->pid ? find_slot(getppid(), getppid())
 		                                         : find_creator(t->pid, t->pid)));
+	if (s)
+		__atomic_store_n(&s->member, 1, __ATOMIC_RELEASE);
 	run_unlock();
 	if (!s)
 		return;
@@ -768,6 +856,8 @@ void emu_run_task_created(pid_t parent_tid, pid_t pid, pid_t tid, uint64_t fork_
 		s = new_slot(tid, pid, getppid(), slot_index(p));
 	} else if (s->parent < 0 && s != p)
 		s->parent = slot_index(p);
+	if (s) /* a child forked here shares the table's mapping; a thread is this process's */
+		__atomic_store_n(&s->member, 1, __ATOMIC_RELEASE);
 	run_unlock();
 	if (s && tid == emu_gettid())
 		my_slot = slot_index(s);
@@ -912,12 +1002,17 @@ void emu_run_process_exit(void)
 		}
 		exit_slot(s, c);
 	}
-	if (run_created && pid == run_owner_pid) {
+	/* The name goes with the run's last process. The creator removes it unless a process of the run lives
+	 * on (a daemon it started, which may still exec and join by the name); then the one of them that ends
+	 * last does, once the creator is gone; two that end at once and see each other leave it to the next
+	 * run's creator (remove_stale_runs). Processes still in the run keep their mapping. */
+	int creator = run_created && pid == run_owner_pid;
+	if ((creator || run_creator_gone(run)) && !run_in_use(run, pid)) {
 		char path[sizeof(RUN_DIR) + 96];
 		snprintf(path, sizeof(path), "%s%s", RUN_DIR, run_name);
-		unlink(path); /* processes still in the run keep their mapping */
-		run_created = 0;
+		unlink(path);
 	}
+	run_created = 0;
 }
 
 /* --------------------------------------------------------------------------- other processes' tasks */
@@ -1004,9 +1099,12 @@ int emu_run_task_open(pid_t tid, struct emu_thread **out)
 	run_lock();
 	struct emu_run_task *s = find_slot_of_process(tid, pid);
 	/* a process of the run that has not started its emulator yet is registered for it */
-	if (!s)
+	if (!s) {
 		s = new_slot(tid, pid, 0,
 		             -1); /* ppid 0: its own registration (an exec) will take this slot */
+		if (s)
+			s->member = 0; /* until then it may be no process of the run */
+	}
 	run_unlock();
 	if (!s)
 		return -ENOMEM;

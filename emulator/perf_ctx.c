@@ -338,6 +338,43 @@ void emu_ctx_schedule(struct emu_thread *t)
 	    ctx->nsampling_active++;
 }
 
+/* Events that went off (disabled, closed, a refresh budget spent) leave their counters; every other event
+ * keeps its own. Linux's disable schedules out that event, or the group it leads (__perf_event_disable:
+ * group_sched_out, event_sched_out), and a close that event alone (__perf_remove_from_context): no other
+ * group is moved, and none that waits comes on, until the next full pass (an enable's ctx_resched, a
+ * rotation, a context switch). A full pass here would repack the counters: a group on the second counter
+ * would move to the first when the first's group was disabled, and a program reading counters in user space
+ * would see its page's index change, which a board never shows it. A group left enabled but off with no
+ * rotation due (the members of a closed leader that was off) would wait for ever in the emulator, which has
+ * no context switch: for it the full pass stands for the board's next switch. */
+void emu_ctx_schedule_out(struct emu_thread *t)
+{
+	struct emu_ctx *ctx = emu_ctx_of(t);
+	emu_pes_flush(t); /* records go to the events on their counters before the counters change hands */
+	int waiting = 0;
+	for_each_group(ctx, g)
+	{
+		int group_on = g->state == EV_ACTIVE;
+		for_each_member(g, e)
+		{
+			if (e->state == EV_ACTIVE && !group_on)
+				e->state = EV_INACTIVE; /* its leader went off: group_sched_out */
+			if (e->state != EV_ACTIVE)
+				e->hw_idx = -1;
+		}
+		waiting |= g->state == EV_INACTIVE && !group_filtered(g);
+	}
+	if (waiting && !ctx->rotate_needed) {
+		emu_ctx_schedule(t);
+		return;
+	}
+	for_each_group(ctx, g) for_each_member(g, e) kernel_share_edge(e);
+	for_each_group(ctx, g) for_each_member(g, e) emu_ring_update_page(e);
+	ctx->nsampling_active = 0;
+	for_each_group(ctx, g) for_each_member(g, e) if (e->state == EV_ACTIVE && is_sampling(e))
+	    ctx->nsampling_active++;
+}
+
 static void ctx_rotate(struct emu_thread *t)
 {
 	struct emu_ctx *ctx = t->perf;
@@ -348,8 +385,13 @@ static void ctx_rotate(struct emu_thread *t)
 			*pp = first->next_group;
 			break;
 		}
-	if (!first)
+	if (!first) {
+		/* nothing to rotate (the groups that waited were closed since: a disable or close leaves the
+		 * flag for the rotation, emu_ctx_schedule_out): as ctx_event_to_rotate, the flag goes, or
+		 * ctx_sync would stop at the same slice end for ever */
+		ctx->rotate_needed = 0;
 		return;
+	}
 	first->next_group = NULL;
 	for (pp = &ctx->groups; *pp; pp = &(*pp)->next_group)
 		;
@@ -619,7 +661,7 @@ static void ctx_settle(struct emu_thread *t)
 		limit_hit = 1;
 	}
 	if (limit_hit)
-		emu_ctx_schedule(t);
+		emu_ctx_schedule_out(t); /* perf_event_disable_inatomic: that event alone goes off */
 	for_each_group(ctx, g) for_each_member(g, e) emu_event_publish(e);
 }
 

@@ -552,7 +552,10 @@ int perf_ioctl(struct emu_event *ev, unsigned long req, unsigned long arg)
 	if (!r && !is_foreign(ev) &&
 	    (req == PERF_EVENT_IOC_ENABLE || req == PERF_EVENT_IOC_DISABLE ||
 	     req == PERF_EVENT_IOC_REFRESH)) {
-		emu_ctx_schedule(ev->target);
+		if (req == PERF_EVENT_IOC_DISABLE)
+			emu_ctx_schedule_out(ev->target); /* the others keep their counters */
+		else
+			emu_ctx_schedule(ev->target); /* ctx_resched */
 		emu_timer_rearm(ev->target);
 	}
 	if (stops)
@@ -717,7 +720,7 @@ static void event_destroy(struct emu_event *ev)
 		EMU_REAL(munmap)(ev->acc, sizeof(*ev->acc));
 	if (!is_foreign(ev)) {
 		snap_release(ev->snap);
-		emu_ctx_schedule(t);
+		emu_ctx_schedule_out(t); /* __perf_remove_from_context: the others keep their counters */
 		emu_timer_rearm(t);
 	}
 	free(ev);
@@ -777,7 +780,10 @@ void perf_task_events_enable(int on)
 			continue;
 		sync_event(e);
 		set_enabled(e, on);
-		emu_ctx_schedule(e->target);
+		if (on)
+			emu_ctx_schedule(e->target);
+		else
+			emu_ctx_schedule_out(e->target);
 		emu_timer_rearm(e->target);
 		emu_event_publish(e);
 	}

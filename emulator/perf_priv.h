@@ -217,6 +217,7 @@ extern pid_t emu_fork_parent_tid, emu_fork_parent_pid; /* perf_fork_prepare: the
 struct emu_ctx *emu_ctx_of(struct emu_thread *t);
 void emu_ctx_sync(struct emu_thread *t, uint64_t now, uint64_t ip);
 void emu_ctx_schedule(struct emu_thread *t);
+void emu_ctx_schedule_out(struct emu_thread *t);
 void emu_ctx_insert(struct emu_event *ev);
 void emu_timer_rearm(struct emu_thread *t);
 void emu_event_publish(struct emu_event *ev);

@@ -460,7 +460,10 @@ void emu_remote_follow(struct emu_event *ev, unsigned long req)
 			c->state = EV_OFF;
 		else if (req == PERF_EVENT_IOC_RESET)
 			c->count = 0;
-		emu_ctx_schedule(c->target);
+		if (req == PERF_EVENT_IOC_DISABLE)
+			emu_ctx_schedule_out(c->target);
+		else
+			emu_ctx_schedule(c->target);
 	}
 }
 
@@ -471,7 +474,7 @@ static void unlink_event(struct emu_event *c)
 		;
 	if (*pp)
 		*pp = c->next_group;
-	emu_ctx_schedule(c->target);
+	emu_ctx_schedule_out(c->target);
 }
 
 void emu_remote_release(struct emu_event *ev)
@@ -647,7 +650,7 @@ static void reap_dead_shadows(struct emu_thread *t)
 	if (!dead)
 		return;
 	emu_ctx_sync(t, emu_cycles_of(t), EMU_IP_KERNEL);
-	emu_ctx_schedule(t); /* off their counters, PES records drained first */
+	emu_ctx_schedule_out(t); /* off their counters, PES records drained first */
 	for (struct emu_event **pp = &ctx->groups; *pp;) {
 		struct emu_event *g = *pp;
 		if (!g->shadow || g->state != EV_OFF || emu_shadow_current(g)) {

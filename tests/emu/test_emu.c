@@ -4,6 +4,7 @@
  * checks the load-time refusal of an unknown model and rvemu-run. Under the emulator it runs the CUnit
  * suites that apply to the configuration it was given. */
 #include <CUnit/Basic.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -411,6 +412,207 @@ static void test_rvemu_run(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "unknown option"));
 }
 
+/* The run table that process `pid` made, into out: 1, or 0 when there is none. Its name is
+ * /dev/shm/rvemu-run.v<version>-<pid>.<hex> (before version 7: rvemu-run.<pid>.<hex>). */
+static int run_table_of(pid_t pid, char *out, size_t cap)
+{
+	DIR *d = opendir("/dev/shm");
+	int found = 0;
+	struct dirent *e;
+	while (d && !found && (e = readdir(d))) {
+		const char *rest = e->d_name + strlen("rvemu-run.");
+		if (strncmp(e->d_name, "rvemu-run.", strlen("rvemu-run.")) != 0)
+			continue;
+		if (*rest == 'v' && strchr(rest, '-'))
+			rest = strchr(rest, '-') + 1;
+		char *end;
+		if (strtol(rest, &end, 10) == (long)pid && *end == '.') {
+			snprintf(out, cap, "/dev/shm/%s", e->d_name);
+			found = 1;
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* rvemu-run --clock virtual -- argv..., its stdout on *out_fd when out_fd is given: the pid (the command's,
+ * as rvemu-run execs it: the run's creator). */
+static pid_t spawn_run(char *const cmd[], int *out_fd)
+{
+	int p[2] = {-1, -1};
+	if (out_fd && pipe(p) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		char *argv[16] = {(char *)getenv("RVEMU_RUN"), "--clock", "virtual", "--"};
+		for (int i = 0; i < 11 && cmd[i]; i++)
+			argv[4 + i] = cmd[i];
+		if (out_fd) {
+			dup2(p[1], 1);
+			close(p[0]);
+			close(p[1]);
+		}
+		unsetenv("LD_PRELOAD"); /* rvemu-run adds the emulator; its run is a new one */
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (out_fd) {
+		close(p[1]);
+		*out_fd = p[0];
+	}
+	return pid;
+}
+
+/* Until process `pid` has made its run table (bounded: it never comes when the emulator did not load). */
+static int wait_run_table(pid_t pid, char *out, size_t cap)
+{
+	for (int i = 0; i < 3000; i++) {
+		if (run_table_of(pid, out, cap))
+			return 1;
+		struct timespec ms10 = {0, 10000000};
+		nanosleep(&ms10, NULL);
+	}
+	return 0;
+}
+
+/* One short run: its creator sweeps /dev/shm of the runs no one uses (remove_stale_runs). */
+static void run_true(void)
+{
+	char *cmd[] = {"true", NULL};
+	pid_t pid = spawn_run(cmd, NULL);
+	int st = 0;
+	CU_ASSERT(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* Until process `pid` (not our child: a daemon) is gone or a zombie, bounded; 1 when it is. */
+static int wait_gone(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (int i = 0; i < 3000; i++) {
+		FILE *f = fopen(path, "r");
+		if (!f)
+			return 1;
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = 0;
+		const char *p = strrchr(buf, ')');
+		if (p && (p[2] == 'Z' || p[2] == 'X'))
+			return 1;
+		struct timespec ms10 = {0, 10000000};
+		nanosleep(&ms10, NULL);
+	}
+	return 0;
+}
+
+/* Run tables do not pile up in /dev/shm (issue 20): a run whose creator was killed by SIGKILL (no exit path
+ * removes its name) is removed by the next run once no process of it lives; a live run's table never is, nor
+ * is the table of a run whose creator ended or was killed while a process it started (a daemon) lives on:
+ * that process may still exec and join the run by the name. Before, the name was removed by the creator's
+ * exit alone, and by the next run when the pid in the name was gone: the daemon's run lost its name at once.
+ */
+static void test_rvemu_run_stale_tables(void)
+{
+	char killed[300], live[300], daemon_run[300];
+	/* a live run, and one to be killed */
+	char *sleeper[] = {"sleep", "300", NULL};
+	pid_t live_pid = spawn_run(sleeper, NULL), killed_pid = spawn_run(sleeper, NULL);
+	CU_ASSERT_FATAL(live_pid > 0 && killed_pid > 0);
+	CU_ASSERT(wait_run_table(live_pid, live, sizeof(live)));
+	CU_ASSERT(wait_run_table(killed_pid, killed, sizeof(killed)));
+	/* a run whose creator (sh) starts a daemon and ends */
+	int out = -1;
+	char *daemonize[] = {"sh", "-c", "sleep 300 </dev/null >/dev/null 2>&1 & echo $!", NULL};
+	pid_t sh_pid = spawn_run(daemonize, &out);
+	CU_ASSERT_FATAL(sh_pid > 0);
+	char line[32] = {0};
+	ssize_t n = read(out, line, sizeof(line) - 1);
+	close(out);
+	pid_t daemon_pid = n > 0 ? (pid_t)atoi(line) : 0;
+	int st = 0;
+	CU_ASSERT(waitpid(sh_pid, &st, 0) == sh_pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CU_ASSERT(daemon_pid > 0);
+	int daemon_has_table = run_table_of(sh_pid, daemon_run, sizeof(daemon_run));
+	CU_ASSERT(daemon_has_table); /* its creator's exit left the name to the daemon */
+	if (!daemon_has_table)
+		fprintf(stderr, "  the run of a daemon lost its table when its creator (pid %d) ended\n",
+		        (int)sh_pid);
+	/* a run that counts a process outside it (perf stat -p): that process's slot keeps nothing */
+	pid_t outsider = fork();
+	if (outsider == 0) {
+		unsetenv("LD_PRELOAD");
+		execlp("sleep", "sleep", "300", (char *)NULL);
+		_exit(127);
+	}
+	CU_ASSERT_FATAL(outsider > 0);
+	char watch[32], watcher_run[300];
+	snprintf(watch, sizeof(watch), "%d", (int)outsider);
+	setenv("EMU_TEST_WATCH_PID", watch, 1);
+	char *watcher_cmd[] = {(char *)self_path, NULL};
+	pid_t watcher = spawn_run(watcher_cmd, &out);
+	unsetenv("EMU_TEST_WATCH_PID");
+	CU_ASSERT_FATAL(watcher > 0);
+	memset(line, 0, sizeof(line));
+	n = read(out, line, sizeof(line) - 1); /* "counting": its event is open */
+	close(out);
+	CU_ASSERT(n > 0 && !strncmp(line, "counting", 8));
+	CU_ASSERT(run_table_of(watcher, watcher_run, sizeof(watcher_run)));
+	kill(watcher, SIGKILL);
+	CU_ASSERT(waitpid(watcher, &st, 0) == watcher && WIFSIGNALED(st));
+	kill(killed_pid, SIGKILL);
+	CU_ASSERT(waitpid(killed_pid, &st, 0) == killed_pid && WIFSIGNALED(st));
+	run_true();
+	CU_ASSERT(access(killed, F_OK) != 0);      /* the killed run's table is gone */
+	CU_ASSERT(access(watcher_run, F_OK) != 0); /* and the watcher's, its outsider alive */
+	kill(outsider, SIGKILL);
+	CU_ASSERT(waitpid(outsider, &st, 0) == outsider);
+	CU_ASSERT(access(live, F_OK) == 0);                            /* a live run's is not */
+	CU_ASSERT(!daemon_has_table || access(daemon_run, F_OK) == 0); /* nor the daemon's */
+	/* the daemon ends: its run goes with the next run */
+	if (daemon_pid > 0) {
+		kill(daemon_pid, SIGKILL);
+		CU_ASSERT(wait_gone(daemon_pid));
+	}
+	run_true();
+	CU_ASSERT(!daemon_has_table || access(daemon_run, F_OK) != 0);
+	CU_ASSERT(access(live, F_OK) == 0);
+	/* a creator killed while a process it started lives: the table stays for that process */
+	char *kill_me[] = {"sh", "-c", "sleep 300 </dev/null >/dev/null 2>&1 & echo $!; exec sleep 300",
+	                   NULL};
+	pid_t victim = spawn_run(kill_me, &out);
+	CU_ASSERT_FATAL(victim > 0);
+	memset(line, 0, sizeof(line));
+	n = read(out, line, sizeof(line) - 1);
+	close(out);
+	pid_t orphan = n > 0 ? (pid_t)atoi(line) : 0;
+	char victim_run[300];
+	CU_ASSERT(orphan > 0 && wait_run_table(victim, victim_run, sizeof(victim_run)));
+	kill(victim, SIGKILL);
+	CU_ASSERT(waitpid(victim, &st, 0) == victim && WIFSIGNALED(st));
+	run_true();
+	CU_ASSERT(access(victim_run, F_OK) == 0);
+	if (orphan > 0) {
+		kill(orphan, SIGKILL);
+		CU_ASSERT(wait_gone(orphan));
+	}
+	run_true();
+	CU_ASSERT(access(victim_run, F_OK) != 0);
+	kill(live_pid, SIGTERM); /* killed too (no exit path): the next run removes it */
+	CU_ASSERT(waitpid(live_pid, &st, 0) == live_pid);
+	run_true();
+	CU_ASSERT(access(live, F_OK) != 0);
+	/* a run that ends by itself removes its own name */
+	char *one[] = {"sh", "-c", "echo $$", NULL};
+	pid_t own = spawn_run(one, &out);
+	CU_ASSERT_FATAL(own > 0);
+	memset(line, 0, sizeof(line));
+	n = read(out, line, sizeof(line) - 1);
+	close(out);
+	CU_ASSERT(waitpid(own, &st, 0) == own && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CU_ASSERT(n > 0 && atoi(line) == (int)own && !run_table_of(own, daemon_run, sizeof(daemon_run)));
+}
+
 static int run_cunit(void)
 {
 	return cunit_run_all();
@@ -425,6 +627,11 @@ static int launcher(void)
 	CU_pSuite s = CU_add_suite("launcher", NULL, NULL);
 	CU_add_test(s, "unknown model / clock / option refused at load", test_unknown_model_refused);
 	CU_add_test(s, "rvemu-run", test_rvemu_run);
+	CU_add_test(s, "rvemu-run: a killed run's table goes, a live run's or a daemon's stays",
+	            test_rvemu_run_stale_tables);
+	const char *only = getenv("EMU_TEST_ONLY");
+	if (only && !strcmp(only, "rvemu-run"))
+		return run_cunit(); /* rvemu-run's tests alone (EMU_TEST_ONLY=rvemu-run ./test_emu) */
 	CU_add_test(s, "every model x clock x Sscofpmf configuration", test_every_configuration);
 	CU_add_test(s, "RVEMU_READ_ADVANCE: reads advance the virtual clock", test_read_advance);
 	CU_add_test(s, "permissions of an ordinary user (paranoid 1-4, setpriv)", test_permissions_launch);
@@ -514,11 +721,28 @@ static int exec_probe(void)
 	return 2;
 }
 
+/* Under rvemu-run for test_rvemu_run_stale_tables: counts cycles of process EMU_TEST_WATCH_PID (not in this
+ * run), says "counting" on stdout and waits to be killed (bounded: 300 s). */
+static int watch_pid(void)
+{
+	struct perf_event_attr a;
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	int fd = perf_open(&a, (pid_t)atoi(getenv("EMU_TEST_WATCH_PID")), -1, -1, 0);
+	if (fd < 0)
+		return 2;
+	printf("counting\n");
+	fflush(stdout);
+	sleep(300);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
 	if (getenv("EMU_TEST_EXEC_FD"))
 		return exec_probe();
+	if (getenv("EMU_TEST_WATCH_PID"))
+		return watch_pid();
 	self_path = argv[0];
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;

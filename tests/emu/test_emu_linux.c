@@ -770,6 +770,65 @@ static void test_mmap_page_user_read(void)
 	close(fd);
 }
 
+/* __perf_event_disable schedules out the event or its group alone (group_sched_out, event_sched_out), and so
+ * does a close (__perf_remove_from_context): every other event keeps its counter until the next full
+ * reschedule (an enable's ctx_resched, a rotation, a context switch). A program that reads its counters in
+ * user space sees the same index in its page before and after. Group A = {P0} and group B = {P1, cycles} on
+ * the two programmable counters: disabling A leaves B's P1 on its counter (the emulator's full pass moved it
+ * to A's, the first); so do disabling and closing B's member and closing A. */
+static void test_disable_keeps_others_counters(void)
+{
+	const struct rvemu_event *prog[2] = {NULL, NULL};
+	for (size_t i = 0, n = 0; i < model->nevents && n < 2; i++)
+		if (model->events[i].kind == RVEMU_EV_PROGRAMMABLE)
+			prog[n++] = &model->events[i];
+	if (!prog[1] || model->prog_counters < 2)
+		return; /* two programmable counters needed */
+	struct perf_event_attr a;
+	attr_for_event(&a, prog[0]);
+	a.disabled = 0;
+	int fa = perf_open(&a, 0, -1, -1, 0);
+	attr_for_event(&a, prog[1]);
+	a.disabled = 0;
+	int fb = perf_open(&a, 0, -1, -1, 0);
+	attr_for_event(&a, &model->events[0]);
+	a.disabled = 0;
+	int fc = perf_open(&a, 0, -1, fb, 0); /* a member of B's group */
+	CU_ASSERT_FATAL(fa >= 0 && fb >= 0 && fc >= 0);
+	struct perf_event_mmap_page *pa = mmap(NULL, page_size(), PROT_READ, MAP_SHARED, fa, 0),
+	                            *pb = mmap(NULL, page_size(), PROT_READ, MAP_SHARED, fb, 0);
+	CU_ASSERT_FATAL(pa != MAP_FAILED && pb != MAP_FAILED);
+	/* the pages' next update makes them readable (test_mmap_page_user_read) */
+	CU_ASSERT_EQUAL(ioctl(fa, PERF_EVENT_IOC_RESET, 0), 0);
+	CU_ASSERT_EQUAL(ioctl(fb, PERF_EVENT_IOC_RESET, 0), 0);
+	run_for_ns(1000000);
+	uint32_t ia = pa->index, ib = pb->index;
+	CU_ASSERT(ia >= 4 && ib >= 4 && ia != ib); /* hpmcounter3 and up, one each */
+	CU_ASSERT_EQUAL(ioctl(fa, PERF_EVENT_IOC_DISABLE, 0), 0);
+	CU_ASSERT_EQUAL(pa->index, 0);
+	CU_ASSERT_EQUAL(pb->index, ib); /* B kept its counter */
+	if (pb->index != ib)
+		fprintf(stderr, "  B moved from index %u to %u when A was disabled\n", ib, pb->index);
+	run_for_ns(1000000);
+	CU_ASSERT_EQUAL(pb->index, ib);
+	CU_ASSERT_EQUAL(ioctl(fc, PERF_EVENT_IOC_DISABLE, 0), 0); /* a member: B's leader stays on */
+	CU_ASSERT_EQUAL(pb->index, ib);
+	close(fc); /* __perf_remove_from_context: event_sched_out of that event only */
+	CU_ASSERT_EQUAL(pb->index, ib);
+	close(fa);
+	CU_ASSERT_EQUAL(pb->index, ib);
+#if !defined(__riscv) /* (on riscv64 the test maps only hpmcounter3: counter_csr_read) */
+	uint64_t user = 0, sys = 0;
+	CU_ASSERT_EQUAL(user_read(pb, &user), 0);
+	CU_ASSERT_EQUAL(read(fb, &sys, sizeof(sys)), (ssize_t)sizeof(sys));
+	if (virtual_clock)
+		CU_ASSERT_EQUAL(user, sys);
+#endif
+	munmap(pa, page_size());
+	munmap(pb, page_size());
+	close(fb);
+}
+
 /* -------------------------------------------------------------------------------------- throttling */
 /* __perf_event_account_interrupt: more than perf_event_max_sample_rate / HZ (100000 / 250 = 400) overflows
  * of one event within one tick stop it until the next tick, with PERF_RECORD_THROTTLE / UNTHROTTLE. */
@@ -1925,6 +1984,8 @@ void add_linux_suites(void)
 	            test_fork_during_readdir);
 	CU_add_test(s, "mmap page and user-space counter reads (arch_perf_update_userpage)",
 	            test_mmap_page_user_read);
+	CU_add_test(s, "a disable or close leaves the others on their counters (__perf_event_disable)",
+	            test_disable_keeps_others_counters);
 	CU_add_test(s, "throttling (__perf_event_account_interrupt)", test_throttle);
 	CU_add_test(s, "PAUSE_OUTPUT drops and counts records (rb_toggle_paused)", test_pause_output);
 	CU_add_test(s, "sample_type checks (perf_copy_attr, get_callchain_buffers)", test_sample_type_checks);
