@@ -771,10 +771,16 @@ void perf_unmapped(struct emu_event *ev)
 }
 
 /* prctl(PR_TASK_PERF_EVENTS_ENABLE/DISABLE): perf_event_task_enable/disable act on the events the
- * calling task opened (its perf_event_list), whatever they count. */
+ * calling task opened (its perf_event_list), whatever they count. A disable holds the calling thread's
+ * kernel shares at its entry, as PERF_EVENT_IOC_DISABLE does (emu_kernel_share_stop_here): on a board the
+ * prctl's way in reaches each counter's stop quickly, where the emulator first accounts every event it
+ * turns off; that accounting is not kernel work the events would have counted. */
 void perf_task_events_enable(int on)
 {
 	emu_lock();
+	struct emu_thread *self = on ? NULL : emu_thread_self();
+	if (self)
+		emu_kernel_share_stop_here(self, 1);
 	for (struct emu_event *e = all_events; e; e = e->next_all) {
 		if (e->inherited || is_foreign(e))
 			continue;
@@ -787,6 +793,8 @@ void perf_task_events_enable(int on)
 		emu_timer_rearm(e->target);
 		emu_event_publish(e);
 	}
+	if (self)
+		emu_kernel_share_stop_here(self, 0);
 	emu_unlock();
 }
 

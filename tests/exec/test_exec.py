@@ -634,6 +634,28 @@ def test_kernel_share(args):
           True)
     check("kernel share: 99 more reads by another thread add nothing to a blocked target's event (the reader's "
           "kernel work is its own)", last, first)
+    # prctl(PR_TASK_PERF_EVENTS_DISABLE) ends a window as a disable of the event does: at the call's way in.
+    # What the emulator does after it for the task's other events (3 more here) is not in the window, whichever
+    # of the events it turns off first (the reading one opened first or last), so the prctl window exceeds the
+    # ioctl window by the same (the two calls' ways in) with 0 or 3 other events. Before the hold the window
+    # ran on to the event's own turn in the prctl's loop.
+    window = build(args, "prctl_window.c", "prctl_window", ["-O2"])
+    got = {}
+    for order in ("first", "last"):
+        for extra in (0, 3):
+            for way in ("ioctl", "prctl"):
+                rc, out, err = rvemu_run(args, ["--exec", "--model", "cva6", "--", window, way, str(extra), order],
+                                         {"RVEMU_TICK_CYCLES": str(10 ** 15)}, "kshare")
+                m = re.search(r"instructions (\d+)", out)
+                if rc != 0 or not m:
+                    raise SystemExit(f"test_exec: prctl_window {way} {extra} {order}: rc {rc}\n{out}{err}")
+                got[order, extra, way] = int(m.group(1))
+        more = {extra: got[order, extra, "prctl"] - got[order, extra, "ioctl"] for extra in (0, 3)}
+        print(f"kernel share cva6 empty window, instructions opened {order}: ioctl {got[order, 0, 'ioctl']} / "
+              f"{got[order, 3, 'ioctl']}, prctl {got[order, 0, 'prctl']} / {got[order, 3, 'prctl']} (0 / 3 other "
+              f"events): prctl - ioctl {more[0]} / {more[3]}")
+        check(f"kernel share: prctl's disable ends the window at its way in (opened {order}: prctl - ioctl the same "
+              f"with 3 other events as with none)", more[3], more[0])
 
 
 def test_inherit(args):
