@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +124,9 @@ static void build_configs(void)
 const char *self_path; /* argv[0], declared in emu_test.h */
 
 /* Runs self (or argv) with the emulator appended to LD_PRELOAD; returns the exit status, stderr in err. */
+/* How long a child may run (s); the test of the bound lowers it */
+static long child_limit_s = 300;
+
 static int run_under_emulator(char *const argv[], const char *model_name, const char *clock, int ssc,
                               char *err, size_t errcap)
 {
@@ -146,29 +150,48 @@ static int run_under_emulator(char *const argv[], const char *model_name, const 
 		_exit(127);
 	}
 	close(pipefd[1]);
-	size_t n = 0;
-	ssize_t r;
-	char sink[256] = {0};
-	while ((r = read(pipefd[0], err && n < errcap - 1 ? err + n : sink,
-	                 err && n < errcap - 1 ? errcap - 1 - n : sizeof(sink))) > 0)
-		if (err && n < errcap - 1)
-			n += (size_t)r;
-	if (err)
-		err[n] = 0;
-	close(pipefd[0]);
 	/* Bounded: a child stuck inside the emulator (every signal blocked there, even its own alarm()) is
-	 * killed after 300 s and counts as failed. */
-	int st = 0;
-	for (int waited_ms = 0; waitpid(pid, &st, WNOHANG) == 0; waited_ms += 50) {
-		if (waited_ms >= 300000) {
-			fprintf(stderr, "child %d still running after 300 s: killed\n", (int)pid);
+	 * killed after child_limit_s (300 s) and counts as failed. The pipe is polled, not read to its end
+	 * first: a hung child keeps its end open (its stderr, or the inherited descriptor), so a blocking
+	 * read would wait for ever. What the child wrote is read as it comes; after it ended, what is left in
+	 * the pipe, without waiting for a descendant that may still hold the pipe. */
+	size_t n = 0;
+	char sink[256];
+	int st = 0, eof = 0;
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		struct pollfd p = {.fd = pipefd[0], .events = POLLIN};
+		for (int chunks = 0; !eof && chunks < 4096 && poll(&p, 1, w == pid ? 0 : 50) > 0; chunks++) {
+			int keep = err && n < errcap - 1;
+			ssize_t r =
+			    read(pipefd[0], keep ? err + n : sink, keep ? errcap - 1 - n : sizeof(sink));
+			if (r > 0 && keep)
+				n += (size_t)r;
+			else if (r == 0 || (r < 0 && errno != EINTR))
+				eof = 1;
+			if (w != pid)
+				break; /* check the child between chunks */
+		}
+		if (w == pid)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec >= child_limit_s) {
+			fprintf(stderr, "child %d still running after %ld s: killed\n", (int)pid,
+			        child_limit_s);
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			break;
 		}
-		struct timespec ms50 = {0, 50000000};
-		nanosleep(&ms50, NULL);
+		if (eof) {
+			struct timespec ms50 = {0, 50000000};
+			nanosleep(&ms50, NULL);
+		}
 	}
+	if (err)
+		err[n] = 0;
+	close(pipefd[0]);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -185,6 +208,19 @@ static void test_every_configuration(void)
 			        configs[i].model, configs[i].clock, configs[i].sscofpmf, st);
 		CU_ASSERT(cunit_relay(st));
 	}
+}
+
+/* The launcher's own bound: a child that hangs with the pipe open (its stderr) is killed, not waited for
+ * for ever; what it wrote before is kept. */
+static void test_hung_child_killed(void)
+{
+	char err[256];
+	char *argv[] = {"/bin/sh", "-c", "echo started >&2; exec sleep 600", NULL};
+	child_limit_s = 1;
+	int st = run_under_emulator(argv, "sifive-u74", "virtual", 0, err, sizeof(err));
+	child_limit_s = 300;
+	CU_ASSERT_EQUAL(st, 128 + SIGKILL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "started"));
 }
 
 static void test_unknown_model_refused(void)
@@ -626,6 +662,7 @@ static int launcher(void)
 	}
 	CU_pSuite s = CU_add_suite("launcher", NULL, NULL);
 	CU_add_test(s, "unknown model / clock / option refused at load", test_unknown_model_refused);
+	CU_add_test(s, "a hung child is killed at the bound, its output kept", test_hung_child_killed);
 	CU_add_test(s, "rvemu-run", test_rvemu_run);
 	CU_add_test(s, "rvemu-run: a killed run's table goes, a live run's or a daemon's stays",
 	            test_rvemu_run_stale_tables);
