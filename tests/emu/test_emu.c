@@ -156,7 +156,7 @@ static int run_under_emulator(char *const argv[], const char *model_name, const 
 	 * read would wait for ever. What the child wrote is read as it comes; after it ended, what is left in
 	 * the pipe, without waiting for a descendant that may still hold the pipe. */
 	size_t n = 0;
-	char sink[256];
+	char sink[256] = {0};
 	int st = 0, eof = 0;
 	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
