@@ -42,17 +42,15 @@ def cpu_time(cmd):
     return ru.ru_utime + ru.ru_stime
 
 
-def compare(rounds, plain_cmd, cmd):
-    """CPU seconds of plain_cmd and of cmd, `rounds` rounds, the two back to back in each, the order alternating."""
-    plain, other = [], []
+def compare(rounds, *cmds):
+    """CPU seconds of each command, `rounds` rounds, the commands back to back in each round, the order rotating
+    from round to round (each command goes first in turn); a list per command."""
+    times = [[] for _ in cmds]
     for r in range(rounds):
-        if r % 2 == 0:
-            plain.append(cpu_time(plain_cmd))
-            other.append(cpu_time(cmd))
-        else:
-            other.append(cpu_time(cmd))
-            plain.append(cpu_time(plain_cmd))
-    return plain, other
+        for k in range(len(cmds)):
+            i = (k + r) % len(cmds)
+            times[i].append(cpu_time(cmds[i]))
+    return times
 
 
 def report(prog, what, plain, other):
@@ -90,9 +88,10 @@ def main():
 
 
 def startup(a):
-    """The fixed cost: an empty main() under plain qemu, with the plugin and under rvemu-run --exec. Most of
-    rvemu-run's is QEMU translating the preloaded emulator's start-up code (perf: tcg_gen_code and the plugin's
-    per-block instrumentation), paid once per run, so it weighs on short runs such as the two above."""
+    """The fixed cost: an empty main() (dynamic) under plain qemu, with the plugin and under rvemu-run --exec,
+    the three in each round. rvemu-run's extra over the plugin alone is its sh wrapper (a few ms), the
+    emulator's load and initialisation in the guest, and QEMU translating that code with the plugin's per-block
+    instrumentation, paid once per run, so it weighs on short runs such as the two above."""
     if not os.path.exists(os.path.join(a.riscv64_prefix, "lib", "librvemu.so")):
         return
     src = os.path.join(a.work, "empty.c")
@@ -103,13 +102,13 @@ def startup(a):
     sysroot = os.environ.get("RISCV64_SYSROOT", "/usr/riscv64-linux-gnu")
     os.environ["RVEXEC_PLUGIN"] = a.plugin
     os.environ.setdefault("QEMU_LD_PREFIX", sysroot)
-    plain, plugged = compare(a.rounds, [QEMU, "-L", sysroot, binary],
-                             [QEMU, "-L", sysroot, "-plugin", a.plugin, binary])
-    full = [cpu_time(["sh", os.path.join(a.riscv64_prefix, "bin", "rvemu-run"), "--exec", "--", binary])
-            for _ in range(a.rounds)]
-    print(f"bench_exec: start-up (an empty main, dynamic) plain {statistics.median(plain):.3f} s, with plugin "
-          f"{statistics.median(plugged):.3f} s, rvemu-run --exec {statistics.median(full):.3f} s "
-          f"(+{statistics.median(full) - statistics.median(plain):.3f} s per run)")
+    plain, plugged, full = compare(a.rounds, [QEMU, "-L", sysroot, binary],
+                                   [QEMU, "-L", sysroot, "-plugin", a.plugin, binary],
+                                   ["sh", os.path.join(a.riscv64_prefix, "bin", "rvemu-run"), "--exec", "--", binary])
+    med = [statistics.median(t) for t in (plain, plugged, full)]
+    print(f"bench_exec: start-up (an empty main, dynamic) plain {med[0]:.3f} s, with plugin {med[1]:.3f} s, "
+          f"rvemu-run --exec {med[2]:.3f} s (+{med[2] - med[1]:.3f} s per run over the plugin alone, "
+          f"+{med[2] - med[0]:.3f} s over plain)")
 
 
 def rvemu_exec(a, prog, scale):

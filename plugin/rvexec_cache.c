@@ -56,11 +56,8 @@ static void cache_free(struct rvexec_cache *c)
 static inline void order_to_front(uint8_t *order, size_t k)
 {
 	uint8_t way = order[k];
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__ /* the word below holds position i in its byte i */
-	for (; k > 0; k--)
-		order[k] = order[k - 1];
-	order[0] = way;
-#else
+	/* a little-endian host: the word below holds position i in its byte i */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	size_t j = k;
 	for (; j >= 8; j -= 8) {
 		uint64_t chunk;
@@ -73,6 +70,10 @@ static inline void order_to_front(uint8_t *order, size_t k)
 	moved = j == 7 ? ~0ull : (1ull << (8 * (j + 1))) - 1;
 	word = (word & ~moved) | ((word << 8) & moved) | way;
 	memcpy(order, &word, 8);
+#else /* a big-endian host, or one that does not say: one byte at a time */
+	for (; k > 0; k--)
+		order[k] = order[k - 1];
+	order[0] = way;
 #endif
 }
 
