@@ -442,6 +442,53 @@ static void test_domains_are_honest(void)
 	}
 }
 
+/* What perf_event (component 0) learned at the first init by opening probe events: what the kernel
+ * samples with, the domains it counts apart, fast reads. A later init in the process (after PAPI_shutdown)
+ * reuses the kernel's answers instead of probing again (upstream patch 69): it must report the same. */
+struct probed_info {
+	int disabled, hardware_intr, kernel_profile, precise_intr, fast_counter_read;
+	int default_domain, available_domains;
+};
+static struct probed_info first_init_info;
+
+static int probed_info_of_component0(struct probed_info *p)
+{
+	const PAPI_component_info_t *cmp = PAPI_get_component_info(0);
+	if (cmp == NULL)
+		return -1;
+	p->disabled = cmp->disabled;
+	p->hardware_intr = cmp->hardware_intr;
+	p->kernel_profile = cmp->kernel_profile;
+	p->precise_intr = cmp->precise_intr;
+	p->fast_counter_read = cmp->fast_counter_read;
+	p->default_domain = cmp->default_domain;
+	p->available_domains = cmp->available_domains;
+	return 0;
+}
+
+/* Shut PAPI down and initialize it again: the same component info, and the counts, domains and
+ * overflows of the tests above as they were at the first init. Runs last (it replaces the library's
+ * state the other tests used). */
+static void test_reinit_same_answers(void)
+{
+	struct probed_info again;
+
+	PAPI_shutdown();
+	CU_ASSERT_EQUAL_FATAL(PAPI_library_init(PAPI_VER_CURRENT), PAPI_VER_CURRENT);
+	CU_ASSERT_EQUAL_FATAL(probed_info_of_component0(&again), 0);
+	CU_ASSERT_EQUAL(again.disabled, first_init_info.disabled);
+	CU_ASSERT_EQUAL(again.hardware_intr, first_init_info.hardware_intr);
+	CU_ASSERT_EQUAL(again.kernel_profile, first_init_info.kernel_profile);
+	CU_ASSERT_EQUAL(again.precise_intr, first_init_info.precise_intr);
+	CU_ASSERT_EQUAL(again.fast_counter_read, first_init_info.fast_counter_read);
+	CU_ASSERT_EQUAL(again.default_domain, first_init_info.default_domain);
+	CU_ASSERT_EQUAL(again.available_domains, first_init_info.available_domains);
+	test_domains_are_honest();
+	test_add_remove();
+	test_domain_between_adds();
+	test_overflow_after_remove();
+}
+
 int main(void)
 {
 	if (truth_bind() != 0) {
@@ -450,6 +497,10 @@ int main(void)
 	}
 	if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT) {
 		fprintf(stderr, "PAPI_library_init failed\n");
+		return 1;
+	}
+	if (probed_info_of_component0(&first_init_info) != 0) {
+		fprintf(stderr, "no component 0\n");
 		return 1;
 	}
 	if (CU_initialize_registry() != CUE_SUCCESS)
@@ -466,5 +517,7 @@ int main(void)
 	            test_overflow_after_remove);
 	CU_add_test(s, "overflow on an event follows its index after a removal and an add",
 	            test_overflow_index_after_remove_and_add);
+	CU_add_test(s, "after PAPI_shutdown, a new init answers, counts and overflows as the first",
+	            test_reinit_same_answers);
 	return cunit_run_all();
 }
