@@ -374,6 +374,24 @@ static struct emu_run_shared *map_run(int fd)
 	return p;
 }
 
+/* A new table's magic, written once the rest of its header is (config, creator): its first byte last, with a
+ * release store, so that a process that sees the whole magic (run_magic_valid) sees that header too. Before,
+ * a plain copy could be seen before the creator's pid: the table of a run still being made looked like one
+ * whose creator was gone, and another run's creator removed it. */
+static void run_magic_publish(struct emu_run_shared *r)
+{
+	memcpy(r->magic + 1, RUN_MAGIC + 1, sizeof(RUN_MAGIC) - 1);
+	__atomic_store_n(&r->magic[0], RUN_MAGIC[0], __ATOMIC_RELEASE);
+}
+
+/* Whether a table is one of this version, its header written (the first byte of the magic acquired, as
+ * run_magic_publish released it). */
+static int run_magic_valid(const struct emu_run_shared *r)
+{
+	return __atomic_load_n(&r->magic[0], __ATOMIC_ACQUIRE) == RUN_MAGIC[0] &&
+	       memcmp(r->magic + 1, RUN_MAGIC + 1, sizeof(RUN_MAGIC) - 1) == 0;
+}
+
 /* Another run's table, to look at (remove_stale_runs): NULL when it cannot be mapped. Closes fd. */
 static const struct emu_run_shared *map_run_readonly(int fd)
 {
@@ -399,7 +417,7 @@ static struct emu_run_shared *join_run(const char *name, const char *key)
 		return NULL;
 	}
 	struct emu_run_shared *r = map_run(fd);
-	if (r && (memcmp(r->magic, RUN_MAGIC, sizeof(RUN_MAGIC)) != 0 || strcmp(r->config, key) != 0)) {
+	if (r && (!run_magic_valid(r) || strcmp(r->config, key) != 0)) {
 		EMU_REAL(munmap)(r, sizeof(*r));
 		return NULL;
 	}
@@ -409,12 +427,30 @@ static struct emu_run_shared *join_run(const char *name, const char *key)
 }
 
 /* ------------------------------------------------------------------------------------ stale runs */
-/* Whether the process that made a run is gone: dead, or its pid now a later process's (both starts known). */
-static int run_creator_gone(const struct emu_run_shared *r)
+/* The pid a run's name carries (its creator's), 0 when the name is not a run's. */
+static pid_t run_name_pid(const char *name)
 {
-	pid_t pid = (pid_t)__atomic_load_n(&r->creator_pid, __ATOMIC_ACQUIRE);
+	int pid;
+	if (strncmp(name, RUN_PREFIX, strlen(RUN_PREFIX)) != 0)
+		return 0;
+	const char *rest = name + strlen(RUN_PREFIX);
+	if (!strncmp(rest, RUN_NAME_VERSION, strlen(RUN_NAME_VERSION)))
+		rest += strlen(RUN_NAME_VERSION);
+	if (sscanf(rest, "%d.", &pid) != 1 || pid <= 0)
+		return 0;
+	return (pid_t)pid;
+}
+
+/* Whether the process that made a run is gone: dead, or its pid now a later process's (both starts known).
+ * No creator pid in the table (0: a table of a build that did not write it, or one whose creator has not yet)
+ * says nothing: the process the file is named for decides, as for a table this version cannot read. */
+static int run_creator_gone(const struct emu_run_shared *r, pid_t name_pid)
+{
+	pid_t pid = (pid_t)__atomic_load_n(&r->creator_pid, __ATOMIC_RELAXED);
 	uint64_t start = __atomic_load_n(&r->creator_start, __ATOMIC_RELAXED);
-	if (pid <= 0 || process_dead(pid))
+	if (pid <= 0)
+		return name_pid > 0 && process_dead(name_pid);
+	if (process_dead(pid))
 		return 1;
 	uint64_t now = start ? process_start(pid) : 0;
 	return start && now && now != start;
@@ -457,9 +493,8 @@ static int run_file_stale(const char *path, pid_t name_pid)
 	const struct emu_run_shared *r = map_run_readonly(fd);
 	if (!r)
 		return 0;
-	int stale = memcmp(r->magic, RUN_MAGIC, sizeof(RUN_MAGIC)) != 0
-	                ? process_dead(name_pid)
-	                : run_creator_gone(r) && !run_in_use(r, 0);
+	int stale =
+	    !run_magic_valid(r) ? process_dead(name_pid) : run_creator_gone(r, name_pid) && !run_in_use(r, 0);
 	EMU_REAL(munmap)((void *)r, sizeof(*r));
 	return stale;
 }
@@ -476,17 +511,12 @@ static void remove_stale_runs(void)
 		return;
 	struct dirent *e;
 	while ((e = EMU_REAL(readdir)(d))) {
-		int pid;
-		const char *rest = e->d_name + strlen(RUN_PREFIX);
-		if (strncmp(e->d_name, RUN_PREFIX, strlen(RUN_PREFIX)) != 0)
-			continue;
-		if (!strncmp(rest, RUN_NAME_VERSION, strlen(RUN_NAME_VERSION)))
-			rest += strlen(RUN_NAME_VERSION);
-		if (sscanf(rest, "%d.", &pid) != 1 || pid <= 0)
+		pid_t pid = run_name_pid(e->d_name);
+		if (!pid)
 			continue;
 		char path[sizeof(RUN_DIR) + 256];
 		snprintf(path, sizeof(path), "%s%s", RUN_DIR, e->d_name);
-		if (run_file_stale(path, (pid_t)pid))
+		if (run_file_stale(path, pid))
 			unlink(path);
 	}
 	EMU_REAL(closedir)(d);
@@ -521,8 +551,8 @@ static struct emu_run_shared *create_run(const char *key)
 		}
 		snprintf(r->config, sizeof(r->config), "%s", key);
 		r->creator_start = process_start(getpid());
-		__atomic_store_n(&r->creator_pid, (int32_t)getpid(), __ATOMIC_RELEASE);
-		memcpy(r->magic, RUN_MAGIC, sizeof(RUN_MAGIC)); /* readable by others from here */
+		__atomic_store_n(&r->creator_pid, (int32_t)getpid(), __ATOMIC_RELAXED);
+		run_magic_publish(r); /* readable by others from here */
 		run_created = 1;
 		setenv(RUN_ENV, run_name, 1);
 		return r;
@@ -1007,7 +1037,7 @@ void emu_run_process_exit(void)
 	 * last does, once the creator is gone; two that end at once and see each other leave it to the next
 	 * run's creator (remove_stale_runs). Processes still in the run keep their mapping. */
 	int creator = run_created && pid == run_owner_pid;
-	if ((creator || run_creator_gone(run)) && !run_in_use(run, pid)) {
+	if ((creator || run_creator_gone(run, run_name_pid(run_name))) && !run_in_use(run, pid)) {
 		char path[sizeof(RUN_DIR) + 96];
 		snprintf(path, sizeof(path), "%s%s", RUN_DIR, run_name);
 		unlink(path);

@@ -786,6 +786,9 @@ void perf_task_events_enable(int on)
 			continue;
 		sync_event(e);
 		set_enabled(e, on);
+		/* and its copies in the tasks it inherits to, as the ioctls (perf_event_for_each_child) */
+		if (e->rset || e->xs)
+			emu_remote_follow(e, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE);
 		if (on)
 			emu_ctx_schedule(e->target);
 		else

@@ -460,9 +460,12 @@ void emu_remote_follow(struct emu_event *ev, unsigned long req)
 			c->state = EV_OFF;
 		else if (req == PERF_EVENT_IOC_RESET)
 			c->count = 0;
+		/* as the event's own ioctl: a disable takes that copy off its counter alone
+		 * (__perf_event_disable), an enable reschedules its task (ctx_resched); a reset or a new
+		 * period moves no event (_perf_event_reset, __perf_event_period) */
 		if (req == PERF_EVENT_IOC_DISABLE)
 			emu_ctx_schedule_out(c->target);
-		else
+		else if (req == PERF_EVENT_IOC_ENABLE)
 			emu_ctx_schedule(c->target);
 	}
 }

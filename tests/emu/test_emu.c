@@ -544,111 +544,205 @@ static int wait_gone(pid_t pid)
 	return 0;
 }
 
+/* A run table named for process `pid` at `out` whose header says no more than the magic (and configuration)
+ * of the table `like`: no creator pid, no slot used, as a table this version reads but whose creator's pid is
+ * not known. 1 when made. */
+static int make_table_without_creator(const char *like, pid_t pid, char *out, size_t cap)
+{
+	int in = open(like, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	unsigned char header[128] = {0}; /* magic[16], config[112] */
+	int ok = in >= 0 && fstat(in, &st) == 0 && st.st_size > (off_t)sizeof(header) &&
+	         read(in, header, sizeof(header)) == (ssize_t)sizeof(header);
+	if (in >= 0)
+		close(in);
+	if (!ok)
+		return 0;
+	const char *version = strstr(like, "rvemu-run.v");
+	const char *dash = version ? strchr(version + strlen("rvemu-run.v"), '-') : NULL;
+	if (!dash)
+		return 0;
+	snprintf(out, cap, "%.*s%d.c0ffee", (int)(dash + 1 - like), like, (int)pid);
+	int fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return 0;
+	ok = ftruncate(fd, st.st_size) == 0 && write(fd, header, sizeof(header)) == (ssize_t)sizeof(header);
+	close(fd);
+	return ok;
+}
+
 /* Run tables do not pile up in /dev/shm (issue 20): a run whose creator was killed by SIGKILL (no exit path
  * removes its name) is removed by the next run once no process of it lives; a live run's table never is, nor
  * is the table of a run whose creator ended or was killed while a process it started (a daemon) lives on:
  * that process may still exec and join the run by the name. Before, the name was removed by the creator's
  * exit alone, and by the next run when the pid in the name was gone: the daemon's run lost its name at once.
  */
+/* A line a child writes on `fd` (closed here) into line, NUL-terminated: the bytes read, or -1 when none
+ * came within 60 s (bounded: a child that hangs, or never starts, must not hang the test). */
+static ssize_t read_line_bounded(int fd, char *line, size_t cap)
+{
+	memset(line, 0, cap);
+	if (fd < 0)
+		return -1;
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	ssize_t n = poll(&p, 1, 60000) > 0 ? read(fd, line, cap - 1) : -1;
+	close(fd);
+	return n;
+}
+
+/* A child of ours still running at a test's early exit: killed and reaped; *pid is -1 after. */
+static void end_child(pid_t *pid)
+{
+	if (*pid <= 0)
+		return;
+	kill(*pid, SIGKILL);
+	waitpid(*pid, NULL, 0);
+	*pid = -1;
+}
+
+/* A process started by a child of ours (a daemon: not ours to reap): killed, until it is gone (bounded). */
+static void end_daemon(pid_t *pid)
+{
+	if (*pid <= 0)
+		return;
+	kill(*pid, SIGKILL);
+	wait_gone(*pid);
+	*pid = -1;
+}
+
 static void test_rvemu_run_stale_tables(void)
 {
-	char killed[300], live[300], daemon_run[300];
+	/* every name empty until found: an assertion that fails leaves no garbage for the later access() */
+	char killed[300] = "", live[300] = "", daemon_run[300] = "", nameless[300] = "",
+	     watcher_run[300] = "", victim_run[300] = "", line[32];
+	/* our children, each killed and reaped on any early exit (out:), with the daemons they started */
+	pid_t live_pid = -1, killed_pid = -1, sh_pid = -1, outsider = -1, watcher = -1, victim = -1, own = -1;
+	pid_t daemon_pid = -1, orphan = -1;
+	int out = -1, st = 0;
+	ssize_t n;
 	/* a live run, and one to be killed */
 	char *sleeper[] = {"sleep", "300", NULL};
-	pid_t live_pid = spawn_run(sleeper, NULL), killed_pid = spawn_run(sleeper, NULL);
-	CU_ASSERT_FATAL(live_pid > 0 && killed_pid > 0);
+	live_pid = spawn_run(sleeper, NULL);
+	killed_pid = spawn_run(sleeper, NULL);
+	CU_ASSERT(live_pid > 0 && killed_pid > 0);
+	if (live_pid <= 0 || killed_pid <= 0)
+		goto out;
 	CU_ASSERT(wait_run_table(live_pid, live, sizeof(live)));
 	CU_ASSERT(wait_run_table(killed_pid, killed, sizeof(killed)));
 	/* a run whose creator (sh) starts a daemon and ends */
-	int out = -1;
 	char *daemonize[] = {"sh", "-c", "sleep 300 </dev/null >/dev/null 2>&1 & echo $!", NULL};
-	pid_t sh_pid = spawn_run(daemonize, &out);
-	CU_ASSERT_FATAL(sh_pid > 0);
-	char line[32] = {0};
-	ssize_t n = read(out, line, sizeof(line) - 1);
-	close(out);
-	pid_t daemon_pid = n > 0 ? (pid_t)atoi(line) : 0;
-	int st = 0;
+	sh_pid = spawn_run(daemonize, &out);
+	CU_ASSERT(sh_pid > 0);
+	if (sh_pid <= 0)
+		goto out;
+	n = read_line_bounded(out, line, sizeof(line));
+	daemon_pid = n > 0 ? (pid_t)atoi(line) : -1;
 	CU_ASSERT(waitpid(sh_pid, &st, 0) == sh_pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	CU_ASSERT(daemon_pid > 0);
 	int daemon_has_table = run_table_of(sh_pid, daemon_run, sizeof(daemon_run));
+	sh_pid = -1;
 	CU_ASSERT(daemon_has_table); /* its creator's exit left the name to the daemon */
 	if (!daemon_has_table)
-		fprintf(stderr, "  the run of a daemon lost its table when its creator (pid %d) ended\n",
-		        (int)sh_pid);
+		fprintf(stderr, "  the run of a daemon lost its table when its creator ended\n");
 	/* a run that counts a process outside it (perf stat -p): that process's slot keeps nothing */
-	pid_t outsider = fork();
+	outsider = fork();
 	if (outsider == 0) {
 		unsetenv("LD_PRELOAD");
 		execlp("sleep", "sleep", "300", (char *)NULL);
 		_exit(127);
 	}
-	CU_ASSERT_FATAL(outsider > 0);
-	char watch[32], watcher_run[300];
+	CU_ASSERT(outsider > 0);
+	if (outsider <= 0)
+		goto out;
+	/* a table whose creator's pid reads 0 (a table being made, seen before its creator's pid was): its
+	 * name's process decides; before, it counted as gone and the table of a live run was removed */
+	CU_ASSERT(make_table_without_creator(live, outsider, nameless, sizeof(nameless)));
+	char watch[32];
 	snprintf(watch, sizeof(watch), "%d", (int)outsider);
 	setenv("EMU_TEST_WATCH_PID", watch, 1);
 	char *watcher_cmd[] = {(char *)self_path, NULL};
-	pid_t watcher = spawn_run(watcher_cmd, &out);
+	watcher = spawn_run(watcher_cmd, &out);
 	unsetenv("EMU_TEST_WATCH_PID");
-	CU_ASSERT_FATAL(watcher > 0);
-	memset(line, 0, sizeof(line));
-	n = read(out, line, sizeof(line) - 1); /* "counting": its event is open */
-	close(out);
+	CU_ASSERT(watcher > 0);
+	if (watcher <= 0)
+		goto out;
+	n = read_line_bounded(out, line, sizeof(line)); /* "counting": its event is open */
 	CU_ASSERT(n > 0 && !strncmp(line, "counting", 8));
 	CU_ASSERT(run_table_of(watcher, watcher_run, sizeof(watcher_run)));
 	kill(watcher, SIGKILL);
 	CU_ASSERT(waitpid(watcher, &st, 0) == watcher && WIFSIGNALED(st));
+	watcher = -1;
 	kill(killed_pid, SIGKILL);
 	CU_ASSERT(waitpid(killed_pid, &st, 0) == killed_pid && WIFSIGNALED(st));
+	killed_pid = -1;
 	run_true();
-	CU_ASSERT(access(killed, F_OK) != 0);      /* the killed run's table is gone */
-	CU_ASSERT(access(watcher_run, F_OK) != 0); /* and the watcher's, its outsider alive */
+	CU_ASSERT(access(killed, F_OK) != 0);                   /* the killed run's table is gone */
+	CU_ASSERT(access(watcher_run, F_OK) != 0);              /* and the watcher's, its outsider alive */
+	CU_ASSERT(!nameless[0] || access(nameless, F_OK) == 0); /* its name's process lives */
 	kill(outsider, SIGKILL);
 	CU_ASSERT(waitpid(outsider, &st, 0) == outsider);
+	outsider = -1;
 	CU_ASSERT(access(live, F_OK) == 0);                            /* a live run's is not */
 	CU_ASSERT(!daemon_has_table || access(daemon_run, F_OK) == 0); /* nor the daemon's */
 	/* the daemon ends: its run goes with the next run */
 	if (daemon_pid > 0) {
 		kill(daemon_pid, SIGKILL);
 		CU_ASSERT(wait_gone(daemon_pid));
+		daemon_pid = -1;
 	}
 	run_true();
 	CU_ASSERT(!daemon_has_table || access(daemon_run, F_OK) != 0);
+	CU_ASSERT(!nameless[0] || access(nameless, F_OK) != 0); /* its name's process is gone */
 	CU_ASSERT(access(live, F_OK) == 0);
 	/* a creator killed while a process it started lives: the table stays for that process */
 	char *kill_me[] = {"sh", "-c", "sleep 300 </dev/null >/dev/null 2>&1 & echo $!; exec sleep 300",
 	                   NULL};
-	pid_t victim = spawn_run(kill_me, &out);
-	CU_ASSERT_FATAL(victim > 0);
-	memset(line, 0, sizeof(line));
-	n = read(out, line, sizeof(line) - 1);
-	close(out);
-	pid_t orphan = n > 0 ? (pid_t)atoi(line) : 0;
-	char victim_run[300];
+	victim = spawn_run(kill_me, &out);
+	CU_ASSERT(victim > 0);
+	if (victim <= 0)
+		goto out;
+	n = read_line_bounded(out, line, sizeof(line));
+	orphan = n > 0 ? (pid_t)atoi(line) : -1;
 	CU_ASSERT(orphan > 0 && wait_run_table(victim, victim_run, sizeof(victim_run)));
 	kill(victim, SIGKILL);
 	CU_ASSERT(waitpid(victim, &st, 0) == victim && WIFSIGNALED(st));
+	victim = -1;
 	run_true();
 	CU_ASSERT(access(victim_run, F_OK) == 0);
 	if (orphan > 0) {
 		kill(orphan, SIGKILL);
 		CU_ASSERT(wait_gone(orphan));
+		orphan = -1;
 	}
 	run_true();
 	CU_ASSERT(access(victim_run, F_OK) != 0);
 	kill(live_pid, SIGTERM); /* killed too (no exit path): the next run removes it */
 	CU_ASSERT(waitpid(live_pid, &st, 0) == live_pid);
+	live_pid = -1;
 	run_true();
 	CU_ASSERT(access(live, F_OK) != 0);
 	/* a run that ends by itself removes its own name */
 	char *one[] = {"sh", "-c", "echo $$", NULL};
-	pid_t own = spawn_run(one, &out);
-	CU_ASSERT_FATAL(own > 0);
-	memset(line, 0, sizeof(line));
-	n = read(out, line, sizeof(line) - 1);
-	close(out);
+	own = spawn_run(one, &out);
+	CU_ASSERT(own > 0);
+	if (own <= 0)
+		goto out;
+	n = read_line_bounded(out, line, sizeof(line));
 	CU_ASSERT(waitpid(own, &st, 0) == own && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	CU_ASSERT(n > 0 && atoi(line) == (int)own && !run_table_of(own, daemon_run, sizeof(daemon_run)));
+	own = -1;
+out:
+	end_child(&live_pid);
+	end_child(&killed_pid);
+	end_child(&sh_pid);
+	end_child(&outsider);
+	end_child(&watcher);
+	end_child(&victim);
+	end_child(&own);
+	end_daemon(&daemon_pid);
+	end_daemon(&orphan);
+	if (nameless[0])
+		unlink(nameless); /* whatever the runs did */
 }
 
 static int run_cunit(void)

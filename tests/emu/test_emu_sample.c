@@ -2218,6 +2218,69 @@ static void test_sample_other_process_start_unreadable(void)
  * of 30000 (a whole new period from the PERIOD, as __perf_event_period clears period_left), and the event
  * reads what the task counted after the RESET, exactly (the shadow's unpublished count from before it is
  * dropped, as the kernel zeroes the count). */
+/* prctl(PR_TASK_PERF_EVENTS_DISABLE/ENABLE) reaches the copies of an inherit event on another process's task,
+ * as perf_event_task_disable does (perf_event_for_each_child): a counting event with inherit on child C,
+ * whose grandchild G runs 1000000 cycles, then 2000000 after the owner's DISABLE (not counted), then 500000
+ * after its ENABLE. Before, prctl switched the event of C alone: G's copy counted on, and the event read the
+ * 2000000 cycles G ran while it was off. */
+static void test_count_other_process_prctl(void)
+{
+	int go[2], ack[2], step[2];
+	CU_ASSERT_FATAL(pipe(ack) == 0);
+	CU_ASSERT_FATAL(pipe(step) == 0);
+	pid_t child = fork_task_after_go(go, NULL);
+	if (child == 0) {
+		close(ack[0]);
+		close(step[1]);
+		pid_t g = fork();
+		if (g == 0) {
+			char c;
+			api.advance(1000000);
+			if (write(ack[1], "a", 1) != 1 || read(step[0], &c, 1) != 1)
+				_exit(4);
+			api.advance(2000000);
+			if (write(ack[1], "b", 1) != 1 || read(step[0], &c, 1) != 1)
+				_exit(5);
+			api.advance(500000);
+			_exit(0);
+		}
+		close(ack[1]);
+		close(step[0]);
+		int st = 0;
+		_exit(g > 0 && waitpid(g, &st, 0) == g && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1);
+	}
+	close(ack[1]);
+	close(step[0]);
+	struct perf_event_attr a;
+	attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	a.disabled = 0;
+	a.inherit = 1;
+	int fd = perf_open(&a, child, -1, -1, 0);
+	CU_ASSERT(fd >= 0);
+	task_go(go);
+	char c;
+	CU_ASSERT_EQUAL(read(ack[0], &c, 1), 1); /* G ran its first 1000000 cycles */
+	CU_ASSERT_EQUAL(prctl(PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0), 0);
+	uint64_t off = fd >= 0 ? read_count(fd) : 0;
+	CU_ASSERT_EQUAL(write(step[1], "x", 1), 1);
+	CU_ASSERT_EQUAL(read(ack[0], &c, 1), 1); /* and 2000000 more, the event off */
+	uint64_t still = fd >= 0 ? read_count(fd) : 0;
+	CU_ASSERT_EQUAL(prctl(PR_TASK_PERF_EVENTS_ENABLE, 0, 0, 0, 0), 0);
+	CU_ASSERT_EQUAL(write(step[1], "y", 1), 1);
+	close(step[1]);
+	close(ack[0]);
+	reap_exited_ok(child);
+	uint64_t end = fd >= 0 ? read_count(fd) : 0;
+	printf(
+	    "\n  inherit copy of another process's task: %llu at DISABLE, %llu while off, %llu at the end\n",
+	    (unsigned long long)off, (unsigned long long)still, (unsigned long long)end);
+	CU_ASSERT(off >= 1000000);
+	CU_ASSERT_EQUAL(still, off);
+	CU_ASSERT_EQUAL(end, off + 500000);
+	if (fd >= 0)
+		close(fd);
+}
+
 static void test_sample_other_process_period_reset(void)
 {
 	int go[2], ack[2];
@@ -2388,6 +2451,9 @@ void add_sample_suites(void)
 		            test_sample_other_process_start_unreadable);
 		CU_add_test(s, "another process: the owner's RESET and PERIOD reach its shadow",
 		            test_sample_other_process_period_reset);
+		CU_add_test(
+		    s, "another process's child counted with inherit: prctl DISABLE/ENABLE reach its copy",
+		    test_count_other_process_prctl);
 		CU_add_test(s, "sampling events on other processes: 256 per run, then ENOMEM",
 		            test_sample_other_process_full);
 	} else {
