@@ -55,16 +55,22 @@ void emu_threads_init(void)
 	pthread_atfork(emu_threads_lock, emu_threads_unlock, threads_fork_child);
 }
 
+/* A thread's record: by tid and by this process's pid. A fork child holds a copy of its parent's registry,
+ * records of the parent's ended threads among them, and its pid may be such a thread's tid (pids wrap, or a
+ * process writes ns_last_pid): by tid alone it took the dead thread's record, with that thread's slot in the
+ * run's table, hart and clock, so events opened on the child never reached it (their root is the child's own
+ * slot). */
 static struct emu_thread *find_or_add(pid_t tid)
 {
 	struct emu_thread *t;
 	emu_guard_enter(); /* a handler of this thread must not find the registry locked */
 	pthread_mutex_lock(&threads_lock);
+	pid_t pid = emu_getpid();
 	for (t = threads; t; t = t->next)
-		if (t->tid == tid)
+		if (t->tid == tid && t->pid == pid)
 			break;
 	if (!t) {
-		t = emu_thread_new(tid, emu_getpid(), next_hart++ % emu_nharts());
+		t = emu_thread_new(tid, pid, next_hart++ % emu_nharts());
 		t->next = threads;
 		threads = t;
 		emu_run_thread_attach(t); /* its slot in the run; after exec its clock goes on */

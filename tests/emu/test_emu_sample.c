@@ -2058,6 +2058,89 @@ static void test_sample_other_process_killed_pid_reused(void)
 	CU_ASSERT(ran); /* never got A's pid in PID_REUSE_ROUNDS rounds: said above */
 }
 
+/* A fork child whose pid was a thread's of its parent: its own thread record, never the dead thread's. The
+ * parent's thread registry, copied into the child, still holds the records of the parent's threads that
+ * ended; the child's first look for its own record went by tid alone, so a child that got such a tid (pids
+ * wrap; on a host where another process writes ns_last_pid, within seconds) took the dead thread's record:
+ * its slot in the run's table (the thread's, not the child's own), its hart and clock. An event opened on
+ * the child then never reached it (another slot): 0 samples, and the owner wrote its EXIT when it was
+ * killed (test_emu, "killed at once, SIGCHLD handled": 0 samples, 1 exit, on a loaded host). Here a thread
+ * of this process enters the emulator and ends; a child gets its tid (ns_last_pid; root only) and runs
+ * 150000 cycles: 1 sample, 1 EXIT. */
+static void *registered_thread(void *arg)
+{
+	*(pid_t *)arg = (pid_t)syscall(SYS_gettid);
+	api.advance(1); /* its record in this process's registry */
+	return NULL;
+}
+
+/* One round: 1 when the child got the thread's tid (its checks asserted), 0 when another process of the host
+ * took it first (a new thread then). */
+static int thread_tid_reused_round(void)
+{
+	pthread_t th;
+	pid_t tid = 0;
+	CU_ASSERT_FATAL(pthread_create(&th, NULL, registered_thread, &tid) == 0);
+	CU_ASSERT_FATAL(pthread_join(th, NULL) == 0);
+	int go[2];
+	pid_t child = -1;
+	for (int tries = 0; tries < 20 && child != tid; tries++) {
+		/* the thread's tid is free once the kernel released it, a little after the join: tried again
+		 */
+		if (child > 0) {
+			close(go[1]);
+			int st;
+			waitpid(child, &st, 0); /* read() saw no "go": it ended at once */
+		}
+		if (write_last_pid(tid - 1) != 0)
+			return 0;
+		child = fork_task_after_go(go, NULL);
+		if (child == 0) {
+			hot_virtual_kernel(150000); /* 1 sample */
+			_exit(0);
+		}
+	}
+	if (child != tid) {
+		close(go[1]);
+		int st;
+		waitpid(child, &st, 0);
+		return 0;
+	}
+	struct ring ring;
+	task_ring_open(&ring, child, 0, NULL, DATA_PAGES);
+	task_go(go);
+	reap_exited_ok(child);
+	struct pollfd p = {ring.fd, POLLIN, 0};
+	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1);
+	static struct task_rec r[64];
+	struct task_view v;
+	task_view(r, task_records(ring.page, r, 64), (uint32_t)child, &v);
+	printf("\n  child %d on an ended thread's tid: %u samples, %u exit\n", (int)child, v.samples,
+	       v.exits);
+	CU_ASSERT_EQUAL(v.samples, 1);
+	CU_ASSERT_EQUAL(v.exits, 1);
+	CU_ASSERT_EQUAL(v.after_exit, 0);
+	ring_close(&ring);
+	return 1;
+}
+
+static void test_sample_other_process_thread_tid_reused(void)
+{
+	if (geteuid() != 0) {
+		printf("\n  not root: cannot force pid reuse (ns_last_pid)\n");
+		CU_FAIL("pid reuse needs root (ns_last_pid)");
+		return;
+	}
+	int ran = 0;
+	for (int round = 0; round < PID_REUSE_ROUNDS && !ran; round++) {
+		ran = thread_tid_reused_round();
+		if (!ran)
+			printf("\n  round %d: another process of the host took the thread's tid: again",
+			       round + 1);
+	}
+	CU_ASSERT(ran); /* never got the tid in PID_REUSE_ROUNDS rounds: said above */
+}
+
 /* The run table's lock, its holder killed inside the section and its pid a new process's at once. R, a child
  * of this process, forks A, held inside the lock by the emulator's in-lock fork gate
  * (rvemu_test_fork_gate_in_lock) once it said so (and held before it by rvemu_test_fork_gate until R's fork
@@ -2444,6 +2527,8 @@ void add_sample_suites(void)
 		            test_sample_other_process_pid_reused);
 		CU_add_test(s, "a killed process's pid on a new one: its own slot, one EXIT each",
 		            test_sample_other_process_killed_pid_reused);
+		CU_add_test(s, "a fork child on an ended thread's tid: its own record, its samples",
+		            test_sample_other_process_thread_tid_reused);
 		CU_add_test(s,
 		            "the run's lock, its holder killed inside, its pid on a new process: taken over",
 		            test_run_lock_holder_killed_pid_reused);
