@@ -864,6 +864,7 @@ static void *thread_trampoline(void *p)
 	emu_guard_leave();
 	void *r = s.fn(s.arg);
 	perf_record_exit();
+	emu_thread_ended();
 	return r;
 }
 
@@ -885,6 +886,7 @@ EMU_EXPORT void pthread_exit(void *value)
 {
 	void (*real)(void *) = NEXT(pthread_exit);
 	perf_record_exit();
+	emu_thread_ended();
 	real(value);
 	__builtin_unreachable();
 }

@@ -59,15 +59,19 @@ void emu_threads_init(void)
  * records of the parent's ended threads among them, and its pid may be such a thread's tid (pids wrap, or a
  * process writes ns_last_pid): by tid alone it took the dead thread's record, with that thread's slot in the
  * run's table, hart and clock, so events opened on the child never reached it (their root is the child's own
- * slot). */
-static struct emu_thread *find_or_add(pid_t tid)
+ * slot).
+ * `own`: the calling thread's first look. An ended thread's record (emu_thread_ended) is never the caller's:
+ * the caller lives with that tid, so the record is of a dead thread whose tid came back. Another thread's
+ * lookup by tid takes the newest record, an ended one included: the thread may be ending (a worker's
+ * creator after its pthread_exit), and a newer thread on that tid has the newer record once it looked. */
+static struct emu_thread *find_or_add(pid_t tid, int own)
 {
 	struct emu_thread *t;
 	emu_guard_enter(); /* a handler of this thread must not find the registry locked */
 	pthread_mutex_lock(&threads_lock);
 	pid_t pid = emu_getpid();
 	for (t = threads; t; t = t->next)
-		if (t->tid == tid && t->pid == pid)
+		if (t->tid == tid && t->pid == pid && !(own && t->ended))
 			break;
 	if (!t) {
 		t = emu_thread_new(tid, pid, next_hart++ % emu_nharts());
@@ -83,7 +87,7 @@ static struct emu_thread *find_or_add(pid_t tid)
 struct emu_thread *emu_thread_self(void)
 {
 	if (!self) {
-		self = find_or_add(emu_gettid());
+		self = find_or_add(emu_gettid(), 1);
 	}
 	return self;
 }
@@ -91,6 +95,20 @@ struct emu_thread *emu_thread_self(void)
 void emu_thread_forget_self(void)
 {
 	self = NULL;
+}
+
+/* Records are never freed (events and other processes' readers keep pointers to them), so an ended thread's
+ * stays in the registry; a new thread of this process that gets its tid (tids wrap, or a process writes
+ * ns_last_pid) must not take it: that thread's clock, counts, hart and slot in the run's table. The ending
+ * thread keeps using its record (self) for what it still does. */
+void emu_thread_ended(void)
+{
+	struct emu_thread *t = self;
+	if (!t)
+		return;
+	pthread_mutex_lock(&threads_lock);
+	t->ended = 1;
+	pthread_mutex_unlock(&threads_lock);
 }
 
 /* Emulated kernel time. The entry's CPU time is also published in the thread's record, so another thread
@@ -441,7 +459,7 @@ struct emu_thread *emu_thread_by_tid(pid_t tid)
 	 * "a thread of this process". */
 	if (clock_gettime(emu_thread_cpuclock(tid), &ts) != 0)
 		return NULL;
-	return find_or_add(tid);
+	return find_or_add(tid, 0);
 }
 
 static uint64_t cputime_ns(pid_t tid)

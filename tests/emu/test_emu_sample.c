@@ -2141,6 +2141,48 @@ static void test_sample_other_process_thread_tid_reused(void)
 	CU_ASSERT(ran); /* never got the tid in PID_REUSE_ROUNDS rounds: said above */
 }
 
+/* A thread whose tid was an ended thread's of the same process: a record of its own. Records are never freed,
+ * and the first look for a thread's record went by tid (and pid) alone, so the new thread took the ended
+ * one's: its clock (here 1000000 cycles ahead), counts, hart and slot in the run's table. */
+struct tid_reuse {
+	pid_t tid;
+	uint64_t cycles_at_start;
+};
+
+static void *thread_on_tid(void *arg)
+{
+	struct tid_reuse *r = arg;
+	r->tid = (pid_t)syscall(SYS_gettid);
+	r->cycles_at_start = api.thread_cycles(); /* its record's clock: its first look */
+	api.advance(1000000);
+	return NULL;
+}
+
+static void test_thread_on_ended_threads_tid(void)
+{
+	if (geteuid() != 0) {
+		printf("\n  not root: cannot force tid reuse (ns_last_pid)\n");
+		CU_FAIL("tid reuse needs root (ns_last_pid)");
+		return;
+	}
+	struct tid_reuse first = {0, 0}, again = {0, 0};
+	pthread_t th;
+	CU_ASSERT_FATAL(pthread_create(&th, NULL, thread_on_tid, &first) == 0);
+	CU_ASSERT_FATAL(pthread_join(th, NULL) == 0);
+	/* another process of the host may take the tid first, and the kernel frees it a little after the
+	 * join: bounded tries */
+	for (int tries = 0; tries < 20 * PID_REUSE_ROUNDS && again.tid != first.tid; tries++) {
+		if (write_last_pid(first.tid - 1) != 0)
+			break;
+		CU_ASSERT_FATAL(pthread_create(&th, NULL, thread_on_tid, &again) == 0);
+		CU_ASSERT_FATAL(pthread_join(th, NULL) == 0);
+	}
+	printf("\n  thread %d ended at 1000000 cycles; thread %d started at %llu\n", (int)first.tid,
+	       (int)again.tid, (unsigned long long)again.cycles_at_start);
+	CU_ASSERT_EQUAL(again.tid, first.tid); /* never got the tid: said above */
+	CU_ASSERT(again.cycles_at_start < 1000000);
+}
+
 /* The run table's lock, its holder killed inside the section and its pid a new process's at once. R, a child
  * of this process, forks A, held inside the lock by the emulator's in-lock fork gate
  * (rvemu_test_fork_gate_in_lock) once it said so (and held before it by rvemu_test_fork_gate until R's fork
@@ -2529,6 +2571,8 @@ void add_sample_suites(void)
 		            test_sample_other_process_killed_pid_reused);
 		CU_add_test(s, "a fork child on an ended thread's tid: its own record, its samples",
 		            test_sample_other_process_thread_tid_reused);
+		CU_add_test(s, "a thread on an ended thread's tid: its own record and clock",
+		            test_thread_on_ended_threads_tid);
 		CU_add_test(s,
 		            "the run's lock, its holder killed inside, its pid on a new process: taken over",
 		            test_run_lock_holder_killed_pid_reused);
