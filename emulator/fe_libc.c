@@ -853,6 +853,37 @@ struct thread_start {
 	pid_t creator;
 };
 
+/* A thread's end, once: its EXIT and its last counts (perf_record_exit), and its record marked ended so a
+ * later thread on its tid does not take it, its clock and its slot in the run's table. */
+static __thread int thread_end_done;
+
+static void thread_end(void)
+{
+	if (thread_end_done)
+		return;
+	thread_end_done = 1;
+	/* The records' writing reaches cancellation points (open, read): a cancel still pending when the
+	 * start routine returned must not act there, inside the emulator, where the program's own thread
+	 * would have met none (it returns its value, not PTHREAD_CANCELED). The thread ends next. */
+	int old_state;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_state);
+	perf_record_exit();
+	emu_thread_ended();
+}
+
+/* A cancelled thread unwinds past the trampoline's end and the pthread_exit wrapper. Cancelled in its own
+ * code it ends as any thread does; cancelled at a cancellation point inside an emulated call (the guard
+ * held), the emulator's state is not whole enough to write records: only its record is marked ended. */
+static void thread_unwound(void *unused)
+{
+	(void)unused;
+	if (emu_guard_inside()) {
+		thread_end_done = 1;
+		emu_thread_ended();
+	}
+	thread_end();
+}
+
 static void *thread_trampoline(void *p)
 {
 	struct thread_start s = *(struct thread_start *)p;
@@ -862,9 +893,11 @@ static void *thread_trampoline(void *p)
 	perf_record_fork(s.creator, emu_getpid(), emu_gettid(), 0);
 	emu_kernel_leave();
 	emu_guard_leave();
-	void *r = s.fn(s.arg);
-	perf_record_exit();
-	emu_thread_ended();
+	void *r;
+	pthread_cleanup_push(thread_unwound, NULL);
+	r = s.fn(s.arg);
+	pthread_cleanup_pop(0);
+	thread_end();
 	return r;
 }
 
@@ -885,8 +918,7 @@ EMU_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
 EMU_EXPORT void pthread_exit(void *value)
 {
 	void (*real)(void *) = NEXT(pthread_exit);
-	perf_record_exit();
-	emu_thread_ended();
+	thread_end();
 	real(value);
 	__builtin_unreachable();
 }

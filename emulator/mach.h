@@ -121,8 +121,9 @@ struct emu_thread {
 	int exit_written; /* its EXIT is written (exit_group, for a sibling still running): no record after it
 	                   */
 	int cpu_wide;     /* a proxy for a CPU (hart): the tasks of the run on it (pid -1 events) */
-	int ended;        /* the thread's start routine returned or it called pthread_exit: its tid may be a
-	                   * new thread's next (emu_thread_ended) */
+	int ended; /* the thread returned, called pthread_exit or was cancelled: its tid may be a new thread's
+	            * next (emu_thread_ended) */
+	uint64_t ended_start; /* an ended thread's start (clock ticks since boot; 0 unknown) */
 	/* the clock's alarm (mach_clock.c; its owner, the perf core, serializes the calls) */
 	uint64_t alarm_due;   /* thread cycle at which the armed alarm is due (0: none armed) */
 	uint64_t alarm_nvcsw; /* host clock: voluntary context switches when it was last armed */
@@ -133,8 +134,9 @@ struct emu_thread {
 struct emu_thread *emu_thread_self(void);
 struct emu_thread *emu_thread_by_tid(pid_t tid); /* a thread of this process, else NULL */
 void emu_thread_forget_self(void);               /* fork child: the forking thread's record is not ours */
-void emu_thread_ended(
-    void); /* the calling thread is ending: a later thread with its tid gets a record of its own */
+/* the calling thread is ending: a later thread with its tid gets a record of its own */
+void emu_thread_ended(void);
+uint64_t emu_thread_start_ticks(pid_t tid);   /* a thread of this process: its start, 0 if unknown (gone) */
 uint64_t emu_cycles_of(struct emu_thread *t); /* cycles the thread has run (monotonic) */
 uint64_t emu_thread_cycles(void);             /* ... of the calling thread */
 uint64_t emu_hart_cycles(unsigned hart);      /* cycles run on a hart by every thread assigned to it */

@@ -211,16 +211,17 @@ static int process_dead(pid_t pid)
 	return dead;
 }
 
-/* A process's start time in clock ticks since boot (field 22 of its main thread's stat; exec keeps it), 0
- * when it cannot be read (gone). Read from /proc/<pid>/task/<pid>/stat, which qemu-user passes through for
- * every process: it serves its own /proc/self/stat and /proc/<own pid>/stat, with another start time. */
-static uint64_t process_start(pid_t pid)
+/* A task's start time in clock ticks since boot (field 22 of /proc/<pid>/task/<tid>/stat; a process's is its
+ * main thread's, which exec keeps), 0 when it cannot be read (gone). The task path, which qemu-user passes
+ * through for every process: it serves its own /proc/self/stat and /proc/<own pid>/stat, with another start
+ * time. */
+static uint64_t task_start(pid_t pid, pid_t tid)
 {
 	int saved = errno;
 	/* up to field 22 a stat line is ~300 bytes at most (a 15-byte comm, 19 numbers): 512 is room, on a
 	 * small signal stack too (the SIGCHLD path) */
 	char path[64], buf[512];
-	proc_path(path, pid, pid, "stat");
+	proc_path(path, pid, tid, "stat");
 	uint64_t start = 0;
 	const char *p = read_proc(path, buf, sizeof(buf)) == 0 ? strrchr(buf, ')') : NULL;
 	for (int field = 2; p && *p && field < 22; p++) /* after "(comm)": field 3 is the state */
@@ -230,6 +231,16 @@ static uint64_t process_start(pid_t pid)
 		start = strtoull(p, NULL, 10);
 	errno = saved;
 	return start;
+}
+
+static uint64_t process_start(pid_t pid)
+{
+	return task_start(pid, pid);
+}
+
+uint64_t emu_thread_start_ticks(pid_t tid)
+{
+	return task_start(getpid(), tid);
 }
 
 /* Whether the process of a slot is gone: dead, or its pid now another process's (a later start). */

@@ -62,21 +62,34 @@ void emu_threads_init(void)
  * slot).
  * `own`: the calling thread's first look. An ended thread's record (emu_thread_ended) is never the caller's:
  * the caller lives with that tid, so the record is of a dead thread whose tid came back. Another thread's
- * lookup by tid takes the newest record, an ended one included: the thread may be ending (a worker's
- * creator after its pthread_exit), and a newer thread on that tid has the newer record once it looked. */
+ * lookup by tid takes an ended record only while it is that thread's (the same start: a worker's creator
+ * after its pthread_exit, a zombie main thread; or a start not known), else the thread on the tid now gets
+ * a record of its own. */
 static struct emu_thread *find_or_add(pid_t tid, int own)
 {
 	struct emu_thread *t;
+	pid_t pid = emu_getpid();
+	/* the tid's start now, read before the lock and only if an ended record would need it (rare) */
+	uint64_t start_now = 0;
+	int any_ended = 0;
+	for (t = __atomic_load_n(&threads, __ATOMIC_ACQUIRE); !own && t && !any_ended; t = t->next)
+		any_ended = t->tid == tid && t->pid == pid && __atomic_load_n(&t->ended, __ATOMIC_ACQUIRE);
+	if (any_ended)
+		start_now = emu_thread_start_ticks(tid);
 	emu_guard_enter(); /* a handler of this thread must not find the registry locked */
 	pthread_mutex_lock(&threads_lock);
-	pid_t pid = emu_getpid();
-	for (t = threads; t; t = t->next)
-		if (t->tid == tid && t->pid == pid && !(own && t->ended))
+	for (t = threads; t; t = t->next) {
+		if (t->tid != tid || t->pid != pid)
+			continue;
+		if (!t->ended)
 			break;
+		if (!own && (!t->ended_start || !start_now || t->ended_start == start_now))
+			break;
+	}
 	if (!t) {
 		t = emu_thread_new(tid, pid, next_hart++ % emu_nharts());
 		t->next = threads;
-		threads = t;
+		__atomic_store_n(&threads, t, __ATOMIC_RELEASE); /* the look before the lock */
 		emu_run_thread_attach(t); /* its slot in the run; after exec its clock goes on */
 	}
 	pthread_mutex_unlock(&threads_lock);
@@ -103,12 +116,21 @@ void emu_thread_forget_self(void)
  * thread keeps using its record (self) for what it still does. */
 void emu_thread_ended(void)
 {
-	struct emu_thread *t = self;
-	if (!t)
-		return;
+	pid_t tid = emu_gettid(), pid = emu_getpid();
+	uint64_t start = emu_thread_start_ticks(tid);
+	emu_guard_enter(); /* a handler of this thread must not find the registry locked */
 	pthread_mutex_lock(&threads_lock);
-	t->ended = 1;
+	struct emu_thread *t = self;
+	/* never looked itself up: its record, if another thread's lookup made one, is the newest live one */
+	for (struct emu_thread *o = threads; !t && o; o = o->next)
+		if (o->tid == tid && o->pid == pid && !o->ended)
+			t = o;
+	if (t && !t->ended) {
+		t->ended_start = start;
+		__atomic_store_n(&t->ended, 1, __ATOMIC_RELEASE);
+	}
 	pthread_mutex_unlock(&threads_lock);
+	emu_guard_leave();
 }
 
 /* Emulated kernel time. The entry's CPU time is also published in the thread's record, so another thread

@@ -2142,20 +2142,111 @@ static void test_sample_other_process_thread_tid_reused(void)
 }
 
 /* A thread whose tid was an ended thread's of the same process: a record of its own. Records are never freed,
- * and the first look for a thread's record went by tid (and pid) alone, so the new thread took the ended
- * one's: its clock (here 1000000 cycles ahead), counts, hart and slot in the run's table. */
+ * and the first look for a thread's record went by tid (and pid) alone, so the new thread C took the ended
+ * thread A's: its clock, counts, hart and slot in the run's table. A ends each way a thread can: its start
+ * routine returns, it is cancelled (it unwinds past the trampoline's end), or it never called the emulator
+ * itself (its record made by this thread's perf_event_open on it). An event opened on A reads what A counted
+ * (nothing after the open), not C's work; one opened on C before C's first look counts C (the lookup by tid
+ * finds A's ended record and must see that C is another thread: a later start). */
+enum a_end { A_RETURNS, A_CANCELLED, A_NEVER_LOOKED, A_END_WAYS };
+static const char *const a_end_names[] = {"returns", "is cancelled", "never looked itself up"};
+
 struct tid_reuse {
-	pid_t tid;
-	uint64_t cycles_at_start;
+	enum a_end how;
+	pid_t want;                /* C: the tid it must have to go on (0: A) */
+	volatile pid_t tid;        /* set by the thread */
+	volatile int go, released; /* set by this thread */
+	uint64_t cycles_at_start;  /* C: its clock at its first look */
 };
 
-static void *thread_on_tid(void *arg)
+static void wait_flag(volatile int *flag)
+{
+	for (long i = 0; i < 20000000L && !__atomic_load_n(flag, __ATOMIC_ACQUIRE); i++)
+		sched_yield();
+}
+
+static void *thread_a(void *arg)
 {
 	struct tid_reuse *r = arg;
-	r->tid = (pid_t)syscall(SYS_gettid);
-	r->cycles_at_start = api.thread_cycles(); /* its record's clock: its first look */
+	if (r->how != A_NEVER_LOOKED)
+		api.advance(500); /* its own first look */
+	__atomic_store_n(&r->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	for (long i = 0; i < 20000000L && !__atomic_load_n(&r->released, __ATOMIC_ACQUIRE); i++) {
+		if (r->how == A_CANCELLED)
+			pthread_testcancel();
+		sched_yield();
+	}
+	return NULL;
+}
+
+static void *thread_c(void *arg)
+{
+	struct tid_reuse *r = arg;
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	__atomic_store_n(&r->tid, tid, __ATOMIC_RELEASE);
+	if (tid != r->want)
+		return NULL;                      /* not the tid wanted: another try */
+	wait_flag(&r->go);                        /* this thread opens an event on C first */
+	r->cycles_at_start = api.thread_cycles(); /* its first look */
 	api.advance(1000000);
 	return NULL;
+}
+
+/* One round: 1 when C got A's tid (its checks asserted), 0 when another process of the host took it first. */
+static int thread_tid_round(enum a_end how)
+{
+	struct tid_reuse a = {.how = how}, c = {.how = how};
+	pthread_t ta, tc;
+	CU_ASSERT_FATAL(pthread_create(&ta, NULL, thread_a, &a) == 0);
+	wait_flag((volatile int *)&a.tid);
+	struct perf_event_attr at;
+	attr_init(&at, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	at.disabled = 0;
+	int on_a = perf_open(&at, a.tid, -1, -1, 0);
+	CU_ASSERT_FATAL(on_a >= 0);
+	void *ret = NULL;
+	if (how == A_CANCELLED) {
+		CU_ASSERT_EQUAL(pthread_cancel(ta), 0); /* acts at its pthread_testcancel */
+	} else {
+		__atomic_store_n(&a.released, 1, __ATOMIC_RELEASE);
+	}
+	CU_ASSERT_FATAL(pthread_join(ta, &ret) == 0);
+	CU_ASSERT((how == A_CANCELLED) == (ret == PTHREAD_CANCELED));
+	/* C starts in a later clock tick than A (start times count 10 ms ticks): a tid reused within its old
+	 * thread's tick looks like that thread to a lookup by tid (docs/emulator-core.md) */
+	struct timespec ms30 = {0, 30000000};
+	nanosleep(&ms30, NULL);
+	c.want = a.tid;
+	for (int tries = 0; tries < 20 && c.tid != a.tid; tries++) {
+		c.tid = 0;
+		if (write_last_pid(a.tid - 1) != 0)
+			break;
+		CU_ASSERT_FATAL(pthread_create(&tc, NULL, thread_c, &c) == 0);
+		wait_flag((volatile int *)&c.tid);
+		if (c.tid != a.tid)
+			CU_ASSERT_FATAL(pthread_join(tc, NULL) == 0);
+	}
+	if (c.tid != a.tid) {
+		close(on_a);
+		return 0;
+	}
+	int on_c = perf_open(&at, c.tid, -1, -1, 0); /* before C's first look */
+	CU_ASSERT(on_c >= 0);
+	__atomic_store_n(&c.go, 1, __ATOMIC_RELEASE);
+	CU_ASSERT_FATAL(pthread_join(tc, NULL) == 0);
+	uint64_t va = 0, vc = 0;
+	CU_ASSERT_EQUAL(read(on_a, &va, sizeof(va)), (ssize_t)sizeof(va));
+	CU_ASSERT(on_c >= 0 && read(on_c, &vc, sizeof(vc)) == (ssize_t)sizeof(vc));
+	printf("\n  A %s (tid %d); C on its tid: started at %llu cycles, event on A %llu, event on C %llu",
+	       a_end_names[how], (int)a.tid, (unsigned long long)c.cycles_at_start, (unsigned long long)va,
+	       (unsigned long long)vc);
+	CU_ASSERT_EQUAL(c.cycles_at_start, 0);
+	CU_ASSERT_EQUAL(va, 0);
+	CU_ASSERT(vc >= 1000000);
+	close(on_a);
+	if (on_c >= 0)
+		close(on_c);
+	return 1;
 }
 
 static void test_thread_on_ended_threads_tid(void)
@@ -2165,22 +2256,17 @@ static void test_thread_on_ended_threads_tid(void)
 		CU_FAIL("tid reuse needs root (ns_last_pid)");
 		return;
 	}
-	struct tid_reuse first = {0, 0}, again = {0, 0};
-	pthread_t th;
-	CU_ASSERT_FATAL(pthread_create(&th, NULL, thread_on_tid, &first) == 0);
-	CU_ASSERT_FATAL(pthread_join(th, NULL) == 0);
-	/* another process of the host may take the tid first, and the kernel frees it a little after the
-	 * join: bounded tries */
-	for (int tries = 0; tries < 20 * PID_REUSE_ROUNDS && again.tid != first.tid; tries++) {
-		if (write_last_pid(first.tid - 1) != 0)
-			break;
-		CU_ASSERT_FATAL(pthread_create(&th, NULL, thread_on_tid, &again) == 0);
-		CU_ASSERT_FATAL(pthread_join(th, NULL) == 0);
+	for (int how = 0; how < A_END_WAYS; how++) {
+		int ran = 0;
+		for (int round = 0; round < PID_REUSE_ROUNDS && !ran; round++) {
+			ran = thread_tid_round((enum a_end)how);
+			if (!ran)
+				printf("\n  round %d: another process of the host took the tid: again",
+				       round + 1);
+		}
+		CU_ASSERT(ran); /* never got the tid in PID_REUSE_ROUNDS rounds: said above */
 	}
-	printf("\n  thread %d ended at 1000000 cycles; thread %d started at %llu\n", (int)first.tid,
-	       (int)again.tid, (unsigned long long)again.cycles_at_start);
-	CU_ASSERT_EQUAL(again.tid, first.tid); /* never got the tid: said above */
-	CU_ASSERT(again.cycles_at_start < 1000000);
+	printf("\n");
 }
 
 /* The run table's lock, its holder killed inside the section and its pid a new process's at once. R, a child
