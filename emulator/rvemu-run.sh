@@ -68,10 +68,10 @@ program starts; a malformed, empty or out-of-range value stops it with one line 
                           every process the command starts, so they are one machine (perf stat -- cmd,
                           PAPI_attach count each other); removed here, so each rvemu-run starts a new run.
                           The table goes with the run's last process (the command, or a daemon it started:
-                          the run keeps its table, even a full one, for the daemon's later execs); a run
-                          whose creator died without an exit path (SIGKILL, or any other fatal signal it
-                          does not handle) leaves it, and the creator of the next run (any new run) removes
-                          it once no process of that run lives (told by pid and start time)
+                          the daemon keeps the run's table for its later execs); a run whose creator died
+                          without an exit path (SIGKILL, or any other fatal signal it does not handle)
+                          leaves it, and the creator of the next run (any new run) removes it once no
+                          process of that run lives (told by pid and start time)
 
 The library is found through RVEMU_LIB, else ../lib/librvemu.so or .libs/librvemu.so next to this
 script. An existing LD_PRELOAD is kept: the emulator is appended to it. With RVEMU_EXEC set (a command, such

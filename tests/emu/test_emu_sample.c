@@ -2423,12 +2423,6 @@ static void test_sample_other_process_start_unreadable(void)
 	close(fd);
 }
 
-/* PERF_EVENT_IOC_RESET and PERF_EVENT_IOC_PERIOD on an event sampling another process reach the task's shadow
- * (when it next looks at the blocks: here its rvemu_advance): the task runs 150001 cycles (1 sample of
- * 100000), stops; the owner resets the event and sets a period of 30000; the task runs 100001 more: 3 samples
- * of 30000 (a whole new period from the PERIOD, as __perf_event_period clears period_left), and the event
- * reads what the task counted after the RESET, exactly (the shadow's unpublished count from before it is
- * dropped, as the kernel zeroes the count). */
 /* prctl(PR_TASK_PERF_EVENTS_DISABLE/ENABLE) reaches the copies of an inherit event on another process's task,
  * as perf_event_task_disable does (perf_event_for_each_child): a counting event with inherit on child C,
  * whose grandchild G runs 1000000 cycles, then 2000000 after the owner's DISABLE (not counted), then 500000
@@ -2492,6 +2486,12 @@ static void test_count_other_process_prctl(void)
 		close(fd);
 }
 
+/* PERF_EVENT_IOC_RESET and PERF_EVENT_IOC_PERIOD on an event sampling another process reach the task's shadow
+ * (when it next looks at the blocks: here its rvemu_advance): the task runs 150001 cycles (1 sample of
+ * 100000), stops; the owner resets the event and sets a period of 30000; the task runs 100001 more: 3 samples
+ * of 30000 (a whole new period from the PERIOD, as __perf_event_period clears period_left), and the event
+ * reads what the task counted after the RESET, exactly (the shadow's unpublished count from before it is
+ * dropped, as the kernel zeroes the count). */
 static void test_sample_other_process_period_reset(void)
 {
 	int go[2], ack[2];
