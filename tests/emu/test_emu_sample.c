@@ -1926,6 +1926,24 @@ static void test_sample_other_process_reparented_fork(void)
  * new A): a bound, not a tolerance (a round that ran is judged in full). */
 #define PID_REUSE_ROUNDS 5
 
+/* Runs a pid-reuse test's `round` (1: it got the pid or tid it wanted and judged the case; 0: another process
+ * of the host took it first) until one ran, at most PID_REUSE_ROUNDS times. Root only (ns_last_pid). */
+static void pid_reuse_rounds(int (*round)(int arg), int arg, const char *what)
+{
+	if (geteuid() != 0) {
+		printf("\n  not root: cannot force pid reuse (ns_last_pid)\n");
+		CU_FAIL("pid reuse needs root (ns_last_pid)");
+		return;
+	}
+	int ran = 0;
+	for (int r = 0; r < PID_REUSE_ROUNDS && !ran; r++) {
+		ran = round(arg);
+		if (!ran)
+			printf("\n  round %d: another process of the host took %s: again", r + 1, what);
+	}
+	CU_ASSERT(ran); /* never got it in PID_REUSE_ROUNDS rounds: said above */
+}
+
 /* A process with pid `want` (ns_last_pid; root only) from a raw clone (no fork wrapper: never the emulator's,
  * never registered), blocked until *hold is closed; when another process of the machine took the pid first,
  * again, a bounded number of times. Its pid: `want`, or -1 (a missed one released and reaped). */
@@ -1964,8 +1982,9 @@ static pid_t clone_on_pid(pid_t want, int *hold)
 /* One round of the test below: 1 when it ran (its checks asserted), 0 when B could not get A's pid (another
  * process of the host took it first: with tests running beside this one, a fork between the write of
  * ns_last_pid and the clone, that keeps the pid) -- the host's doing, not the emulator's: a new A then. */
-static int killed_pid_reused_round(void)
+static int killed_pid_reused_round(int unused)
 {
+	(void)unused;
 	struct perf_event_attr at;
 	sample_attr(&at, 100000);
 	at.sample_type = TASKREC_TYPE;
@@ -2043,19 +2062,7 @@ static int killed_pid_reused_round(void)
 
 static void test_sample_other_process_killed_pid_reused(void)
 {
-	if (geteuid() != 0) {
-		printf("\n  not root: cannot force pid reuse (ns_last_pid)\n");
-		CU_FAIL("pid reuse needs root (ns_last_pid)");
-		return;
-	}
-	int ran = 0;
-	for (int round = 0; round < PID_REUSE_ROUNDS && !ran; round++) {
-		ran = killed_pid_reused_round();
-		if (!ran)
-			printf("\n  round %d: another process of the host took A's pid before B: again",
-			       round + 1);
-	}
-	CU_ASSERT(ran); /* never got A's pid in PID_REUSE_ROUNDS rounds: said above */
+	pid_reuse_rounds(killed_pid_reused_round, 0, "A's pid before B");
 }
 
 /* A fork child whose pid was a thread's of its parent: its own thread record, never the dead thread's. The
@@ -2076,8 +2083,9 @@ static void *registered_thread(void *arg)
 
 /* One round: 1 when the child got the thread's tid (its checks asserted), 0 when another process of the host
  * took it first (a new thread then). */
-static int thread_tid_reused_round(void)
+static int thread_tid_reused_round(int unused)
 {
+	(void)unused;
 	pthread_t th;
 	pid_t tid = 0;
 	CU_ASSERT_FATAL(pthread_create(&th, NULL, registered_thread, &tid) == 0);
@@ -2126,19 +2134,7 @@ static int thread_tid_reused_round(void)
 
 static void test_sample_other_process_thread_tid_reused(void)
 {
-	if (geteuid() != 0) {
-		printf("\n  not root: cannot force pid reuse (ns_last_pid)\n");
-		CU_FAIL("pid reuse needs root (ns_last_pid)");
-		return;
-	}
-	int ran = 0;
-	for (int round = 0; round < PID_REUSE_ROUNDS && !ran; round++) {
-		ran = thread_tid_reused_round();
-		if (!ran)
-			printf("\n  round %d: another process of the host took the thread's tid: again",
-			       round + 1);
-	}
-	CU_ASSERT(ran); /* never got the tid in PID_REUSE_ROUNDS rounds: said above */
+	pid_reuse_rounds(thread_tid_reused_round, 0, "the thread's tid");
 }
 
 /* A thread whose tid was an ended thread's of the same process: a record of its own. Records are never freed,
@@ -2193,8 +2189,9 @@ static void *thread_c(void *arg)
 }
 
 /* One round: 1 when C got A's tid (its checks asserted), 0 when another process of the host took it first. */
-static int thread_tid_round(enum a_end how)
+static int thread_tid_round(int how_int)
 {
+	enum a_end how = (enum a_end)how_int;
 	struct tid_reuse a = {.how = how}, c = {.how = how};
 	pthread_t ta, tc;
 	CU_ASSERT_FATAL(pthread_create(&ta, NULL, thread_a, &a) == 0);
@@ -2251,21 +2248,8 @@ static int thread_tid_round(enum a_end how)
 
 static void test_thread_on_ended_threads_tid(void)
 {
-	if (geteuid() != 0) {
-		printf("\n  not root: cannot force tid reuse (ns_last_pid)\n");
-		CU_FAIL("tid reuse needs root (ns_last_pid)");
-		return;
-	}
-	for (int how = 0; how < A_END_WAYS; how++) {
-		int ran = 0;
-		for (int round = 0; round < PID_REUSE_ROUNDS && !ran; round++) {
-			ran = thread_tid_round((enum a_end)how);
-			if (!ran)
-				printf("\n  round %d: another process of the host took the tid: again",
-				       round + 1);
-		}
-		CU_ASSERT(ran); /* never got the tid in PID_REUSE_ROUNDS rounds: said above */
-	}
+	for (int how = 0; how < A_END_WAYS; how++)
+		pid_reuse_rounds(thread_tid_round, how, "A's tid");
 	printf("\n");
 }
 
