@@ -30,7 +30,8 @@
  *   (only possible when old values were left unread and a new 64-counter request was issued).
  * - Context switches: the client state is per thread (as if the OS saved hpcc/hpcm/FIFO per task). A real
  *   descheduling of the thread while values are in flight or queued (emu_thread_context_switches() grew
- *   since the trigger, checked whenever hpcc is read) or an injected one (rvemu_hpc_force_interrupt,
+ *   since the trigger, checked whenever hpcc is read: the thread blocked, or, under the CPU-time clock only,
+ *   the host preempted it) or an injected one (rvemu_hpc_force_interrupt,
  * RVEMU_HPC_FORCE_INTERRUPT=N for the first N requests of the process) sets `interrupted`. The FIFO content
  * is then untrustworthy on hardware; the emulator MARKS it (keeps delivering every value, so polling loops
  * never hang) rather than flushing it: software must discard the values and retry, as Algorithm 2 does.

@@ -174,7 +174,8 @@ int emu_signal_defer(int sig, siginfo_t *si, void *ucontext);
 void emu_guard_forget(void);
 /* The id of a thread's CPU-time clock (the kernel's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
 clockid_t emu_thread_cpuclock(pid_t tid);
-/* Host context switches of the calling thread so far (getrusage), for the HPC's `interrupted` bit. */
+/* Context switches of the calling thread so far (getrusage), for the HPC's `interrupted` bit: the host's
+ * preemptions only under the CPU-time clock. */
 uint64_t emu_thread_context_switches(void);
 /* The thread's real accounting, for software events: page faults (minor, major), context switches. */
 struct emu_thread_acct {

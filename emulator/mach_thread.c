@@ -555,12 +555,18 @@ uint64_t emu_hart_sum(unsigned hart, uint64_t (*value)(struct emu_thread *t, int
 	return sum;
 }
 
+/* Voluntary switches (the thread blocked: the program's own doing) always; involuntary ones (the host
+ * preempted it) only under the CPU-time clock, where the host's time is the machine's. Under a modelled clock
+ * (virtual, exec) the host's preemptions are not the emulated machine's: an HPC read's retries, and the
+ * counts they add, must not follow the host's load (exec-counts' banks check saw 164 more L1D reads from one
+ * retried read under a load of 10). */
 uint64_t emu_thread_context_switches(void)
 {
 	struct rusage ru;
 	if (getrusage(RUSAGE_THREAD, &ru) != 0)
 		return 0;
-	return (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
+	int modelled = emu_clock_is_virtual() || emu_count_source()->thread_cycles != NULL;
+	return (uint64_t)ru.ru_nvcsw + (modelled ? 0 : (uint64_t)ru.ru_nivcsw);
 }
 
 /* Another thread's accounting: /proc/self/task/<tid>/stat (minflt is field 10, majflt 12) and status

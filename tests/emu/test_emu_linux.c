@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cunit_run.h"
 #include "emu_test.h"
 
 #define DATA_PAGES 2
@@ -565,20 +566,6 @@ static void test_fork_during_mmap(void)
 	close(c.fd);
 }
 
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#endif
-#endif
-static int running_on_valgrind(void)
-{
-#ifdef RUNNING_ON_VALGRIND
-	return RUNNING_ON_VALGRIND != 0;
-#else
-	return 0;
-#endif
-}
-
 /* The same for the directory table alone (dirs_lock, fe_vfs.c), which the test above does not single out: a
  * second thread keeps one directory open and reads it in a loop, so that it holds the table's lock much of
  * the time (every readdir, served or the host's, looks its handle up under it), while the main thread forks;
@@ -627,7 +614,7 @@ static void test_fork_during_readdir(void)
 		sched_yield();
 	/* valgrind runs one thread at a time (the interleaving is the native runs' to find) and each fork of
 	 * it is slow: 200 forks in each of its test_emu runs took the valgrind stage from 72 s to 203 s */
-	int under_valgrind = running_on_valgrind();
+	int under_valgrind = cunit_running_on_valgrind();
 	// cppcheck-suppress knownConditionTrueFalse ; valgrind's client request is not visible to cppcheck
 	int max_forks = under_valgrind ? 20 : 200, forks = 0, hung = 0;
 	for (; forks < max_forks && !hung && __atomic_load_n(&c.opened, __ATOMIC_ACQUIRE) == 1; forks++) {
@@ -1558,7 +1545,7 @@ static void test_handler_reads_inside_syscall(void)
 	 * window this test needs (a signal landing inside a call) does not exist there, and the kicking
 	 * thread may not even run before the reads end. Natively and under ASan it is hit many times. */
 	// cppcheck-suppress knownConditionTrueFalse
-	if (running_on_valgrind()) {
+	if (cunit_running_on_valgrind()) {
 		fprintf(stderr, "  (not under valgrind: no signal can land inside an emulated call there)\n");
 		return;
 	}
@@ -1891,7 +1878,8 @@ static void *kernel_handler_of(int sig)
 static void test_resethand_reinstall_vs_sigaction(void)
 {
 	// cppcheck-suppress knownConditionTrueFalse
-	if (running_on_valgrind()) { /* as test_handler_reads_inside_syscall: nothing lands inside a call */
+	if (cunit_running_on_valgrind()) { /* as test_handler_reads_inside_syscall: nothing lands inside a
+		                              call */
 		fprintf(stderr, "  (not under valgrind: no signal can land inside an emulated call there)\n");
 		return;
 	}
