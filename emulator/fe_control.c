@@ -102,6 +102,12 @@ EMU_EXPORT void rvemu_test_steal(uint64_t ns)
 	emu_test_steal(ns);
 }
 
+EMU_EXPORT void rvemu_test_steal_user(uint64_t ns)
+{
+	emu_init();
+	emu_test_steal_user(ns);
+}
+
 EMU_EXPORT void rvemu_test_fork_gate_in_lock(int gate_fd, int ready_fd)
 {
 	emu_init();

@@ -153,6 +153,8 @@ void emu_kernel_forget(void);
 /* Test hook (rvemu_test_steal): an emulator call during which the wall clock runs `ns` further than the
  * calling thread's CPU time, as a hypervisor's steal makes it; the thread's later monotonic reads keep it. */
 void emu_test_steal(uint64_t ns);
+/* Test hook (rvemu_test_steal_user): the same while the thread runs its own code, between emulator calls. */
+void emu_test_steal_user(uint64_t ns);
 /* The re-entry guard. A system call is atomic for the caller's signal handlers; the emulator's calls must
  * be too, since a handler that calls back in (PAPI's SIGPROF handler reads its events) must not find the
  * emulator's locks held or its tables half updated by the code it interrupted. Instead of blocking every

@@ -238,9 +238,17 @@ static void source_kernel_mode(enum emu_kernel_mode mode)
  * time since, for as long as the mark is kept -- at most until the next scheduler tick, which clears it
  * (Linux 6.x; measured: a busy thread keeps it 1 ms in 3 of 4 tries, 4 ms almost never), or a
  * preemption, a sleep, a signal. Then the CPU clock is read again and the anchor renewed. A thread without
- * rseq reads the CPU clock every time. The error: interrupt time the host does not charge to the thread
- * (IRQ_TIME_ACCOUNTING) within one tick counts as its own; the CPU-clock read after the tick corrects it
- * (cycles never go back: emu_cycles_of keeps them monotonic). */
+ * rseq reads the CPU clock every time. The error: time the thread's CPU clock does not get while the mark
+ * stays counts as its own -- interrupt time the host does not charge to the thread (IRQ_TIME_ACCOUNTING),
+ * and a VM's steal (its vCPU descheduled by the hypervisor: the guest sees no preemption, its monotonic clock
+ * runs on, the thread's CPU clock does not). The CPU-clock read that renews the anchor corrects it, but
+ * cycles never go back (emu_cycles_of keeps them monotonic): what was counted ahead comes off the next
+ * window, which reads 0 until the CPU clock catches up. So an anchor is trusted for ANCHOR_WALL_MAX_NS of
+ * wall time at most: a longer gap since it (a thread that calls the emulator seldom, or a steal) is checked
+ * against the CPU clock, and what a steal can put ahead, and take from the next window, is bounded by it
+ * (seen on a shared VM before the bound: a 2 ms window read 0.3 ms, a 1 ms one 0). A thread that calls the
+ * emulator in a tight loop still renews at most once per ANCHOR_WALL_MAX_NS (below 1% of its time). */
+#define ANCHOR_WALL_MAX_NS 200000u
 /* an emulator call whose wall time says it took longer than this is checked against the CPU clock (most take
  * a few microseconds) */
 #define KERNEL_WALL_CHECK_NS 50000u
@@ -257,7 +265,7 @@ static uint64_t own_cputime_now(uint64_t *wall)
 		return own_cputime_ns();
 	}
 	uint64_t w = monotonic_ns();
-	if (anchor_wall && w >= anchor_wall && off_cpu_mark_kept()) {
+	if (anchor_wall && w >= anchor_wall && w - anchor_wall <= ANCHOR_WALL_MAX_NS && off_cpu_mark_kept()) {
 		*wall = w;
 		return anchor_cpu + (w - anchor_wall);
 	}
@@ -338,6 +346,11 @@ void emu_test_steal(uint64_t ns)
 	test_steal_ns +=
 	    ns; /* inside an emulator call: the wall clock runs on, the thread's CPU time does not */
 	emu_kernel_leave();
+}
+
+void emu_test_steal_user(uint64_t ns)
+{
+	test_steal_ns += ns; /* in the thread's own code: no emulator call, the mark stays */
 }
 
 void emu_kernel_forget(void)

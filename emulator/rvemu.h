@@ -105,6 +105,9 @@ RVEMU_API void rvemu_test_exit_gate(int gate_fd, int ready_fd);
  * further than its CPU time, as when a VM's vCPU is descheduled by its host (steal time, unseen by the
  * guest). That time is not the emulator's: it must not come off the thread's user cycles. */
 RVEMU_API void rvemu_test_steal(uint64_t ns);
+/* The same steal while the calling thread runs its own code, not inside an emulator call: it must not come
+ * off the cycles of the thread's next window either. */
+RVEMU_API void rvemu_test_steal_user(uint64_t ns);
 /* For tests of the CSR-trap front end (riscv64 under qemu-user; never called elsewhere): `fn` runs inside the
  * SIGILL handler of each trapped CSR access the emulator carried out, after the access, as a signal that
  * lands while the instruction is being emulated would run there (a test raises one from it). NULL: none

@@ -576,6 +576,43 @@ static void test_cputime_steal_not_charged(void)
 	close(fd);
 }
 
+/* Steal while the thread runs its own code, between two emulator calls: the wall clock runs on, the CPU clock
+ * does not, and the rseq mark stays. Counted as the thread's cycles, it came off its next window once the CPU
+ * clock was read again (cycles never go back): a 2 ms window after a 50 ms steal read 0. The steal shows in
+ * neither the window it fell in nor the next. */
+static void test_cputime_steal_between_calls(void)
+{
+	void (*steal_user)(uint64_t) = (void (*)(uint64_t))dlsym(RTLD_DEFAULT, "rvemu_test_steal_user");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(steal_user);
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = PERF_COUNT_HW_CPU_CYCLES;
+	int fd = perf_open(&a, 0, -1, -1, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	uint64_t two_ms = (uint64_t)model->freq_mhz * 1000u * 2u, least = UINT64_MAX, most_stolen = 0;
+	for (int round = 0; round < 8; round++) {
+		uint64_t before = read_count(fd);
+		steal_user(50000000ull);
+		uint64_t stolen = read_count(fd) - before; /* two reads apart: microseconds of CPU */
+		most_stolen = stolen > most_stolen ? stolen : most_stolen;
+		CU_ASSERT(stolen < two_ms / 2);
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL); /* off the CPU: the next read takes the CPU clock again */
+		before = read_count(fd);
+		burn_cpu_ms(2);
+		uint64_t got = read_count(fd) - before;
+		least = got < least ? got : least;
+		CU_ASSERT(got >= two_ms / 2);
+	}
+	printf("\n  50 ms stolen between two reads, 8 rounds: at most %llu cycles between them;\n"
+	       "  the next 2 ms of CPU: at least %llu cycles (%llu per 2 ms at %u MHz)\n",
+	       (unsigned long long)most_stolen, (unsigned long long)least, (unsigned long long)two_ms,
+	       (unsigned)model->freq_mhz);
+	close(fd);
+}
+
 /* With RVEMU_READ_ADVANCE=10^9 every read() first advances the thread by 10^9 cycles, so an event enabled
  * on a 10^9 boundary reads exactly its rate per 10^9 cycles, then twice that. */
 static void test_read_advance_exact(void)
@@ -627,5 +664,7 @@ void add_count_suites(void)
 		            test_cputime_ratios);
 		CU_add_test(s, "cputime: steal inside an emulator call comes off nobody's cycles",
 		            test_cputime_steal_not_charged);
+		CU_add_test(s, "cputime: steal between emulator calls comes off no later window",
+		            test_cputime_steal_between_calls);
 	}
 }
