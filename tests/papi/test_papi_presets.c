@@ -450,6 +450,9 @@ struct probed_info {
 	int default_domain, available_domains;
 };
 static struct probed_info first_init_info;
+/* PAPI_get_hardware_info() at the first init, memory hierarchy included: a later init copies the machine's
+ * description the first one read (upstream patch 80) and reads the memory hierarchy again when asked. */
+static PAPI_hw_info_t first_init_hw;
 
 static int probed_info_of_component0(struct probed_info *p)
 {
@@ -483,6 +486,14 @@ static void test_reinit_same_answers(void)
 	CU_ASSERT_EQUAL(again.fast_counter_read, first_init_info.fast_counter_read);
 	CU_ASSERT_EQUAL(again.default_domain, first_init_info.default_domain);
 	CU_ASSERT_EQUAL(again.available_domains, first_init_info.available_domains);
+	const PAPI_hw_info_t *hw = PAPI_get_hardware_info();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(hw);
+	CU_ASSERT_STRING_EQUAL(hw->vendor_string, first_init_hw.vendor_string);
+	CU_ASSERT_STRING_EQUAL(hw->model_string, first_init_hw.model_string);
+	CU_ASSERT_EQUAL(hw->totalcpus, first_init_hw.totalcpus);
+	CU_ASSERT_EQUAL(hw->cpu_max_mhz, first_init_hw.cpu_max_mhz);
+	CU_ASSERT_EQUAL(hw->mem_hierarchy.levels, first_init_hw.mem_hierarchy.levels);
+	CU_ASSERT(memcmp(hw, &first_init_hw, sizeof(*hw)) == 0);
 	test_domains_are_honest();
 	test_add_remove();
 	test_domain_between_adds();
@@ -503,6 +514,12 @@ int main(void)
 		fprintf(stderr, "no component 0\n");
 		return 1;
 	}
+	const PAPI_hw_info_t *hw = PAPI_get_hardware_info();
+	if (hw == NULL) {
+		fprintf(stderr, "no hardware info\n");
+		return 1;
+	}
+	first_init_hw = *hw;
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
 	CU_pSuite s = CU_add_suite("papi_presets", NULL, NULL);
