@@ -36,21 +36,25 @@ static const struct name_by_key vendors_by_uarch_prefix[] = {
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-static char *trim(char *s)
-{
-	while (isspace((unsigned char)*s))
-		s++;
-	size_t n = strlen(s);
-	while (n > 0 && isspace((unsigned char)s[n - 1]))
-		s[--n] = '\0';
-	return s;
-}
-
+/* A copy of src cut to len - 1 characters and NUL-terminated, as snprintf(dst, len, "%s", src) makes it. */
 static void copy_str(char *dst, size_t len, const char *src)
 {
 	if (len == 0)
 		return;
-	snprintf(dst, len, "%s", src);
+	size_t n = strlen(src);
+	if (n > len - 1)
+		n = len - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* The same from the n characters at src (no NUL among them). */
+static void copy_mem(char *dst, size_t len, const char *src, size_t n)
+{
+	if (n > len - 1)
+		n = len - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
 }
 
 /* A machine-id field as a number; an empty or malformed field is no number (and never matches an id). */
@@ -61,18 +65,6 @@ static int parse_u64(const char *s, uint64_t *out)
 	if (end == s || *end != '\0')
 		return -1;
 	*out = (uint64_t)v;
-	return 0;
-}
-
-/* Splits "key : value" in place; returns 0 and the trimmed parts, -1 for lines without a colon. */
-static int split_line(char *line, char **key, char **value)
-{
-	char *colon = strchr(line, ':');
-	if (colon == NULL)
-		return -1;
-	*colon = '\0';
-	*key = trim(line);
-	*value = trim(colon + 1);
 	return 0;
 }
 
@@ -89,38 +81,157 @@ static int looks_like_riscv_isa(const char *isa)
 	return 0;
 }
 
-/* Only the first hart's fields are kept: PAPI describes the machine by one core. */
-static void take_field(struct riscv_cpuinfo *out, const char *key, const char *value)
+#define CPUINFO_LINE_MAX 1023 /* what fgets() into a 1024-byte buffer returns at most: one line's */
+
+enum cpuinfo_key {
+	KEY_OTHER,
+	KEY_PROCESSOR,
+	KEY_ISA,
+	KEY_UARCH,
+	KEY_MMU,
+	KEY_MVENDORID,
+	KEY_MARCHID,
+	KEY_MIMPID
+};
+
+/* The key of a line, told by its length and first letter before one memcmp (most of a cpuinfo's lines are
+ * keys nobody asks for: "hart", "hart isa", blank lines). */
+static enum cpuinfo_key key_of(const char *k, size_t n)
 {
-	if (strcmp(key, "processor") == 0) {
-		out->harts++;
-	} else if (strcmp(key, "isa") == 0 && out->isa[0] == '\0') {
-		copy_str(out->isa, sizeof(out->isa), value);
-	} else if (strcmp(key, "uarch") == 0 && out->uarch[0] == '\0') {
-		copy_str(out->uarch, sizeof(out->uarch), value);
-	} else if (strcmp(key, "mmu") == 0 && out->mmu[0] == '\0') {
-		copy_str(out->mmu, sizeof(out->mmu), value);
-	} else if (strcmp(key, "mvendorid") == 0 && !out->has_mvendorid) {
-		out->has_mvendorid = parse_u64(value, &out->mvendorid) == 0;
-	} else if (strcmp(key, "marchid") == 0 && !out->has_marchid) {
-		out->has_marchid = parse_u64(value, &out->marchid) == 0;
-	} else if (strcmp(key, "mimpid") == 0 && !out->has_mimpid) {
-		out->has_mimpid = parse_u64(value, &out->mimpid) == 0;
+	switch (n) {
+	case 3:
+		return memcmp(k, "isa", 3) == 0 ? KEY_ISA : memcmp(k, "mmu", 3) == 0 ? KEY_MMU : KEY_OTHER;
+	case 5:
+		return memcmp(k, "uarch", 5) == 0 ? KEY_UARCH : KEY_OTHER;
+	case 6:
+		return memcmp(k, "mimpid", 6) == 0 ? KEY_MIMPID : KEY_OTHER;
+	case 7:
+		return memcmp(k, "marchid", 7) == 0 ? KEY_MARCHID : KEY_OTHER;
+	case 9:
+		return k[0] == 'p'   ? (memcmp(k, "processor", 9) == 0 ? KEY_PROCESSOR : KEY_OTHER)
+		       : k[0] == 'm' ? (memcmp(k, "mvendorid", 9) == 0 ? KEY_MVENDORID : KEY_OTHER)
+		                     : KEY_OTHER;
+	default:
+		return KEY_OTHER;
 	}
 }
 
+/* One line as fgets() with a 1024-byte buffer would return it: up to its '\n' or 1023 characters, read as
+ * a string (to its first NUL, if any). "key : value" with both trimmed of white space; a line without a
+ * colon is skipped. Only the first hart's fields are kept: PAPI describes the machine by one core. */
+static void take_line(struct riscv_cpuinfo *out, const char *line, size_t len)
+{
+	const char *end = memchr(line, '\0', len), *colon;
+	if (end == NULL)
+		end = line + len;
+	colon = memchr(line, ':', (size_t)(end - line));
+	if (colon == NULL)
+		return;
+	const char *k = line, *ke = colon;
+	while (k < ke && isspace((unsigned char)*k))
+		k++;
+	while (ke > k && isspace((unsigned char)ke[-1]))
+		ke--;
+	enum cpuinfo_key key = key_of(k, (size_t)(ke - k));
+	switch (key) {
+	case KEY_OTHER:
+		return;
+	case KEY_PROCESSOR:
+		out->harts++;
+		return;
+	case KEY_ISA:
+		if (out->isa[0] != '\0')
+			return;
+		break;
+	case KEY_UARCH:
+		if (out->uarch[0] != '\0')
+			return;
+		break;
+	case KEY_MMU:
+		if (out->mmu[0] != '\0')
+			return;
+		break;
+	case KEY_MVENDORID:
+		if (out->has_mvendorid)
+			return;
+		break;
+	case KEY_MARCHID:
+		if (out->has_marchid)
+			return;
+		break;
+	case KEY_MIMPID:
+		if (out->has_mimpid)
+			return;
+		break;
+	}
+	const char *v = colon + 1, *ve = end;
+	while (v < ve && isspace((unsigned char)*v))
+		v++;
+	while (ve > v && isspace((unsigned char)ve[-1]))
+		ve--;
+	size_t n = (size_t)(ve - v);
+	char num[CPUINFO_LINE_MAX + 1];
+	switch (key) {
+	case KEY_ISA:
+		copy_mem(out->isa, sizeof(out->isa), v, n);
+		break;
+	case KEY_UARCH:
+		copy_mem(out->uarch, sizeof(out->uarch), v, n);
+		break;
+	case KEY_MMU:
+		copy_mem(out->mmu, sizeof(out->mmu), v, n);
+		break;
+	case KEY_MVENDORID:
+		copy_mem(num, sizeof(num), v, n);
+		out->has_mvendorid = parse_u64(num, &out->mvendorid) == 0;
+		break;
+	case KEY_MARCHID:
+		copy_mem(num, sizeof(num), v, n);
+		out->has_marchid = parse_u64(num, &out->marchid) == 0;
+		break;
+	case KEY_MIMPID:
+		copy_mem(num, sizeof(num), v, n);
+		out->has_mimpid = parse_u64(num, &out->mimpid) == 0;
+		break;
+	default:
+		break;
+	}
+}
+
+/* The stream is read in blocks and cut into lines here, not with fgets(), trim() and strcmp() per line:
+ * this runs at every PAPI_library_init. */
 int riscv_cpuinfo_parse(FILE *f, struct riscv_cpuinfo *out)
 {
-	char line[1024];
+	char buf[4096];
+	size_t have = 0;
+	int eof = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (f == NULL)
 		return -1;
 	rewind(f);
-	while (fgets(line, sizeof(line), f) != NULL) {
-		char *key, *value;
-		if (split_line(line, &key, &value) == 0)
-			take_field(out, key, value);
+	while (!eof || have > 0) {
+		if (!eof && have < sizeof(buf)) {
+			size_t n = fread(buf + have, 1, sizeof(buf) - have, f);
+			have += n;
+			eof = n == 0;
+		}
+		size_t pos = 0;
+		for (;;) {
+			size_t left = have - pos, span = left < CPUINFO_LINE_MAX ? left : CPUINFO_LINE_MAX;
+			const char *nl = memchr(buf + pos, '\n', span);
+			size_t len;
+			if (nl != NULL)
+				len = (size_t)(nl - (buf + pos)) + 1;
+			else if (left >= CPUINFO_LINE_MAX || (eof && left > 0))
+				len = span;
+			else
+				break; /* an unfinished line: read on */
+			take_line(out, buf + pos, len);
+			pos += len;
+		}
+		memmove(buf, buf + pos, have - pos);
+		have -= pos;
 	}
 	rewind(f);
 	if (!looks_like_riscv_isa(out->isa)) {
@@ -405,17 +516,17 @@ int riscv_cpuinfo_perf_cpuid(const struct riscv_cpuinfo *ci, char *buf, size_t l
 	return 0;
 }
 
-/* Linux perf's cpuid match (mapfile.csv): the pattern must match all of "mvendorid-marchid-mimpid", each
- * printed as the kernel prints it (0x%lx); a missing field never matches. The rules are tried one after the
- * other at every PAPI_library_init, and compiling an expression costs far more than matching it: the patterns
- * the rules use are matched directly (riscv_ere_full_match), only another one is compiled, and most name
- * another vendor or core in their leading literal characters, which refuses them at once. */
-static int perf_id_matches(const struct riscv_cpuinfo *ci, const char *pattern)
+/* Linux perf's cpuid match (mapfile.csv): the pattern must match all of cpuid, "mvendorid-marchid-mimpid"
+ * each printed as the kernel prints it (0x%lx); no cpuid (NULL: a field is missing) never matches. The rules
+ * are tried one after the other at every PAPI_library_init, and compiling an expression costs far more than
+ * matching it: the patterns the rules use are matched directly (riscv_ere_full_match), only another one is
+ * compiled, and most name another vendor or core in their leading literal characters, which refuses them at
+ * once. */
+static int perf_id_matches(const char *cpuid, const char *pattern)
 {
-	char cpuid[64];
 	regex_t re;
 	regmatch_t m;
-	if (riscv_cpuinfo_perf_cpuid(ci, cpuid, sizeof(cpuid)) != 0)
+	if (cpuid == NULL)
 		return 0;
 	size_t prefix = riscv_ere_literal_prefix(pattern);
 	if (strncmp(pattern, cpuid, prefix) != 0)
@@ -432,7 +543,14 @@ static int perf_id_matches(const struct riscv_cpuinfo *ci, const char *pattern)
 	return hit;
 }
 
-static int rule_matches(const struct riscv_cpuinfo *ci, const struct riscv_id_rule *r)
+/* The cpuid the perf rules are matched against, in buf, or NULL when a field is missing: printed once for
+ * all the rules of a question. */
+static const char *perf_cpuid(const struct riscv_cpuinfo *ci, char *buf, size_t len)
+{
+	return riscv_cpuinfo_perf_cpuid(ci, buf, len) == 0 ? buf : NULL;
+}
+
+static int rule_matches(const struct riscv_cpuinfo *ci, const char *cpuid, const struct riscv_id_rule *r)
 {
 	switch (r->match) {
 	case RISCV_MATCH_UARCH:
@@ -443,20 +561,27 @@ static int rule_matches(const struct riscv_cpuinfo *ci, const struct riscv_id_ru
 	case RISCV_MATCH_ISA_EXT:
 		return riscv_isa_has_extension(ci->isa, r->str);
 	case RISCV_MATCH_PERF_ID:
-		return perf_id_matches(ci, r->str);
+		return perf_id_matches(cpuid, r->str);
 	}
 	return 0;
 }
 
 int riscv_cpuinfo_has_pmu(const struct riscv_cpuinfo *ci, const char *pmu)
 {
+	char buf[64];
+	const char *cpuid = NULL;
 	if (!looks_like_riscv_isa(ci->isa))
 		return 0;
 	if (strcmp(pmu, "riscv_generic") == 0)
 		return strcmp(riscv_cpuinfo_core_pmu(ci), "riscv_generic") == 0;
-	for (size_t i = 0; i < ARRAY_LEN(riscv_id_rules); i++)
-		if (strcmp(riscv_id_rules[i].pmu, pmu) == 0 && rule_matches(ci, &riscv_id_rules[i]))
+	for (size_t i = 0; i < ARRAY_LEN(riscv_id_rules); i++) {
+		if (strcmp(riscv_id_rules[i].pmu, pmu) != 0)
+			continue;
+		if (cpuid == NULL && riscv_id_rules[i].match == RISCV_MATCH_PERF_ID)
+			cpuid = perf_cpuid(ci, buf, sizeof(buf));
+		if (rule_matches(ci, cpuid, &riscv_id_rules[i]))
 			return 1;
+	}
 	return 0;
 }
 
@@ -475,10 +600,12 @@ const char *riscv_cpuinfo_core_pmu(const struct riscv_cpuinfo *ci)
 static const char *core_name(const struct riscv_cpuinfo *ci)
 {
 	const struct riscv_id_rule *best = NULL;
+	char buf[64];
+	const char *cpuid = perf_cpuid(ci, buf, sizeof(buf));
 
 	for (size_t i = 0; i < ARRAY_LEN(riscv_id_rules); i++) {
 		const struct riscv_id_rule *r = &riscv_id_rules[i];
-		if (r->core == NULL || r->match == RISCV_MATCH_ISA_EXT || !rule_matches(ci, r))
+		if (r->core == NULL || r->match == RISCV_MATCH_ISA_EXT || !rule_matches(ci, cpuid, r))
 			continue;
 		if (best == NULL || (r->match == RISCV_MATCH_UARCH && (best->match != RISCV_MATCH_UARCH ||
 		                                                       strlen(r->str) > strlen(best->str))))
@@ -491,8 +618,20 @@ void riscv_cpuinfo_model_name(const struct riscv_cpuinfo *ci, char *buf, size_t 
 {
 	const char *core = core_name(ci);
 
-	if (core != NULL && ci->uarch[0] != '\0')
-		snprintf(buf, len, "%s (%s)", core, ci->uarch);
+	if (core != NULL && ci->uarch[0] != '\0' && len > 0) {
+		/* "core (uarch)", cut as snprintf cuts it */
+		size_t n = 0;
+		const char *parts[] = {core, " (", ci->uarch, ")"};
+		for (size_t i = 0; i < ARRAY_LEN(parts) && n < len - 1; i++) {
+			size_t k = strlen(parts[i]);
+			if (k > len - 1 - n)
+				k = len - 1 - n;
+			memcpy(buf + n, parts[i], k);
+			n += k;
+		}
+		buf[n] = '\0';
+	} else if (core != NULL && ci->uarch[0] != '\0')
+		return; /* no room, as snprintf writes nothing */
 	else if (core != NULL)
 		copy_str(buf, len, core);
 	else if (ci->uarch[0] != '\0')

@@ -2,9 +2,12 @@
 /* Unit tests of the PAPI overlay's RISC-V /proc/cpuinfo identification
  * (papi-component/overlay/riscv_cpuinfo.c). */
 #include <CUnit/Basic.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <inttypes.h>
 #include <regex.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "riscv_cpuinfo.h"
@@ -305,6 +308,173 @@ static void test_perf_cpuid(void)
 	CU_ASSERT_STRING_EQUAL(got, "untouched");
 }
 
+/* The parser as it was, line by line with fgets(), trim() and strcmp(): riscv_cpuinfo_parse() now reads
+ * blocks and cuts the lines itself, and must give the same fields on any text. */
+static char *ref_trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	size_t n = strlen(s);
+	while (n > 0 && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	return s;
+}
+
+static int ref_u64(const char *s, uint64_t *out)
+{
+	char *end = NULL;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (end == s || *end != '\0')
+		return -1;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+static void ref_parse(FILE *f, struct riscv_cpuinfo *out)
+{
+	char line[1024];
+	memset(out, 0, sizeof(*out));
+	rewind(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *colon = strchr(line, ':');
+		if (colon == NULL)
+			continue;
+		*colon = '\0';
+		char *key = ref_trim(line), *value = ref_trim(colon + 1);
+		if (strcmp(key, "processor") == 0)
+			out->harts++;
+		else if (strcmp(key, "isa") == 0 && out->isa[0] == '\0')
+			snprintf(out->isa, sizeof(out->isa), "%s", value);
+		else if (strcmp(key, "uarch") == 0 && out->uarch[0] == '\0')
+			snprintf(out->uarch, sizeof(out->uarch), "%s", value);
+		else if (strcmp(key, "mmu") == 0 && out->mmu[0] == '\0')
+			snprintf(out->mmu, sizeof(out->mmu), "%s", value);
+		else if (strcmp(key, "mvendorid") == 0 && !out->has_mvendorid)
+			out->has_mvendorid = ref_u64(value, &out->mvendorid) == 0;
+		else if (strcmp(key, "marchid") == 0 && !out->has_marchid)
+			out->has_marchid = ref_u64(value, &out->marchid) == 0;
+		else if (strcmp(key, "mimpid") == 0 && !out->has_mimpid)
+			out->has_mimpid = ref_u64(value, &out->mimpid) == 0;
+	}
+}
+
+static int parse_compared;
+
+/* riscv_cpuinfo_parse() on the n bytes of text gives what the line-by-line parser gives. */
+static void check_parse_as_reference(const char *what, const char *text, size_t n)
+{
+	struct riscv_cpuinfo got, want;
+	FILE *f = tmpfile();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_EQUAL_FATAL(fwrite(text, 1, n, f), n);
+	ref_parse(f, &want);
+	int rc = riscv_cpuinfo_parse(f, &got);
+	CU_ASSERT_EQUAL(ftell(f), 0); /* rewound for the next reader */
+	fclose(f);
+	CU_ASSERT_EQUAL(rc, strncmp(want.isa, "rv", 2) == 0 ? 0 : -1);
+	if (rc != 0)
+		memset(&want, 0, sizeof(want));
+	int same = strcmp(got.isa, want.isa) == 0 && strcmp(got.uarch, want.uarch) == 0 &&
+	           strcmp(got.mmu, want.mmu) == 0 && got.harts == want.harts &&
+	           got.has_mvendorid == want.has_mvendorid && got.has_marchid == want.has_marchid &&
+	           got.has_mimpid == want.has_mimpid &&
+	           (!want.has_mvendorid || got.mvendorid == want.mvendorid) &&
+	           (!want.has_marchid || got.marchid == want.marchid) &&
+	           (!want.has_mimpid || got.mimpid == want.mimpid);
+	if (!same)
+		fprintf(stderr, "%s: isa \"%s\"/\"%s\" uarch \"%s\"/\"%s\" mmu \"%s\"/\"%s\" harts %d/%d\n",
+		        what, got.isa, want.isa, got.uarch, want.uarch, got.mmu, want.mmu, got.harts,
+		        want.harts);
+	CU_ASSERT_TRUE(same);
+	parse_compared++;
+}
+
+static void check_text_as_reference(const char *what, const char *text)
+{
+	check_parse_as_reference(what, text, strlen(text));
+}
+
+/* Every fixture of tests/pfm/cpuinfo/, and texts made to catch the cutting of lines: a line longer than
+ * fgets()'s 1023 characters (its rest read as a line of its own), lines across the 4096-byte blocks, NUL
+ * bytes, CRLF, no colon, no last newline, keys spaced or repeated, numbers too long for a field buffer. */
+static void test_parse_as_line_by_line(void)
+{
+	DIR *d = opendir(CPUINFO_DIR);
+	struct dirent *e;
+	int fixtures = 0;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	while ((e = readdir(d)) != NULL) {
+		char path[4096];
+		if (strstr(e->d_name, ".txt") == NULL)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", CPUINFO_DIR, e->d_name);
+		FILE *f = fopen(path, "r");
+		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+		static char text[1 << 16];
+		size_t n = fread(text, 1, sizeof(text), f);
+		fclose(f);
+		check_parse_as_reference(e->d_name, text, n);
+		fixtures++;
+	}
+	closedir(d);
+	CU_ASSERT_TRUE(fixtures >= 20);
+
+	check_text_as_reference("minimal", "isa : rv64imac\n");
+	check_text_as_reference("no last newline", "processor:0\nuarch: sifive,u74-mc\nisa: rv64gc");
+	check_text_as_reference("CRLF",
+	                        "processor\t: 0\r\nisa\t: rv64gc\r\nmvendorid\t: 0x489\r\nmarchid : 7\r\n");
+	check_text_as_reference("no colon ends nothing", "isa rv32\nisa: rv64gc\nmmu\nmmu:sv48\n");
+	check_text_as_reference("spaced keys", "  isa  \t:  rv64gc  \n\tmmu :sv39\nIsa: rv32\nisa x: rv32\n");
+	check_text_as_reference("repeated keys",
+	                        "isa: rv64gc\nisa: rv32i\nmarchid: 5\nmarchid: 6\nuarch:\nuarch: a,b\n");
+	check_text_as_reference(
+	    "empty and bad numbers",
+	    "isa: rv64gc\nmvendorid:\nmvendorid: 0x12\nmarchid: 0x1g\nmarchid: 9\nmimpid: -1\n");
+	check_text_as_reference("colon in value", "isa: rv64gc\nuarch: a:b:c\n");
+	check_text_as_reference("blank lines", "\n\n   \n:\n: x\nisa:rv64\n");
+	check_text_as_reference("NUL in a line",
+	                        "isa: rv64gc\0 ignored\nmmu\0: sv39\nuarch: x\0y: z\nmvendorid: 1\n");
+	static const char nul_then_key[] = "isa: rv64gc \0x\n\0mmu: sv48\nmarchid: 5 \0\nmimpid: 0x3\n";
+	check_parse_as_reference("NUL then key", nul_then_key, sizeof(nul_then_key) - 1);
+
+	static char text[3 * 4096 + 500];
+	size_t n;
+	/* a 3000-character line: fgets() returns it in pieces of 1023, and a piece may read as a key */
+	for (size_t cut = 1015; cut <= 1024; cut++) {
+		n = 0;
+		memset(text, 'x', cut);
+		n = cut;
+		n += (size_t)sprintf(text + n, "isa: rv64imac");
+		memset(text + n, 'y', 3000 - n);
+		n = 3000;
+		n += (size_t)sprintf(text + n, "\nisa: rv32i\nmarchid: 0x%03d\n", (int)cut);
+		check_parse_as_reference("long line", text, n);
+	}
+	/* a value longer than the fields' buffers; a number with 400 leading zeros */
+	n = (size_t)sprintf(text, "isa: rv64");
+	memset(text + n, 'a', 600);
+	n += 600;
+	n += (size_t)sprintf(text + n, "\nmmu: ");
+	memset(text + n, 's', 100);
+	n += 100;
+	n += (size_t)sprintf(text + n, "\nmvendorid: 0x");
+	memset(text + n, '0', 400);
+	n += 400;
+	n += (size_t)sprintf(text + n, "489\nmarchid: ");
+	memset(text + n, '0', 1100);
+	n += 1100;
+	n += (size_t)sprintf(text + n, "7\n");
+	check_parse_as_reference("long values", text, n);
+	/* many harts: lines across the blocks at every offset a 43-byte hart record gives */
+	for (int shift = 0; shift < 8; shift++) {
+		n = (size_t)sprintf(text, "%.*s", shift, "#######");
+		for (int h = 0; n + 64 < sizeof(text); h++)
+			n += (size_t)sprintf(text + n, "processor: %d\nisa: rv64gc\nmarchid: %d\n\n", h, h);
+		check_parse_as_reference("many harts", text, n);
+	}
+	CU_ASSERT_TRUE(parse_compared > 40);
+}
+
 int main(void)
 {
 	if (CU_initialize_registry() != CUE_SUCCESS)
@@ -319,5 +489,6 @@ int main(void)
 	CU_add_test(s, "cpuid patterns matched without regcomp", test_perf_id_patterns_without_regcomp);
 	CU_add_test(s, "cpuid patterns' literal prefix", test_literal_prefix);
 	CU_add_test(s, "perf cpuid printed as by 0x%lx", test_perf_cpuid);
+	CU_add_test(s, "cpuinfo parsed as line by line", test_parse_as_line_by_line);
 	return cunit_run_all();
 }
