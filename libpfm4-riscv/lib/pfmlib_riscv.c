@@ -635,16 +635,32 @@ hpc_code(const riscv_entry_t *ent, uint64_t hart, uint64_t slice, uint64_t *code
 	return PFM_SUCCESS;
 }
 
+/*
+ * evt_strcat(fstr, "%s%s", sep, s) without vsnprintf(), which costs
+ * several times the copy: names are appended for every event encoded
+ */
+static void
+fstr_cat(char *fstr, const char *sep, const char *s)
+{
+	size_t len = strlen(fstr), max = PFMLIB_EVT_MAX_NAME_LEN - 1;
+
+	for (; *sep && len < max; sep++)
+		fstr[len++] = *sep;
+	for (; *s && len < max; s++)
+		fstr[len++] = *s;
+	fstr[len] = '\0';
+}
+
 /* fully qualified name: event, selected unit masks in table order, then the modifier with its value */
 static void
 build_fstr(pfmlib_event_desc_t *e, const riscv_entry_t *ent, uint64_t umask_set, uint64_t hart, uint64_t slice)
 {
 	int u;
 
-	evt_strcat(e->fstr, "%s", ent->name);
+	fstr_cat(e->fstr, "", ent->name);
 	for (u = 0; u < ent->numasks; u++)
 		if (umask_set & (UINT64_C(1) << u))
-			evt_strcat(e->fstr, ":%s", ent->umasks[u].uname);
+			fstr_cat(e->fstr, ":", ent->umasks[u].uname);
 	if (ent->manager == RISCV_HPC_CORE)
 		evt_strcat(e->fstr, ":hart=%" PRIu64, hart);
 	else if (ent->manager == RISCV_HPC_L2_SLICE)
