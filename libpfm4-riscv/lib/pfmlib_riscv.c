@@ -133,22 +133,6 @@ pfm_riscv_isa_has_ext(const char *isa, const char *ext)
 }
 
 /*
- * a machine-id field as a number: an empty or malformed field
- * never matches
- */
-static int
-pfm_riscv_id_equals(const char *field, uint64_t id)
-{
-	char *end = NULL;
-	unsigned long long v;
-
-	if (!*field)
-		return 0;
-	v = strtoull(field, &end, 0);
-	return *end == '\0' && v == id;
-}
-
-/*
  * a machine-id field as a number; -1 when empty or malformed
  */
 static int
@@ -163,23 +147,45 @@ pfm_riscv_id_value(const char *field, unsigned long long *v)
 }
 
 /*
- * the cpuid Linux perf's keys are matched against, formatted once per
- * reading of cpuinfo rather than for every key: each field as the
- * kernel prints it (0x%lx); "" when one is missing or malformed, which
- * no key matches
+ * v as the kernel prints it (0x%lx) at p, followed by sep; the end.
+ * By hand: snprintf() cost more than the rest of the detection
+ */
+static char *
+pfm_riscv_put_hex(char *p, unsigned long long v, char sep)
+{
+	static const char digits[] = "0123456789abcdef";
+	int shift = 60;
+
+	*p++ = '0';
+	*p++ = 'x';
+	while (shift > 0 && !(v >> shift))
+		shift -= 4;
+	for (; shift >= 0; shift -= 4)
+		*p++ = digits[(v >> shift) & 0xf];
+	*p++ = sep;
+	return p;
+}
+
+/*
+ * the ids as numbers, and the cpuid Linux perf's keys are matched
+ * against, once per reading of cpuinfo rather than for every id and
+ * key: each field as the kernel prints it; "" when one is missing or
+ * malformed, which no key matches
  */
 static void
 pfm_riscv_format_perf_cpuid(pfm_riscv_config_t *c)
 {
-	unsigned long long vendor, arch, imp;
+	char *p = c->perf_cpuid;
 
+	c->has_vendor = !pfm_riscv_id_value(c->mvendorid, &c->vendor);
+	c->has_arch = !pfm_riscv_id_value(c->marchid, &c->arch);
+	c->has_imp = !pfm_riscv_id_value(c->mimpid, &c->imp);
 	c->perf_cpuid[0] = '\0';
-	if (pfm_riscv_id_value(c->mvendorid, &vendor)
-	    || pfm_riscv_id_value(c->marchid, &arch)
-	    || pfm_riscv_id_value(c->mimpid, &imp))
+	if (!c->has_vendor || !c->has_arch || !c->has_imp)
 		return;
-	snprintf(c->perf_cpuid, sizeof(c->perf_cpuid), "0x%llx-0x%llx-0x%llx",
-		 vendor, arch, imp);
+	p = pfm_riscv_put_hex(p, c->vendor, '-');
+	p = pfm_riscv_put_hex(p, c->arch, '-');
+	pfm_riscv_put_hex(p, c->imp, '\0');
 }
 
 /*
@@ -331,13 +337,6 @@ pfm_riscv_ere_match_here(const char *p, const char *s)
 }
 
 /*
- * the literal characters a full match of the extended regular
- * expression p must begin with: the leading run of ordinary characters
- * none of which a quantifier follows, 0 when p has an alternation
- * anywhere (conservative: "a|b" may match what does not begin with a).
- * (Not static: tests check it against regexec.)
- */
-/*
  * is c special in an extended regular expression (or the end of it)?
  * A switch rather than strchr() on a list: asked for every character of
  * every key at each pfm_initialize()
@@ -355,6 +354,19 @@ pfm_riscv_ere_special(char c)
 	}
 }
 
+static int
+pfm_riscv_ere_quantifier(char c)
+{
+	return c == '*' || c == '+' || c == '?' || c == '{';
+}
+
+/*
+ * the literal characters a full match of the extended regular
+ * expression p must begin with: the leading run of ordinary characters
+ * none of which a quantifier follows, 0 when p has an alternation
+ * anywhere (conservative: "a|b" may match what does not begin with a).
+ * (Not static: tests check it against regexec.)
+ */
 size_t
 pfm_riscv_ere_literal_prefix(const char *p)
 {
@@ -365,9 +377,33 @@ pfm_riscv_ere_literal_prefix(const char *p)
 	while (!pfm_riscv_ere_special(p[n]))
 		n++;
 	/* a quantifier after the run applies to its last character */
-	if (n && (p[n] == '*' || p[n] == '+' || p[n] == '?' || p[n] == '{'))
+	if (n && pfm_riscv_ere_quantifier(p[n]))
 		n--;
 	return n;
+}
+
+/*
+ * pfm_riscv_ere_literal_prefix(p) when the cpuid s begins with it, else
+ * (size_t)-1, found without walking all of the prefix first: s has no
+ * special character (hex digits, 'x' and '-'), so the run p and s have
+ * in common is made of ordinary characters, and where it stops says
+ * whether s has the prefix. Most keys name another vendor or core in
+ * their first characters: refused there
+ */
+static size_t
+pfm_riscv_ere_cpuid_prefix(const char *p, const char *s)
+{
+	size_t n = 0;
+
+	if (strchr(p, '|'))
+		return 0;
+	while (p[n] != '\0' && p[n] == s[n])
+		n++;
+	/* the run is p's prefix, less a quantified last character */
+	if (pfm_riscv_ere_special(p[n]))
+		return n && pfm_riscv_ere_quantifier(p[n]) ? n - 1 : n;
+	/* s differs at an ordinary p[n]: in the prefix unless quantified */
+	return pfm_riscv_ere_quantifier(p[n + 1]) ? n : (size_t)-1;
 }
 
 /*
@@ -421,8 +457,8 @@ pfm_riscv_match_perf_id(const pfm_riscv_config_t *c, const char *key)
 	 * most keys name another vendor or core in their first characters,
 	 * ordinary ones: a cpuid that does not begin with them cannot match
 	 */
-	prefix = pfm_riscv_ere_literal_prefix(key);
-	if (strncmp(key, cpuid, prefix))
+	prefix = pfm_riscv_ere_cpuid_prefix(key, cpuid);
+	if (prefix == (size_t)-1)
 		return 0;
 
 	/*
@@ -456,8 +492,8 @@ pfm_riscv_match_id(const riscv_id_t *id)
 	case RISCV_ID_UARCH:
 		return !strncasecmp(c->uarch, id->str, strlen(id->str));
 	case RISCV_ID_ARCH:
-		return pfm_riscv_id_equals(c->marchid, id->marchid)
-		       && (id->any_vendor || pfm_riscv_id_equals(c->mvendorid, id->mvendorid));
+		return c->has_arch && c->arch == id->marchid
+		       && (id->any_vendor || (c->has_vendor && c->vendor == id->mvendorid));
 	case RISCV_ID_ISA_EXT:
 		return pfm_riscv_isa_has_ext(c->isa, id->str);
 	case RISCV_ID_PERF:
@@ -599,16 +635,32 @@ hpc_code(const riscv_entry_t *ent, uint64_t hart, uint64_t slice, uint64_t *code
 	return PFM_SUCCESS;
 }
 
+/*
+ * evt_strcat(fstr, "%s%s", sep, s) without vsnprintf(), which costs
+ * several times the copy: names are appended for every event encoded
+ */
+static void
+fstr_cat(char *fstr, const char *sep, const char *s)
+{
+	size_t len = strlen(fstr), max = PFMLIB_EVT_MAX_NAME_LEN - 1;
+
+	for (; *sep && len < max; sep++)
+		fstr[len++] = *sep;
+	for (; *s && len < max; s++)
+		fstr[len++] = *s;
+	fstr[len] = '\0';
+}
+
 /* fully qualified name: event, selected unit masks in table order, then the modifier with its value */
 static void
 build_fstr(pfmlib_event_desc_t *e, const riscv_entry_t *ent, uint64_t umask_set, uint64_t hart, uint64_t slice)
 {
 	int u;
 
-	evt_strcat(e->fstr, "%s", ent->name);
+	fstr_cat(e->fstr, "", ent->name);
 	for (u = 0; u < ent->numasks; u++)
 		if (umask_set & (UINT64_C(1) << u))
-			evt_strcat(e->fstr, ":%s", ent->umasks[u].uname);
+			fstr_cat(e->fstr, ":", ent->umasks[u].uname);
 	if (ent->manager == RISCV_HPC_CORE)
 		evt_strcat(e->fstr, ":hart=%" PRIu64, hart);
 	else if (ent->manager == RISCV_HPC_L2_SLICE)

@@ -134,6 +134,9 @@ typedef struct {
 	char	mvendorid[64];
 	char	marchid[64];
 	char	mimpid[64];
+	/* the three ids as numbers, each when its field is one (once per read) */
+	unsigned long long vendor, arch, imp;
+	int	has_vendor, has_arch, has_imp;
 	int	max_precise;		/* caps/max_precise, -1: no such file */
 	char	perf_cpuid[3 * 20];	/* "mvendorid-marchid-mimpid" as Linux
 					   perf matches it, "" if a field is
