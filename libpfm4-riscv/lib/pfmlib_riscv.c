@@ -123,7 +123,7 @@ pfm_riscv_isa_has_ext(const char *isa, const char *ext)
 		const char *tok = p + 1, *end = strchr(tok, '_');
 		size_t tlen = end ? (size_t)(end - tok) : strlen(tok);
 
-		while (tlen && isspace((int)tok[tlen - 1]))
+		while (tlen && isspace((unsigned char)tok[tlen - 1]))
 			tlen--;
 		if (tlen == n && !strncasecmp(tok, ext, n))
 			return 1;
