@@ -370,10 +370,14 @@ static uint64_t path_hash(const char *p)
 	return h;
 }
 
+/* The 16 KiB buffer an answer is built in, kept between builds (a first init builds some twenty answers,
+ * each a malloc and free of it otherwise); a thread that finds it taken allocates its own. */
+static struct fe_text *spare_text;
+
 static struct fe_answer *build_answer(const char *path)
 {
-	struct fe_text *b = malloc(sizeof(*b));
-	if (!b)
+	struct fe_text *b = __atomic_exchange_n(&spare_text, NULL, __ATOMIC_ACQUIRE);
+	if (!b && !(b = malloc(sizeof(*b))))
 		return NULL;
 	int is_dir, r = fe_file_content(path, b, &is_dir);
 	size_t plen = strlen(path) + 1, tlen = r == 1 && !is_dir ? b->len : 0;
@@ -386,7 +390,9 @@ static struct fe_answer *build_answer(const char *path)
 		a->path = a->text + tlen;
 		memcpy(a->text + tlen, path, plen);
 	}
-	free(b);
+	struct fe_text *none = NULL;
+	if (!__atomic_compare_exchange_n(&spare_text, &none, b, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		free(b);
 	return a;
 }
 
