@@ -301,34 +301,50 @@ int fe_file_content(const char *path, struct fe_text *b, int *is_dir)
 	b->text[0] = 0;
 	if (!path)
 		return 0;
-	if (!strcmp(path, "/proc/cpuinfo"))
-		gen_cpuinfo(b);
-	else if (!strcmp(path, "/proc/sys/kernel/perf_event_paranoid"))
-		put_line_i(b, c->paranoid);
-	else if (!strcmp(path, "/proc/sys/kernel/perf_user_access"))
-		put_line_i(b, c->perf_user_access);
-	else if (!strcmp(path, "/proc/sys/kernel/nmi_watchdog"))
-		put(b, "0\n");
-	else if (!strcmp(path, "/proc/sys/kernel/perf_event_max_sample_rate"))
-		put_line_u(b, c->max_sample_rate);
-	else if (!strcmp(path, "/proc/sys/kernel/perf_event_mux_interval_ms"))
-		put_line_u(b, emu_cycles_to_ns(c->mux_cycles) / 1000000u);
-	else if (!strncmp(path, "/sys/bus/event_source/devices/cpu", 33) &&
-	         (path[33] == 0 || path[33] == '/'))
-		return gen_pmu(path[33] ? path + 34 : "", b, is_dir);
-	else if (!strncmp(path, "/sys/devices/cpu", 16) && (path[16] == 0 || path[16] == '/'))
-		return gen_pmu(path[16] ? path + 17 : "", b, is_dir);
-	else if (!strcmp(path, SYS_CPU "online") || !strcmp(path, SYS_CPU "possible") ||
-	         !strcmp(path, SYS_CPU "present"))
-		print_list(b, 0, emu_nharts());
-	else if (!strcmp(path, SYS_CPU "offline"))
-		put(b, "\n");
-	else if (!strncmp(path, SYS_CPU "cpu", sizeof(SYS_CPU "cpu") - 1))
-		return gen_sys_cpu(path + sizeof(SYS_CPU "cpu") - 1, b, is_dir);
-	else if (!strncmp(path, SYS_NODE, sizeof(SYS_NODE) - 1))
-		return gen_sys_node(path + sizeof(SYS_NODE) - 1, b, is_dir);
-	else
+	/* told apart by their directory first: PAPI's first init asks for some twenty of these paths */
+	if (!strncmp(path, "/proc/", 6)) {
+		const char *p = path + 6;
+		if (!strcmp(p, "cpuinfo")) {
+			gen_cpuinfo(b);
+			return 1;
+		}
+		if (strncmp(p, "sys/kernel/", 11))
+			return 0;
+		const char *k = p + 11;
+		if (!strcmp(k, "perf_event_paranoid"))
+			put_line_i(b, c->paranoid);
+		else if (!strcmp(k, "perf_user_access"))
+			put_line_i(b, c->perf_user_access);
+		else if (!strcmp(k, "nmi_watchdog"))
+			put(b, "0\n");
+		else if (!strcmp(k, "perf_event_max_sample_rate"))
+			put_line_u(b, c->max_sample_rate);
+		else if (!strcmp(k, "perf_event_mux_interval_ms"))
+			put_line_u(b, emu_cycles_to_ns(c->mux_cycles) / 1000000u);
+		else
+			return 0;
+	} else if (strncmp(path, "/sys/", 5)) {
 		return 0;
+	} else if (!strncmp(path, SYS_CPU, sizeof(SYS_CPU) - 1)) {
+		const char *f = path + sizeof(SYS_CPU) - 1;
+		if (!strncmp(f, "cpu", 3))
+			return gen_sys_cpu(f + 3, b, is_dir);
+		if (!strcmp(f, "online") || !strcmp(f, "possible") || !strcmp(f, "present"))
+			print_list(b, 0, emu_nharts());
+		else if (!strcmp(f, "offline"))
+			put(b, "\n");
+		else
+			return 0;
+	} else if (!strncmp(path, SYS_NODE, sizeof(SYS_NODE) - 1)) {
+		return gen_sys_node(path + sizeof(SYS_NODE) - 1, b, is_dir);
+	} else if (!strncmp(path, "/sys/bus/event_source/devices/cpu", 33) &&
+	           (path[33] == 0 || path[33] == '/')) {
+		return gen_pmu(path[33] ? path + 34 : "", b, is_dir);
+	} else if (!strncmp(path, "/sys/devices/cpu", 16) && (path[16] == 0 || path[16] == '/')) {
+		return gen_pmu(path[16] ? path + 17 : "", b, is_dir);
+	} else {
+		return 0;
+	}
 	return 1;
 }
 
