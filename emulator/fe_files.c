@@ -6,7 +6,6 @@
  * through the interposed open/fopen/access family; this file only says what they contain. */
 #include <errno.h>
 #include <linux/perf_event.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,15 +14,61 @@
 #include "fe.h"
 #include "mach.h"
 
-static void vprint(struct fe_text *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void vprint(struct fe_text *b, const char *fmt, ...)
+/* The answers are built by appending strings and decimal or hex numbers: what vsnprintf would print, at a
+ * fraction of its cost (a format walk per call; the first init of PAPI builds some twenty answers). The text
+ * stops one byte short of the buffer's end, as vsnprintf's would. */
+static void put(struct fe_text *b, const char *s)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(b->text + b->len, sizeof(b->text) - b->len, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		b->len += (size_t)n < sizeof(b->text) - b->len ? (size_t)n : sizeof(b->text) - b->len - 1;
+	size_t room = sizeof(b->text) - 1 - b->len, n = strlen(s);
+	if (n > room)
+		n = room;
+	memcpy(b->text + b->len, s, n);
+	b->len += n;
+	b->text[b->len] = 0;
+}
+
+static void put_u(struct fe_text *b, unsigned long long v)
+{
+	char d[24];
+	size_t i = sizeof(d);
+	d[--i] = 0;
+	do
+		d[--i] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	put(b, d + i);
+}
+
+/* a signed decimal then a newline (the sysctls: perf_event_paranoid can be -1) */
+static void put_line_i(struct fe_text *b, long long v)
+{
+	if (v < 0) {
+		put(b, "-");
+		put_u(b, 0ull - (unsigned long long)v);
+	} else {
+		put_u(b, (unsigned long long)v);
+	}
+	put(b, "\n");
+}
+
+static void put_line_u(struct fe_text *b, unsigned long long v)
+{
+	put_u(b, v);
+	put(b, "\n");
+}
+
+/* hex, zero-padded to width digits (at most 8) */
+static void put_hex(struct fe_text *b, uint32_t v, unsigned width)
+{
+	static const char digits[] = "0123456789abcdef";
+	char d[9];
+	unsigned n = 0;
+	do
+		d[8 - ++n] = digits[v & 0xf];
+	while ((v >>= 4) != 0 && n < 8);
+	while (n < width && n < 8)
+		d[8 - ++n] = '0';
+	d[8] = 0;
+	put(b, d + 8 - n);
 }
 
 /* The isa string: the model's (an Andes core's names xandespmu; a core that always has Sscofpmf names it),
@@ -41,10 +86,25 @@ static void gen_cpuinfo(struct fe_text *b)
 	char isa[256];
 	isa_string(isa, sizeof(isa));
 	for (unsigned cpu = 0; cpu < emu_nharts(); cpu++) {
-		vprint(b, "processor\t: %u\nhart\t\t: %u\nisa\t\t: %s\nmmu\t\t: %s\nuarch\t\t: %s\n", cpu,
-		       emu_cpu_hart_id(cpu), isa, m->mmu, m->uarch);
-		vprint(b, "mvendorid\t: %s\nmarchid\t\t: %s\nmimpid\t\t: %s\nhart isa\t: %s\n\n",
-		       m->mvendorid, m->marchid, m->mimpid, isa);
+		put(b, "processor\t: ");
+		put_u(b, cpu);
+		put(b, "\nhart\t\t: ");
+		put_u(b, emu_cpu_hart_id(cpu));
+		put(b, "\nisa\t\t: ");
+		put(b, isa);
+		put(b, "\nmmu\t\t: ");
+		put(b, m->mmu);
+		put(b, "\nuarch\t\t: ");
+		put(b, m->uarch);
+		put(b, "\nmvendorid\t: ");
+		put(b, m->mvendorid);
+		put(b, "\nmarchid\t\t: ");
+		put(b, m->marchid);
+		put(b, "\nmimpid\t\t: ");
+		put(b, m->mimpid);
+		put(b, "\nhart isa\t: ");
+		put(b, isa);
+		put(b, "\n\n");
 	}
 }
 
@@ -60,16 +120,19 @@ static void print_mask(struct fe_text *b, unsigned first, unsigned count)
 				word |= 1u << bit;
 		}
 		unsigned width = g == groups - 1 ? ((n - g * 32) + 3) / 4 : 8;
-		vprint(b, "%0*x%s", (int)width, word, g ? "," : "\n");
+		put_hex(b, word, width);
+		put(b, g ? "," : "\n");
 	}
 }
 
 static void print_list(struct fe_text *b, unsigned first, unsigned count)
 {
-	if (count == 1)
-		vprint(b, "%u\n", first);
-	else
-		vprint(b, "%u-%u\n", first, first + count - 1);
+	put_u(b, first);
+	if (count != 1) {
+		put(b, "-");
+		put_u(b, first + count - 1);
+	}
+	put(b, "\n");
 }
 
 /* One cache leaf of the model (events/models.csv caches: "level:type:size_kib:ways:line[:shared]"). */
@@ -117,25 +180,27 @@ static int gen_cache(unsigned cpu, const char *f, struct fe_text *b, int *is_dir
 	if (!*attr)
 		*is_dir = 1;
 	else if (!strcmp(attr, "level"))
-		vprint(b, "%u\n", c.level);
-	else if (!strcmp(attr, "type"))
-		vprint(b, "%s\n", c.type);
-	else if (!strcmp(attr, "size"))
-		vprint(b, "%uK\n", c.size_kib);
-	else if (!strcmp(attr, "ways_of_associativity"))
-		vprint(b, "%u\n", c.ways);
+		put_line_u(b, c.level);
+	else if (!strcmp(attr, "type")) {
+		put(b, c.type);
+		put(b, "\n");
+	} else if (!strcmp(attr, "size")) {
+		put_u(b, c.size_kib);
+		put(b, "K\n");
+	} else if (!strcmp(attr, "ways_of_associativity"))
+		put_line_u(b, c.ways);
 	else if (!strcmp(attr, "coherency_line_size"))
-		vprint(b, "%u\n", c.line);
+		put_line_u(b, c.line);
 	else if (!strcmp(attr, "number_of_sets"))
-		vprint(b, "%u\n", sets);
+		put_line_u(b, sets);
 	else if (!strcmp(attr, "physical_line_partition"))
-		vprint(b, "1\n");
+		put(b, "1\n");
 	else if (!strcmp(attr, "shared_cpu_map"))
 		print_mask(b, c.shared ? 0 : cpu, c.shared ? emu_nharts() : 1);
 	else if (!strcmp(attr, "shared_cpu_list"))
 		print_list(b, c.shared ? 0 : cpu, c.shared ? emu_nharts() : 1);
 	else if (!strcmp(attr, "id"))
-		vprint(b, "%u\n", c.shared ? 0 : cpu);
+		put_line_u(b, c.shared ? 0 : cpu);
 	else
 		return -ENOENT;
 	return 1;
@@ -164,16 +229,16 @@ static int gen_sys_cpu(const char *rest, struct fe_text *b, int *is_dir)
 	else if (!strcmp(f, "topology/core_siblings") || !strcmp(f, "topology/package_cpus"))
 		print_mask(b, 0, emu_nharts());
 	else if (!strcmp(f, "topology/thread_siblings_list"))
-		vprint(b, "%lu\n", cpu);
+		put_line_u(b, cpu);
 	else if (!strcmp(f, "topology/core_id"))
-		vprint(b, "%lu\n", cpu);
+		put_line_u(b, cpu);
 	else if (!strcmp(f, "topology/physical_package_id"))
-		vprint(b, "0\n");
+		put(b, "0\n");
 	else if (!strcmp(f, "online"))
-		vprint(b, "1\n");
+		put(b, "1\n");
 	else if (!strcmp(f, "cpufreq/cpuinfo_max_freq") || !strcmp(f, "cpufreq/cpuinfo_min_freq") ||
 	         !strcmp(f, "cpufreq/scaling_cur_freq"))
-		vprint(b, "%u\n", khz);
+		put_line_u(b, khz);
 	else
 		return 0;
 	return 1;
@@ -182,7 +247,7 @@ static int gen_sys_cpu(const char *rest, struct fe_text *b, int *is_dir)
 static int gen_sys_node(const char *rest, struct fe_text *b, int *is_dir)
 {
 	if (!strcmp(rest, "online") || !strcmp(rest, "possible")) {
-		vprint(b, "0\n");
+		put(b, "0\n");
 		return 1;
 	}
 	if (strncmp(rest, "node", 4))
@@ -214,15 +279,15 @@ static int gen_pmu(const char *rest, struct fe_text *b, int *is_dir)
 	if (!*rest || !strcmp(rest, "format") || (pes && !strcmp(rest, "caps")))
 		*is_dir = 1;
 	else if (pes && !strcmp(rest, "caps/max_precise"))
-		vprint(b, "3\n");
+		put(b, "3\n");
 	else if (!strcmp(rest, "type"))
-		vprint(b, "%d\n", PERF_TYPE_RAW);
+		put_line_i(b, PERF_TYPE_RAW);
 	else if (!strcmp(rest, "format/event"))
-		vprint(b, "config:0-47\n");
+		put(b, "config:0-47\n");
 	else if (!strcmp(rest, "format/firmware"))
-		vprint(b, "config:63\n");
+		put(b, "config:63\n");
 	else if (!strcmp(rest, "perf_event_mux_interval_ms"))
-		vprint(b, "%llu\n", (unsigned long long)(emu_cycles_to_ns(emu_cfg()->mux_cycles) / 1000000u));
+		put_line_u(b, emu_cycles_to_ns(emu_cfg()->mux_cycles) / 1000000u);
 	else
 		return -ENOENT; /* events/, caps/, the host's other attributes */
 	return 1;
@@ -236,34 +301,50 @@ int fe_file_content(const char *path, struct fe_text *b, int *is_dir)
 	b->text[0] = 0;
 	if (!path)
 		return 0;
-	if (!strcmp(path, "/proc/cpuinfo"))
-		gen_cpuinfo(b);
-	else if (!strcmp(path, "/proc/sys/kernel/perf_event_paranoid"))
-		vprint(b, "%d\n", c->paranoid);
-	else if (!strcmp(path, "/proc/sys/kernel/perf_user_access"))
-		vprint(b, "%d\n", c->perf_user_access);
-	else if (!strcmp(path, "/proc/sys/kernel/nmi_watchdog"))
-		vprint(b, "0\n");
-	else if (!strcmp(path, "/proc/sys/kernel/perf_event_max_sample_rate"))
-		vprint(b, "%u\n", c->max_sample_rate);
-	else if (!strcmp(path, "/proc/sys/kernel/perf_event_mux_interval_ms"))
-		vprint(b, "%llu\n", (unsigned long long)(emu_cycles_to_ns(c->mux_cycles) / 1000000u));
-	else if (!strncmp(path, "/sys/bus/event_source/devices/cpu", 33) &&
-	         (path[33] == 0 || path[33] == '/'))
-		return gen_pmu(path[33] ? path + 34 : "", b, is_dir);
-	else if (!strncmp(path, "/sys/devices/cpu", 16) && (path[16] == 0 || path[16] == '/'))
-		return gen_pmu(path[16] ? path + 17 : "", b, is_dir);
-	else if (!strcmp(path, SYS_CPU "online") || !strcmp(path, SYS_CPU "possible") ||
-	         !strcmp(path, SYS_CPU "present"))
-		print_list(b, 0, emu_nharts());
-	else if (!strcmp(path, SYS_CPU "offline"))
-		vprint(b, "\n");
-	else if (!strncmp(path, SYS_CPU "cpu", sizeof(SYS_CPU "cpu") - 1))
-		return gen_sys_cpu(path + sizeof(SYS_CPU "cpu") - 1, b, is_dir);
-	else if (!strncmp(path, SYS_NODE, sizeof(SYS_NODE) - 1))
-		return gen_sys_node(path + sizeof(SYS_NODE) - 1, b, is_dir);
-	else
+	/* told apart by their directory first: PAPI's first init asks for some twenty of these paths */
+	if (!strncmp(path, "/proc/", 6)) {
+		const char *p = path + 6;
+		if (!strcmp(p, "cpuinfo")) {
+			gen_cpuinfo(b);
+			return 1;
+		}
+		if (strncmp(p, "sys/kernel/", 11))
+			return 0;
+		const char *k = p + 11;
+		if (!strcmp(k, "perf_event_paranoid"))
+			put_line_i(b, c->paranoid);
+		else if (!strcmp(k, "perf_user_access"))
+			put_line_i(b, c->perf_user_access);
+		else if (!strcmp(k, "nmi_watchdog"))
+			put(b, "0\n");
+		else if (!strcmp(k, "perf_event_max_sample_rate"))
+			put_line_u(b, c->max_sample_rate);
+		else if (!strcmp(k, "perf_event_mux_interval_ms"))
+			put_line_u(b, emu_cycles_to_ns(c->mux_cycles) / 1000000u);
+		else
+			return 0;
+	} else if (strncmp(path, "/sys/", 5)) {
 		return 0;
+	} else if (!strncmp(path, SYS_CPU, sizeof(SYS_CPU) - 1)) {
+		const char *f = path + sizeof(SYS_CPU) - 1;
+		if (!strncmp(f, "cpu", 3))
+			return gen_sys_cpu(f + 3, b, is_dir);
+		if (!strcmp(f, "online") || !strcmp(f, "possible") || !strcmp(f, "present"))
+			print_list(b, 0, emu_nharts());
+		else if (!strcmp(f, "offline"))
+			put(b, "\n");
+		else
+			return 0;
+	} else if (!strncmp(path, SYS_NODE, sizeof(SYS_NODE) - 1)) {
+		return gen_sys_node(path + sizeof(SYS_NODE) - 1, b, is_dir);
+	} else if (!strncmp(path, "/sys/bus/event_source/devices/cpu", 33) &&
+	           (path[33] == 0 || path[33] == '/')) {
+		return gen_pmu(path[33] ? path + 34 : "", b, is_dir);
+	} else if (!strncmp(path, "/sys/devices/cpu", 16) && (path[16] == 0 || path[16] == '/')) {
+		return gen_pmu(path[16] ? path + 17 : "", b, is_dir);
+	} else {
+		return 0;
+	}
 	return 1;
 }
 
@@ -305,10 +386,14 @@ static uint64_t path_hash(const char *p)
 	return h;
 }
 
+/* The 16 KiB buffer an answer is built in, kept between builds (a first init builds some twenty answers,
+ * each a malloc and free of it otherwise); a thread that finds it taken allocates its own. */
+static struct fe_text *spare_text;
+
 static struct fe_answer *build_answer(const char *path)
 {
-	struct fe_text *b = malloc(sizeof(*b));
-	if (!b)
+	struct fe_text *b = __atomic_exchange_n(&spare_text, NULL, __ATOMIC_ACQUIRE);
+	if (!b && !(b = malloc(sizeof(*b))))
 		return NULL;
 	int is_dir, r = fe_file_content(path, b, &is_dir);
 	size_t plen = strlen(path) + 1, tlen = r == 1 && !is_dir ? b->len : 0;
@@ -321,7 +406,9 @@ static struct fe_answer *build_answer(const char *path)
 		a->path = a->text + tlen;
 		memcpy(a->text + tlen, path, plen);
 	}
-	free(b);
+	struct fe_text *none = NULL;
+	if (!__atomic_compare_exchange_n(&spare_text, &none, b, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		free(b);
 	return a;
 }
 

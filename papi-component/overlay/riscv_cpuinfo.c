@@ -595,23 +595,33 @@ const char *riscv_cpuinfo_core_pmu(const struct riscv_cpuinfo *ci)
 	return "riscv_generic";
 }
 
-/* The core's name: the matching uarch rule with the longest prefix, else a matching mvendorid/marchid rule.
- */
+/* The core's name: the matching uarch rule with the longest prefix (the first of equals), else the first
+ * matching mvendorid/marchid or perf cpuid rule. The uarch rules are tried first, and the others only when
+ * none matches: a kernel that prints uarch needs no cpuid printed and no pattern matched. */
 static const char *core_name(const struct riscv_cpuinfo *ci)
 {
 	const struct riscv_id_rule *best = NULL;
 	char buf[64];
-	const char *cpuid = perf_cpuid(ci, buf, sizeof(buf));
+	const char *cpuid;
+	size_t i;
 
-	for (size_t i = 0; i < ARRAY_LEN(riscv_id_rules); i++) {
+	for (i = 0; i < ARRAY_LEN(riscv_id_rules); i++) {
 		const struct riscv_id_rule *r = &riscv_id_rules[i];
-		if (r->core == NULL || r->match == RISCV_MATCH_ISA_EXT || !rule_matches(ci, cpuid, r))
+		if (r->core == NULL || r->match != RISCV_MATCH_UARCH || !starts_with(ci->uarch, r->str))
 			continue;
-		if (best == NULL || (r->match == RISCV_MATCH_UARCH && (best->match != RISCV_MATCH_UARCH ||
-		                                                       strlen(r->str) > strlen(best->str))))
+		if (best == NULL || strlen(r->str) > strlen(best->str))
 			best = r;
 	}
-	return best ? best->core : NULL;
+	if (best != NULL)
+		return best->core;
+	cpuid = perf_cpuid(ci, buf, sizeof(buf));
+	for (i = 0; i < ARRAY_LEN(riscv_id_rules); i++) {
+		const struct riscv_id_rule *r = &riscv_id_rules[i];
+		if (r->core != NULL && r->match != RISCV_MATCH_UARCH && r->match != RISCV_MATCH_ISA_EXT &&
+		    rule_matches(ci, cpuid, r))
+			return r->core;
+	}
+	return NULL;
 }
 
 void riscv_cpuinfo_model_name(const struct riscv_cpuinfo *ci, char *buf, size_t len)
