@@ -455,10 +455,25 @@ static struct probed_info first_init_info;
 /* PAPI_get_hardware_info() at the first init, memory hierarchy included: a later init copies the machine's
  * description the first one read (upstream patch 80) and reads the memory hierarchy again when asked. */
 static PAPI_hw_info_t first_init_hw;
+/* component 0's PMUs and native event count at the first init */
+static char first_init_pmu_names[PAPI_PMU_MAX][PAPI_MIN_STR_LEN];
+static int first_init_native_events;
 
 /* /proc/cpuinfo opened by PAPI and libpfm4 (the executable's fopen comes first in symbol lookup): a later
  * init reads the machine's description no more (upstream patch 80), only libpfm4's own read is left. */
 static unsigned cpuinfo_opens, first_init_cpuinfo_opens;
+
+/* libpfm4's PMU questions (PAPI's calls land here first): a later init visits only the PMUs the first one's
+ * scan found (upstream patch 83), not every pfm_pmu_t id. */
+static unsigned pmu_info_calls;
+pfm_err_t pfm_get_pmu_info(pfm_pmu_t pmu, pfm_pmu_info_t *info)
+{
+	static pfm_err_t (*next)(pfm_pmu_t, pfm_pmu_info_t *);
+	if (!next)
+		next = (pfm_err_t(*)(pfm_pmu_t, pfm_pmu_info_t *))dlsym(RTLD_NEXT, "pfm_get_pmu_info");
+	__atomic_fetch_add(&pmu_info_calls, 1, __ATOMIC_RELAXED);
+	return next ? next(pmu, info) : PFM_ERR_NOTSUPP;
+}
 FILE *fopen(const char *path, const char *mode)
 {
 	static FILE *(*next)(const char *, const char *);
@@ -495,8 +510,22 @@ static void test_reinit_same_answers(void)
 	/* libpfm4 is the program's too (main initialized it first): PAPI_shutdown leaves it (patch 82) */
 	CU_ASSERT(pfm_find_event("cycles") >= 0);
 	__atomic_store_n(&cpuinfo_opens, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&pmu_info_calls, 0, __ATOMIC_RELAXED);
 	CU_ASSERT_EQUAL_FATAL(PAPI_library_init(PAPI_VER_CURRENT), PAPI_VER_CURRENT);
 	unsigned again_cpuinfo_opens = __atomic_load_n(&cpuinfo_opens, __ATOMIC_RELAXED);
+	unsigned again_pmu_info_calls = __atomic_load_n(&pmu_info_calls, __ATOMIC_RELAXED);
+	printf("\n  pfm_get_pmu_info calls by a later init: %u (libpfm4 knows %d PMU ids)\n",
+	       again_pmu_info_calls, (int)PFM_PMU_MAX);
+	CU_ASSERT(again_pmu_info_calls < (unsigned)PFM_PMU_MAX);
+	const PAPI_component_info_t *cmp = PAPI_get_component_info(0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cmp);
+	CU_ASSERT_EQUAL(cmp->num_native_events, first_init_native_events);
+	for (int i = 0; i < PAPI_PMU_MAX; i++) {
+		CU_ASSERT_EQUAL(cmp->pmu_names[i] == NULL, first_init_pmu_names[i][0] == '\0');
+		if (cmp->pmu_names[i]) {
+			CU_ASSERT_STRING_EQUAL(cmp->pmu_names[i], first_init_pmu_names[i]);
+		}
+	}
 	printf("\n  /proc/cpuinfo opened by the first init %u times, by a later one %u\n",
 	       first_init_cpuinfo_opens, again_cpuinfo_opens);
 	CU_ASSERT(again_cpuinfo_opens < first_init_cpuinfo_opens);
@@ -548,6 +577,12 @@ int main(void)
 		return 1;
 	}
 	first_init_hw = *hw;
+	const PAPI_component_info_t *cmp = PAPI_get_component_info(0);
+	first_init_native_events = cmp->num_native_events;
+	for (int i = 0; i < PAPI_PMU_MAX; i++)
+		if (cmp->pmu_names[i])
+			snprintf(first_init_pmu_names[i], sizeof(first_init_pmu_names[i]), "%s",
+			         cmp->pmu_names[i]);
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
 	CU_pSuite s = CU_add_suite("papi_presets", NULL, NULL);
