@@ -544,6 +544,17 @@ static void test_cputime_ratios(void)
 		close(fds[i]);
 }
 
+/* The thread's cycles in every mode (a U74 without Sscofpmf filters none), counting from now. */
+static int open_cycles_every_mode(void)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = PERF_COUNT_HW_CPU_CYCLES;
+	return perf_open(&a, 0, -1, -1, 0);
+}
+
 /* Wall time the CPU was taken from the thread unseen, inside an emulator call (a VM's steal: the guest sees
  * no preemption, the rseq mark stays), is neither the emulator's nor the user's. Before, the call's wall time
  * was all charged to the emulator and came off the user's cycles: after a 50 ms steal a 2 ms window read 0 (a
@@ -553,12 +564,7 @@ static void test_cputime_steal_not_charged(void)
 {
 	void (*steal)(uint64_t) = (void (*)(uint64_t))dlsym(RTLD_DEFAULT, "rvemu_test_steal");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(steal);
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_HARDWARE;
-	a.config = PERF_COUNT_HW_CPU_CYCLES; /* every mode: a U74 without Sscofpmf filters none */
-	int fd = perf_open(&a, 0, -1, -1, 0);
+	int fd = open_cycles_every_mode();
 	CU_ASSERT_FATAL(fd >= 0);
 	/* the call goes the anchor's way only while the thread kept its rseq mark since the last CPU-clock
 	 * read (no tick, preemption or signal): several rounds, each must hold */
@@ -604,12 +610,7 @@ static void test_cputime_steal_between_calls(void)
 		       "tested\n");
 	void (*steal_user)(uint64_t) = (void (*)(uint64_t))dlsym(RTLD_DEFAULT, "rvemu_test_steal_user");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(steal_user);
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_HARDWARE;
-	a.config = PERF_COUNT_HW_CPU_CYCLES;
-	int fd = perf_open(&a, 0, -1, -1, 0);
+	int fd = open_cycles_every_mode();
 	CU_ASSERT_FATAL(fd >= 0);
 	uint64_t two_ms = (uint64_t)model->freq_mhz * 1000u * 2u, least = UINT64_MAX, most_stolen = 0;
 	for (int round = 0; round < 8; round++) {
